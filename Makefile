@@ -1,0 +1,45 @@
+# phasegate: `make demo` and `make test` work on a fresh machine (Python >= 3.11).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit bench venv node clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+# The pinned agent CLIs (claude, codex, gemini) used by the end-to-end tests.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch node_modules/.installed
+
+node: node_modules/.installed
+
+demo: $(STAMP)
+	$(PY) -m phasegate.demo .demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+unit: $(STAMP)
+	$(VENV)/bin/pytest -q
+
+test: $(STAMP) node lint typecheck
+	$(VENV)/bin/pytest -q
+
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache .demo .bench

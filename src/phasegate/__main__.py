@@ -1,0 +1,3 @@
+from phasegate.cli import entry
+
+entry()

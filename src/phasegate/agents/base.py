@@ -1,0 +1,160 @@
+"""The agent interface: one request in, one result out, one abstract method.
+
+Every backend (the scripted one, the Claude Code, Codex and Gemini CLIs, an
+OpenAI-compatible HTTP model, or a third party's) subclasses :class:`Backend`
+and implements :meth:`Backend.run`. Capability flags are class attributes so
+the engine can decide, without calling anything, whether a backend can return
+schema-validated output or edit files itself.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, ClassVar
+
+
+class Access(StrEnum):
+    """What an agent may do in its working directory."""
+
+    READ_ONLY = "read-only"
+    WRITE = "write"
+
+
+@dataclass(frozen=True)
+class PromptPart:
+    """One titled section of a prompt (instructions, an input artifact, feedback...)."""
+
+    title: str
+    body: str
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """An MCP server (stdio) an agent is given, and the only tools it may call on it."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    """Everything a backend needs for one agent call.
+
+    ``labels`` carry context that is not part of the prompt (work item, phase,
+    iteration, attempt id); the scripted backend keys its answers on them and
+    the journal records them.
+    """
+
+    role: str
+    prompt: tuple[PromptPart, ...]
+    workdir: Path
+    access: Access = Access.READ_ONLY
+    timeout: float = 900.0
+    output_schema: Mapping[str, Any] | None = None
+    session: str | None = None
+    instructions: str = ""
+    model: str | None = None
+    extra_dirs: tuple[Path, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    mcp_servers: tuple[McpServer, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def prompt_text(self) -> str:
+        """The prompt as one markdown document (instructions first, then each part)."""
+        sections: list[str] = []
+        if self.instructions:
+            sections.append(self.instructions.strip())
+        for part in self.prompt:
+            sections.append(f"## {part.title}\n\n{part.body.rstrip()}")
+        return "\n\n".join(sections) + "\n"
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    """Tokens one call consumed, as the provider reported them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """What one agent call produced.
+
+    ``error`` is set (and ``exit_status`` is usually non-zero) when the call
+    failed: the engine records it as a failed attempt and applies its retry
+    policy. ``structured`` holds schema output when the backend supports it.
+    """
+
+    text: str
+    structured: Mapping[str, Any] | None = None
+    exit_status: int = 0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    cost_usd: float | None = None
+    duration_s: float = 0.0
+    session_id: str | None = None
+    error: str | None = None
+    stderr: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.exit_status == 0
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a backend can run on this machine, and why not."""
+
+    usable: bool
+    detail: str
+
+
+class Backend(ABC):
+    """An agent backend. Subclasses set ``name`` and implement :meth:`run`.
+
+    ``settings`` is the backend's section of ``.phasegate/config.yaml``
+    (``backends.<name>``), already merged with the role's own settings.
+    """
+
+    name: ClassVar[str]
+    #: The backend can enforce a JSON schema on its answer (``structured`` is filled).
+    structured_output: ClassVar[bool] = False
+    #: The backend edits files in ``workdir`` itself (otherwise the engine applies them).
+    writes_files: ClassVar[bool] = True
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        self.settings: Mapping[str, Any] = dict(settings or {})
+
+    @abstractmethod
+    def run(self, request: AgentRequest) -> AgentResult:
+        """Carry out one agent call; never raise for an agent's own failure."""
+
+    def availability(self) -> Availability:
+        """Say whether this backend can run here (used by ``phasegate doctor``)."""
+        return Availability(True, "built in")

@@ -1,0 +1,227 @@
+"""The scripted backend: agents whose answers are written in advance.
+
+Used by phasegate's own tests and demo, and by users who want to test their
+workflows without a model. Drive it with a Python callable, or with a YAML
+script keyed by role and phase, one reply per review iteration (the last
+reply repeats)::
+
+    executor:
+      specify:
+        - write: {"{item_dir}/spec.md": "# Spec\\n..."}
+          text: Wrote the spec.
+    chain-reviewer:
+      specify:
+        - verdict: {approved: false, summary: Needs criteria,
+                    issues: [{severity: blocker, description: No acceptance criteria}]}
+        - verdict: {approved: true, summary: Complete}
+      "*":
+        - verdict: {approved: true, summary: Looks complete}
+
+Reply keys: ``text``, ``write`` (path -> content, relative to the working
+directory, ``{item_dir}``/``{item}``/``{phase}`` filled in), ``delete``,
+``verdict`` or ``json`` (structured output), ``fail`` (``{exit, error}``),
+``sleep`` (seconds, to simulate a slow agent). Keying replies by iteration
+rather than by call count makes a resumed run get the same answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from phasegate.agents.base import Access, AgentRequest, AgentResult, Backend, TokenUsage
+from phasegate.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ScriptedReply:
+    """What a scripted agent does for one call."""
+
+    text: str = ""
+    write: Mapping[str, str] = field(default_factory=dict)
+    delete: tuple[str, ...] = ()
+    structured: Mapping[str, Any] | None = None
+    exit_status: int = 0
+    error: str | None = None
+    sleep: float = 0.0
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], where: str) -> ScriptedReply:
+        """Build a reply from one script entry, naming ``where`` on bad keys."""
+        allowed = {"text", "write", "delete", "verdict", "json", "fail", "sleep"}
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} in scripted reply")
+        fail = data.get("fail")
+        structured = data.get("verdict", data.get("json"))
+        error = None
+        exit_status = 0
+        if fail is not None:
+            fail = fail if isinstance(fail, Mapping) else {"error": str(fail)}
+            exit_status = int(fail.get("exit", 1))
+            error = str(fail.get("error", "scripted failure"))
+        return cls(
+            text=str(data.get("text", "")),
+            write={str(k): str(v) for k, v in (data.get("write") or {}).items()},
+            delete=tuple(str(p) for p in data.get("delete") or ()),
+            structured=structured,
+            exit_status=exit_status,
+            error=error,
+            sleep=float(data.get("sleep", 0.0)),
+        )
+
+
+Handler = Callable[[AgentRequest], ScriptedReply | None]
+
+
+class ScriptedBackend(Backend):
+    """Answers from a script (``settings['script']``, a YAML file) or a Python handler."""
+
+    name = "scripted"
+    structured_output = True
+    writes_files = True
+
+    def __init__(
+        self,
+        settings: Mapping[str, Any] | None = None,
+        *,
+        handler: Handler | None = None,
+        script: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(settings)
+        self._handler = handler
+        self._script = script
+        self._script_path: Path | None = None
+        if handler is None and script is None:
+            path = self.settings.get("script")
+            if not path:
+                raise ConfigError(
+                    "the scripted backend needs a script: set backends.scripted.script "
+                    "in .phasegate/config.yaml to a YAML file of replies"
+                )
+            self._script_path = self._resolve(str(path))
+            self._load_script()
+        log = self.settings.get("calls_log")
+        self._calls_log = self._resolve(str(log)) if log else None
+
+    def _resolve(self, path: str) -> Path:
+        """Relative paths in config are relative to the repository (``base_dir``)."""
+        base = self.settings.get("base_dir")
+        resolved = Path(path)
+        return resolved if resolved.is_absolute() or not base else Path(str(base)) / resolved
+
+    def _load_script(self) -> Mapping[str, Any]:
+        if self._script is not None:
+            return self._script
+        assert self._script_path is not None
+        from ruamel.yaml import YAML
+
+        try:
+            data = YAML(typ="safe", pure=True).load(self._script_path.read_text("utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"scripted backend: script {self._script_path} not found") from None
+        except Exception as exc:
+            raise ConfigError(
+                f"scripted backend: script {self._script_path} is not valid YAML ({exc})"
+            ) from None
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"scripted backend: script {self._script_path} must be a mapping")
+        self._script = data
+        return data
+
+    def reply_for(self, request: AgentRequest) -> ScriptedReply | None:
+        """The reply the script gives ``request`` (``None`` if it has none)."""
+        if self._handler is not None:
+            return self._handler(request)
+        script = self._load_script()
+        by_role = script.get(request.role, script.get("*"))
+        if not isinstance(by_role, Mapping):
+            return None
+        phase = request.labels.get("phase", "")
+        replies = by_role.get(phase, by_role.get("*"))
+        if replies is None:
+            return None
+        if isinstance(replies, Mapping):
+            replies = [replies]
+        if not replies:
+            return None
+        iteration = max(1, int(request.labels.get("iteration", "1") or 1))
+        entry = replies[min(iteration, len(replies)) - 1]
+        where = f"{self._script_path or 'script'}: {request.role}.{phase or '*'}[{iteration}]"
+        return ScriptedReply.from_mapping(entry, where)
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        started = time.monotonic()
+        self._log_call(request)
+        try:
+            reply = self.reply_for(request)
+        except ConfigError as exc:
+            return AgentResult(text="", exit_status=2, error=str(exc))
+        except Exception as exc:  # a user's handler raised: the agent failed, not phasegate
+            return AgentResult(text="", exit_status=1, error=f"scripted handler raised {exc!r}")
+        if reply is None:
+            return AgentResult(
+                text="",
+                exit_status=2,
+                error=(
+                    f"scripted backend has no reply for role {request.role!r} "
+                    f"in phase {request.labels.get('phase', '?')!r}"
+                ),
+            )
+        if reply.sleep:
+            time.sleep(min(reply.sleep, request.timeout))
+        if (reply.write or reply.delete) and request.access is Access.READ_ONLY:
+            return AgentResult(
+                text="",
+                exit_status=2,
+                error=f"role {request.role!r} is read-only but its scripted reply writes files",
+            )
+        try:
+            self._apply_files(request, reply)
+        except ValueError as exc:
+            return AgentResult(text="", exit_status=2, error=str(exc))
+        prompt_tokens = len(request.prompt_text()) // 4
+        return AgentResult(
+            text=reply.text,
+            structured=reply.structured,
+            exit_status=reply.exit_status,
+            error=reply.error,
+            usage=TokenUsage(input_tokens=prompt_tokens, output_tokens=len(reply.text) // 4),
+            cost_usd=0.0,
+            duration_s=time.monotonic() - started,
+            session_id=None,
+        )
+
+    def _apply_files(self, request: AgentRequest, reply: ScriptedReply) -> None:
+        values = {k: request.labels.get(k, "") for k in ("item_dir", "item", "phase")}
+        root = request.workdir.resolve()
+        allowed = [root, *(d.resolve() for d in request.extra_dirs)]
+        for raw, content in reply.write.items():
+            target = _inside(root, raw.format(**values), allowed)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+        for raw in reply.delete:
+            target = _inside(root, raw.format(**values), allowed)
+            target.unlink(missing_ok=True)
+
+    def _log_call(self, request: AgentRequest) -> None:
+        if self._calls_log is None:
+            return
+        line = {k: request.labels.get(k) for k in ("attempt", "item", "phase", "iteration")}
+        line["role"] = request.role
+        with open(self._calls_log, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def _inside(root: Path, relative: str, allowed: list[Path]) -> Path:
+    target = (root / relative).resolve()
+    if not any(target == base or base in target.parents for base in allowed):
+        raise ValueError(f"scripted reply path {relative!r} escapes the working directory")
+    return target

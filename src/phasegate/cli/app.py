@@ -1,0 +1,274 @@
+"""The ``phasegate`` commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.prompt import Confirm, Prompt
+
+from phasegate.cli.progress import ProgressPrinter
+from phasegate.cli.views import print_item_status, print_item_table
+from phasegate.config import (
+    CONFIG_DIR,
+    config_path,
+    detect_test_command,
+    find_repo,
+    git_toplevel,
+    load_config,
+    render_default_config,
+)
+from phasegate.engine.dispatch import Backends
+from phasegate.engine.runner import PARTIAL_CHOICES, NoTerminal, Runner, RunOptions
+from phasegate.engine.status import item_status
+from phasegate.engine.workitem import create_item, iter_items, locate_item
+from phasegate.errors import BadInputError, ConfigError, PhasegateError, WorkflowError
+from phasegate.workflow.loader import WorkflowProblems, load_workflow
+from phasegate.workflow.registry import WorkflowRegistry
+
+EXIT_CODES_HELP = """\
+Exit codes: 0 done; 1 internal error; 2 bad input (arguments, names, workflow or
+config); 3 waiting on a human decision; 4 blocked (hard prerequisite); 5 corrupt
+state file (left untouched); 6 agent failure; 7 work item busy (another run)."""
+
+app = typer.Typer(
+    name="phasegate",
+    help=(
+        "Drive AI coding agents through spec-driven workflows, enforced in code.\n\n"
+        "Typical use: phasegate init; phasegate new NAME --description '...'; "
+        "phasegate run NAME; phasegate status NAME.\n\n" + EXIT_CODES_HELP
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True)
+
+RepoOption = Annotated[
+    Path | None,
+    typer.Option("--repo", "-C", help="Run as if started in this directory.", show_default=False),
+]
+
+
+class TerminalAsker:
+    """Asks on the terminal (only used when stdin is a TTY)."""
+
+    interactive = True
+
+    def choose(self, question: str, choices: Sequence[str], default: str) -> str:
+        return Prompt.ask(question, choices=list(choices), default=default, console=err)
+
+    def confirm(self, question: str, default: bool) -> bool:
+        return Confirm.ask(question, default=default, console=err)
+
+
+def _repo(repo: Path | None) -> Path:
+    start = repo or Path.cwd()
+    if not start.is_dir():
+        raise BadInputError(f"--repo {start} is not a directory")
+    return find_repo(start)
+
+
+@app.command()
+def init(
+    repo: RepoOption = None,
+    test_command: Annotated[
+        str | None,
+        typer.Option("--test-command", help="The project's test command (default: detected)."),
+    ] = None,
+) -> None:
+    """Write .phasegate/config.yaml in the current git repository."""
+    start = (repo or Path.cwd()).resolve()
+    top = git_toplevel(start)
+    if top is None:
+        raise ConfigError(f"{start} is not inside a git repository: run 'git init' first")
+    path = config_path(top)
+    if path.exists():
+        out.print(f"{path} already exists; left unchanged.")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_default_config(test_command or detect_test_command(top)), "utf-8")
+    ignore = top / CONFIG_DIR / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("locks/\n", "utf-8")
+    out.print(f"Wrote {path}.")
+    out.print("Next: phasegate new NAME --description '...' and phasegate run NAME")
+
+
+@app.command()
+def new(
+    name: Annotated[str, typer.Argument(help="Work item name: letters, digits, '.', '-', '_'.")],
+    workflow: Annotated[str, typer.Option("--workflow", "-w", help="Workflow to follow.")] = (
+        "feature"
+    ),
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode", "-m", help="Mode (sets review iterations); default: the workflow's."
+        ),
+    ] = None,
+    description: Annotated[
+        str, typer.Option("--description", "-d", help="What the work item is about.")
+    ] = "",
+    repo: RepoOption = None,
+) -> None:
+    """Create a work item under a workflow."""
+    root = _repo(repo)
+    config = load_config(root)
+    loaded = WorkflowRegistry(root).get(workflow)
+    item = create_item(root, name, loaded, config, mode=mode, description=description)
+    state = item.load()
+    out.print(
+        f"Created {name} ({workflow}, mode {state.mode}) in "
+        f"{item.item_dir.relative_to(root)}.\nNext: phasegate run {name}"
+    )
+
+
+@app.command()
+def run(
+    name: Annotated[str, typer.Argument(help="The work item to run (or resume).")],
+    phase: Annotated[
+        str | None,
+        typer.Option("--phase", "-p", help="Run only this phase (checked against prerequisites)."),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option("--until", "-u", help="Stop after this phase completes."),
+    ] = None,
+    no_review: Annotated[
+        bool, typer.Option("--no-review", help="Skip the reviewer in the phases this run executes.")
+    ] = False,
+    partial: Annotated[
+        str | None,
+        typer.Option(
+            "--partial",
+            help="For a phase started but not completed: continue | fresh | review. "
+            "Without a terminal the default is continue.",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Proceed through transition warnings.")
+    ] = False,
+    workflow: Annotated[
+        str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    repo: RepoOption = None,
+) -> None:
+    """Walk a work item through its phases until done, a human decision, or a hard block.
+
+    Running again after an interruption resumes from the recorded state.
+    """
+    if partial is not None and partial not in PARTIAL_CHOICES:
+        raise BadInputError(f"--partial must be one of {', '.join(PARTIAL_CHOICES)}")
+    root = _repo(repo)
+    config = load_config(root)
+    item = locate_item(root, name, WorkflowRegistry(root), config, workflow)
+    printer = ProgressPrinter(err, quiet=quiet)
+    item.sink = printer
+    if phase is not None and until is not None:
+        raise BadInputError("--phase and --until cannot be combined")
+    options = RunOptions(
+        phase=phase,
+        until=until,
+        no_review=no_review,
+        partial=partial,
+        yes=yes,
+    )
+    asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
+    try:
+        outcome = Runner(item, Backends(config, root), asker, options).run()
+    finally:
+        printer.close()
+    if not quiet:
+        print_item_status(err, item_status(item, outcome.state))
+
+
+@app.command()
+def status(
+    name: Annotated[str | None, typer.Argument(help="A work item (default: all of them).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    workflow: Annotated[
+        str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
+    ] = None,
+    repo: RepoOption = None,
+) -> None:
+    """Show phase, next command, iterations and unresolved reviewer concerns."""
+    root = _repo(repo)
+    config = load_config(root)
+    registry = WorkflowRegistry(root)
+    if name is not None:
+        item = locate_item(root, name, registry, config, workflow)
+        data = item_status(item, item.load())
+        if as_json:
+            out.print_json(json.dumps(data))
+        else:
+            print_item_status(out, data)
+        return
+    rows: list[dict[str, Any]] = []
+    for workflow_name, item_name, _ in iter_items(root, registry, config):
+        try:
+            item = locate_item(root, item_name, registry, config, workflow_name)
+            rows.append(item_status(item, item.load()))
+        except PhasegateError as exc:
+            rows.append({"id": item_name, "workflow": workflow_name, "error": str(exc)})
+    if as_json:
+        out.print_json(json.dumps(rows))
+    elif not rows:
+        out.print("No work items yet. Create one with: phasegate new NAME --description '...'")
+    else:
+        print_item_table(out, rows)
+
+
+@app.command()
+def workflows(repo: RepoOption = None) -> None:
+    """List the built-in workflows and the repository's own (.phasegate/workflows/)."""
+    root: Path | None
+    try:
+        root = _repo(repo)
+    except ConfigError:
+        root = None  # outside a repository: built-ins only
+    registry = WorkflowRegistry(root)
+    for name, (path, source) in sorted(registry.files().items()):
+        try:
+            loaded = registry.get(name)
+        except WorkflowError as exc:
+            out.print(f"[red]{name}[/] ({source}, invalid): {escape(str(exc))}")
+            continue
+        wf = loaded.workflow
+        modes = ", ".join(f"{m}={v.max_iterations}" for m, v in wf.modes.items())
+        out.print(f"[bold]{name}[/] ({source}) {escape(wf.description)}")
+        out.print(f"    phases: {' → '.join(wf.phase_names)}")
+        out.print(f"    modes (max review iterations): {modes}; default {wf.default_mode}")
+        if source == "repo":
+            out.print(f"    file: {path}")
+
+
+@app.command()
+def validate(
+    path: Annotated[Path, typer.Argument(help="A workflow YAML file.")],
+) -> None:
+    """Check a workflow definition and report every problem by file, line and field."""
+    if not path.is_file():
+        raise BadInputError(f"{path}: no such file")
+    root = git_toplevel(path.resolve().parent)
+    overrides = root / CONFIG_DIR / "prompts" if root else None
+    try:
+        loaded = load_workflow(path.resolve(), "repo", overrides)
+    except WorkflowProblems as exc:
+        for problem in exc.problems:
+            err.print(escape(problem))
+        raise
+    wf = loaded.workflow
+    out.print(
+        f"{path}: ok: workflow {wf.name!r}, {len(wf.phases)} phases, modes {', '.join(wf.modes)}"
+    )

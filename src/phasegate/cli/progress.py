@@ -1,0 +1,127 @@
+"""Turn journal events into progress lines on stderr while a run goes on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+
+
+class ProgressPrinter:
+    """An event sink for :class:`~phasegate.engine.workitem.WorkItem` that prints progress.
+
+    With a terminal, an agent call shows a spinner until it returns; without
+    one, each event is one plain line (safe for CI logs).
+    """
+
+    def __init__(self, console: Console, quiet: bool = False) -> None:
+        self.console = console
+        self.quiet = quiet
+        self._status: Status | None = None
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        name = str(event.get("event", ""))
+        handler = getattr(self, "_on_" + name.replace(".", "_"), None)
+        if handler is not None:
+            handler(event)
+
+    def close(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def _line(self, text: str) -> None:
+        self.console.print(text, highlight=False)
+
+    def _on_transition(self, e: dict[str, Any]) -> None:
+        if e.get("type") == "warning":
+            self._line(f"[yellow]! {escape(str(e.get('message')))}[/]")
+
+    def _on_phase_started(self, e: dict[str, Any]) -> None:
+        extra = ", review skipped" if e.get("no_review") else ""
+        self._line(
+            f"[bold]▶ {e['phase']}[/] (mode {e.get('mode')}: up to "
+            f"{e.get('max_iterations')} review iterations{extra})"
+        )
+
+    def _on_agent_dispatched(self, e: dict[str, Any]) -> None:
+        label = (
+            f"  iteration {e.get('iteration')}: {e.get('role')} ({e.get('backend')}) "
+            f"working on {e.get('phase')}…"
+        )
+        if self.console.is_terminal:
+            self.close()
+            self._status = self.console.status(escape(label))
+            self._status.start()
+        else:
+            self._line(escape(label))
+
+    def _on_agent_finished(self, e: dict[str, Any]) -> None:
+        self.close()
+        usage = e.get("usage") or {}
+        tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+        state = "done" if e.get("ok") else f"[red]failed: {escape(str(e.get('error')))}[/]"
+        self._line(
+            f"    {e.get('role')} {state} in {float(e.get('duration_s') or 0):.1f}s"
+            f" ({tokens} tokens)"
+        )
+
+    def _on_agent_failed(self, e: dict[str, Any]) -> None:
+        self._line(
+            f"[yellow]    attempt {e.get('tries')}/{e.get('of')} of {e.get('role')} failed[/]"
+        )
+
+    def _on_agent_recovered(self, e: dict[str, Any]) -> None:
+        self._line(
+            f"  ↺ {e.get('role')}'s recorded result ({e.get('attempt')}) reused; "
+            "not dispatched again"
+        )
+
+    def _on_agent_abandoned(self, e: dict[str, Any]) -> None:
+        self._line(f"  ↺ call {e.get('attempt')} was interrupted; dispatching it again")
+
+    def _on_check_finished(self, e: dict[str, Any]) -> None:
+        if e.get("skipped"):
+            self._line(f"  - check {e.get('check')} skipped (no command configured)")
+        elif e.get("passed"):
+            self._line(f"  [green]✓[/] check {e.get('check')} passed")
+        else:
+            self._line(f"  [red]✗[/] check {e.get('check')} failed (exit {e.get('exit_code')})")
+
+    def _on_review_verdict(self, e: dict[str, Any]) -> None:
+        issues = e.get("issues") or []
+        blockers = [i for i in issues if i.get("severity") == "blocker"]
+        if e.get("approved"):
+            self._line(f"  [green]✓ iteration {e.get('iteration')}: approved[/]")
+            return
+        why = "unclear answer" if e.get("unclear") else f"{len(blockers)} blocker(s)"
+        if e.get("source") == "checks":
+            why = "checks failed"
+        self._line(f"  [red]✗ iteration {e.get('iteration')}: not approved ({why})[/]")
+        for issue in issues[:5]:
+            first = (
+                str(issue.get("description", "")).splitlines()[0]
+                if issue.get("description")
+                else ""
+            )
+            severity = escape(f"[{issue.get('severity')}]")
+            self._line(f"      - {severity} {escape(first)}")
+
+    def _on_phase_completed(self, e: dict[str, Any]) -> None:
+        n = e.get("iterations")
+        if e.get("review") == "concerns":
+            self._line(f"[yellow]✔ {e['phase']} complete ({n} iterations). Reviewer concerns:[/]")
+            for note in e.get("reviewer_notes") or []:
+                self._line(f"[yellow]      - {escape(str(note).splitlines()[0])}[/]")
+        else:
+            self._line(f"[green]✔ {e['phase']} complete ({n} iteration{'s' if n != 1 else ''})[/]")
+
+    def _on_decision(self, e: dict[str, Any]) -> None:
+        self._line(f"  ? {e.get('id')}: {e.get('answer')} (by {e.get('by')})")
+
+    def _on_item_completed(self, e: dict[str, Any]) -> None:
+        self._line(f"[bold green]★ {e.get('item')} complete:[/] {escape(str(e.get('summary')))}")

@@ -1,0 +1,93 @@
+"""How status and lists look in a terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+_MARKS = {
+    "completed": "[green]✔[/]",
+    "in-progress": "[yellow]…[/]",
+    "pending": "·",
+    "skipped": "[dim]-[/]",
+}
+
+
+def print_item_status(console: Console, status: dict[str, Any]) -> None:
+    """The detailed status of one work item."""
+    console.print(
+        f"[bold]{escape(status['id'])}[/] ({status['workflow']}, mode {status['mode']}, "
+        f"{status['status']})"
+    )
+    if status["description"]:
+        console.print(f"  {escape(status['description'])}")
+    progress = status["inProgress"]
+    if progress:
+        console.print(
+            f"  Phase: [bold]{progress['phase']}[/], in progress: iteration "
+            f"{progress['iteration']} of {progress['maxIterations']} ({progress['stage']})"
+        )
+    elif status["status"] == "completed":
+        console.print(f"  Complete: {escape(status['summary'] or '')}")
+    else:
+        console.print(
+            f"  Phase: {status['currentPhase'] or '(not started)'}; next: {status['nextPhase']}"
+        )
+    if status["blocked"]:
+        console.print(f"  [red]Blocked:[/] {escape(status['blocked'])}")
+    if status["nextCommand"]:
+        console.print(f"  Next: [bold]{escape(status['nextCommand'])}[/]")
+    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+    table.add_column("")
+    table.add_column("phase")
+    table.add_column("iterations", justify="right")
+    table.add_column("review")
+    table.add_column("tokens", justify="right")
+    for phase in status["phases"]:
+        usage = phase["usage"] or {}
+        tokens = int(usage.get("inputTokens", 0)) + int(usage.get("outputTokens", 0))
+        table.add_row(
+            _MARKS.get(phase["status"], "?"),
+            phase["name"],
+            str(phase["iterations"] or ""),
+            phase["review"] or "",
+            str(tokens or ""),
+        )
+    console.print(table)
+    if status["unresolvedConcerns"]:
+        console.print("  [yellow]Unresolved reviewer concerns:[/]")
+        for concern in status["unresolvedConcerns"]:
+            first = concern["note"].splitlines()[0] if concern["note"] else ""
+            console.print(f"    - {concern['phase']}: {escape(first)}")
+    usage = status["usage"]
+    cost = f", ${usage['costUsd']:.4f}" if usage.get("costUsd") else ""
+    console.print(
+        f"  Usage: {usage['calls']} agent calls, "
+        f"{usage['inputTokens'] + usage['outputTokens']} tokens{cost}"
+    )
+
+
+def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
+    """One line per work item."""
+    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+    for column in ("item", "workflow", "status", "phase", "next"):
+        table.add_column(column)
+    for row in rows:
+        if "error" in row:
+            table.add_row(
+                row["id"], row["workflow"], "[red]unreadable[/]", "", escape(row["error"])
+            )
+            continue
+        progress = row["inProgress"]
+        phase = (
+            f"{progress['phase']} ({progress['iteration']}/{progress['maxIterations']})"
+            if progress
+            else (row["currentPhase"] or "-")
+        )
+        table.add_row(
+            row["id"], row["workflow"], row["status"], phase, escape(row["nextCommand"] or "")
+        )
+    console.print(table)

@@ -1,0 +1,121 @@
+"""The demo: a throwaway git repo, a sample project, and the whole ``feature`` workflow.
+
+Run it with ``make demo`` or ``python -m phasegate.demo [DIR]``. Agents are
+scripted (no model, no network): the chain reviewer rejects the first spec,
+the first implementation fails its tests, and a hard-blocked transition is
+shown before anything runs.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).parent
+ITEM = "rate-limit"
+
+
+def _say(text: str) -> None:
+    print(f"\n\033[1m== {text}\033[0m", flush=True)
+
+
+def _run(cmd: list[str], cwd: Path, *, expect: int = 0) -> int:
+    shown = (
+        " ".join(shlex.quote(c) for c in ["phasegate", *cmd[3:]])
+        if cmd[:3] == [sys.executable, "-m", "phasegate"]
+        else " ".join(shlex.quote(c) for c in cmd)
+    )
+    print(f"$ {shown}", flush=True)
+    code = subprocess.run(cmd, cwd=cwd, check=False).returncode
+    if code != expect:
+        raise SystemExit(f"demo: '{shown}' exited {code}, expected {expect}")
+    if code:
+        print(f"(exit code {code}, as expected)", flush=True)
+    return code
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=phasegate demo", "-c", "user.email=demo@example.invalid", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+def make_sample_repo(target: Path) -> Path:
+    """Create ``target`` as a git repo holding the sample project, committed."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(HERE / "sample", target)
+    _git(target, "init", "-q", "-b", "main")
+    _git(target, "add", "-A")
+    _git(target, "commit", "-q", "-m", "Sample project")
+    return target
+
+
+def run_demo(target: Path) -> None:
+    """Run the whole demo in ``target`` (created afresh)."""
+    pg = [sys.executable, "-m", "phasegate"]
+    _say(f"A sample project in a throwaway git repo: {target}")
+    repo = make_sample_repo(target)
+    test_command = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
+    _run([*pg, "init", "--test-command", test_command], repo)
+    shutil.copy(HERE / "agents.yaml", repo / ".phasegate" / "agents.yaml")
+    print("(scripted agents: .phasegate/agents.yaml)")
+
+    _say("Create a work item under the feature workflow")
+    _run(
+        [
+            *pg,
+            "new",
+            ITEM,
+            "--workflow",
+            "feature",
+            "--mode",
+            "standard",
+            "--description",
+            "Add a token-bucket rate limiter",
+        ],
+        repo,
+    )
+
+    _say("Jumping straight to implement is hard-blocked: there is no spec.md yet")
+    _run([*pg, "run", ITEM, "--phase", "implement"], repo, expect=4)
+
+    _say(
+        "Run the workflow up to verify (the reviewer rejects the first spec; "
+        "the first implementation fails its tests)"
+    )
+    _run([*pg, "run", ITEM, "--until", "verify"], repo)
+
+    history = repo / "docs" / "features" / ITEM / ".review-history.md"
+    _say(f"The review history so far ({history.relative_to(repo)}), first lines")
+    print("\n".join(history.read_text(encoding="utf-8").splitlines()[:40]))
+
+    _say("Finish: the item is marked complete and the review history is deleted")
+    _run([*pg, "run", ITEM], repo)
+    _run([*pg, "status", ITEM], repo)
+
+    folder = repo / "docs" / "features" / ITEM
+    _say("Where the files are")
+    print(f"  repository:     {repo}")
+    print(f"  work item:      {folder}")
+    print(f"  state:          {folder / '.meta.json'}")
+    print(f"  journal:        {folder / '.journal.jsonl'}")
+    print(f"  code written:   {repo / 'ratelimit' / 'bucket.py'}")
+    print(f"  agents script:  {repo / '.phasegate' / 'agents.yaml'}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-h", "--help"):
+        print("usage: python -m phasegate.demo [DIR]   (default: a new temporary directory)")
+        return 0
+    target = Path(args[0]).resolve() if args else Path(tempfile.mkdtemp(prefix="phasegate-demo-"))
+    run_demo(target / "repo" if not args else target)
+    return 0

@@ -1,0 +1,5 @@
+import sys
+
+from phasegate.demo import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+# Lets the tests import the package from the project root.

@@ -1,0 +1,269 @@
+"""Dispatch one agent call durably: intent recorded, result journaled, never repeated.
+
+Order of writes for every call:
+
+1. journal ``agent.dispatched`` (attempt id), then commit the state with the
+   call as ``pending``;
+2. run the backend;
+3. journal ``agent.finished`` with the whole result (the write-ahead record);
+4. the caller applies the result to the state and clears ``pending``.
+
+A run that dies after step 3 finds the result in the journal on resume and
+does not call the agent again; one that dies before it calls again under a
+new attempt id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from phasegate.agents.base import Access, AgentRequest, AgentResult, Backend, PromptPart, TokenUsage
+from phasegate.agents.registry import create_backend
+from phasegate.config import Config, RoleBinding
+from phasegate.engine.workitem import WorkItem
+from phasegate.errors import AgentError, BackendUnavailable, ConfigError
+from phasegate.faults import crash_point
+from phasegate.state.item import ItemState, PendingCall, Stage
+from phasegate.state.journal import utc_now
+
+#: How much of an agent's text the journal keeps.
+JOURNAL_TEXT_LIMIT = 20_000
+
+PromptBuilder = Callable[[], tuple[str, tuple[PromptPart, ...]]]
+
+
+class Backends:
+    """Which backend serves each role: config bindings, overridable in code.
+
+    ``overrides`` maps a role name (or ``"default"``) to a ready backend,
+    which is how tests and library users plug in a scripted agent.
+    """
+
+    def __init__(
+        self, config: Config, repo: Path, overrides: Mapping[str, Backend] | None = None
+    ) -> None:
+        self.config = config
+        self.repo = repo
+        self.overrides = dict(overrides or {})
+        self._cache: dict[str, Backend] = {}
+
+    def binding(self, role: str) -> RoleBinding | None:
+        if role in self.overrides or "default" in self.overrides:
+            return None
+        return self.config.binding(role)
+
+    def describe(self, role: str) -> str:
+        """A short label of the backend serving ``role`` (for progress and the journal)."""
+        override = self.overrides.get(role) or self.overrides.get("default")
+        if override is not None:
+            return override.name
+        binding = self.config.binding(role)
+        return f"{binding.backend}:{binding.model}" if binding.model else binding.backend
+
+    def for_role(self, role: str) -> Backend:
+        override = self.overrides.get(role) or self.overrides.get("default")
+        if override is not None:
+            return override
+        binding = self.config.binding(role)
+        key = f"{binding.backend}|{sorted(binding.backend_settings().items())!r}"
+        if key not in self._cache:
+            settings: dict[str, Any] = dict(self.config.backends.get(binding.backend, {}))
+            settings.update(binding.backend_settings())
+            settings.setdefault("base_dir", str(self.repo))
+            self._cache[key] = create_backend(binding.backend, settings)
+        return self._cache[key]
+
+    def timeout(self, role: str) -> float:
+        binding = self.binding(role)
+        if binding is not None and binding.timeout:
+            return binding.timeout
+        return self.config.timeouts.agent
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """One logical agent call of the review loop."""
+
+    role: str
+    phase: str
+    iteration: int
+    stage: Stage
+    access: Access
+    output_schema: Mapping[str, Any] | None
+    build_prompt: PromptBuilder
+
+
+def dispatch(item: WorkItem, state: ItemState, backends: Backends, spec: CallSpec) -> AgentResult:
+    """Run ``spec`` (or recover its journaled result); raise AgentError when retries run out.
+
+    On return the result is journaled and ``state.engine.pending`` still names
+    the call; the caller clears it in the same commit that applies the result.
+    """
+    pending = state.engine.pending
+    tries = 0
+    if pending is not None:
+        same = (pending.role, pending.phase, pending.iteration, pending.stage) == (
+            spec.role,
+            spec.phase,
+            spec.iteration,
+            spec.stage,
+        )
+        finished = item.journal.find("agent.finished", attempt=pending.attempt_id)
+        if same and finished is not None and finished.get("ok"):
+            item.record(
+                "agent.recovered",
+                attempt=pending.attempt_id,
+                role=spec.role,
+                phase=spec.phase,
+                iteration=spec.iteration,
+            )
+            return result_from_event(finished)
+        if finished is None:
+            item.record(
+                "agent.abandoned",
+                attempt=pending.attempt_id,
+                role=pending.role,
+                phase=pending.phase,
+                iteration=pending.iteration,
+                reason="the run stopped before this call returned",
+            )
+        if same and finished is not None:
+            tries = pending.tries
+    try:
+        backend = backends.for_role(spec.role)
+    except (ConfigError, BackendUnavailable) as exc:
+        raise type(exc)(f"{spec.role}: {exc}") from None
+    limit = backends.config.retries.agent + 1
+    last_error = ""
+    while tries < limit:
+        tries += 1
+        result, attempt_id = _attempt(item, state, backends, backend, spec, tries)
+        if result.ok:
+            return result
+        last_error = result.error or f"exit status {result.exit_status}"
+        item.record(
+            "agent.failed",
+            attempt=attempt_id,
+            role=spec.role,
+            phase=spec.phase,
+            iteration=spec.iteration,
+            tries=tries,
+            of=limit,
+            error=last_error,
+        )
+    state.engine.pending = None
+    item.save(state)
+    raise AgentError(
+        f"{spec.role} ({backends.describe(spec.role)}) failed in phase {spec.phase} "
+        f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
+    )
+
+
+def _attempt(
+    item: WorkItem,
+    state: ItemState,
+    backends: Backends,
+    backend: Backend,
+    spec: CallSpec,
+    tries: int,
+) -> tuple[AgentResult, str]:
+    state.engine.attempt_counter += 1
+    attempt_id = f"a{state.engine.attempt_counter:04d}-{spec.phase}-{spec.iteration}-{spec.role}"
+    instructions, parts = spec.build_prompt()
+    workdir = item.workdir(state)
+    request = AgentRequest(
+        role=spec.role,
+        prompt=parts,
+        instructions=instructions,
+        workdir=workdir,
+        access=spec.access,
+        timeout=backends.timeout(spec.role),
+        output_schema=spec.output_schema,
+        extra_dirs=(item.item_dir,) if item.item_dir.resolve() != workdir.resolve() else (),
+        labels={
+            "attempt": attempt_id,
+            "item": item.name,
+            "workflow": item.workflow.name,
+            "phase": spec.phase,
+            "iteration": str(spec.iteration),
+            "stage": spec.stage,
+            "item_dir": item.relative(item.item_dir, state),
+        },
+    )
+    item.record(
+        "agent.dispatched",
+        attempt=attempt_id,
+        role=spec.role,
+        backend=backends.describe(spec.role),
+        phase=spec.phase,
+        iteration=spec.iteration,
+        stage=spec.stage,
+        access=spec.access.value,
+        prompt_chars=len(request.prompt_text()),
+    )
+    state.engine.pending = PendingCall(
+        attempt_id=attempt_id,
+        role=spec.role,
+        phase=spec.phase,
+        iteration=spec.iteration,
+        stage=spec.stage,
+        dispatched=utc_now(),
+        tries=tries,
+    )
+    item.save(state)
+    crash_point("dispatch.before_call")
+    result = backend.run(request)
+    crash_point("dispatch.after_call")
+    item.record(
+        "agent.finished",
+        **result_to_event(result),
+        attempt=attempt_id,
+        role=spec.role,
+        phase=spec.phase,
+        iteration=spec.iteration,
+    )
+    return result, attempt_id
+
+
+def result_to_event(result: AgentResult) -> dict[str, Any]:
+    """The journal fields of a result (enough to rebuild it on resume)."""
+    return {
+        "ok": result.ok,
+        "exit_status": result.exit_status,
+        "error": result.error,
+        "text": result.text[:JOURNAL_TEXT_LIMIT],
+        "structured": dict(result.structured) if result.structured is not None else None,
+        "usage": {
+            "input_tokens": result.usage.input_tokens,
+            "output_tokens": result.usage.output_tokens,
+            "cache_read_tokens": result.usage.cache_read_tokens,
+            "cache_write_tokens": result.usage.cache_write_tokens,
+        },
+        "cost_usd": result.cost_usd,
+        "duration_s": round(result.duration_s, 3),
+        "session_id": result.session_id,
+        "stderr": result.stderr[-2000:],
+    }
+
+
+def result_from_event(event: Mapping[str, Any]) -> AgentResult:
+    """Rebuild a result from its ``agent.finished`` journal event."""
+    usage = event.get("usage") or {}
+    return AgentResult(
+        text=str(event.get("text") or ""),
+        structured=event.get("structured"),
+        exit_status=int(event.get("exit_status") or 0),
+        usage=TokenUsage(
+            int(usage.get("input_tokens", 0)),
+            int(usage.get("output_tokens", 0)),
+            int(usage.get("cache_read_tokens", 0)),
+            int(usage.get("cache_write_tokens", 0)),
+        ),
+        cost_usd=event.get("cost_usd"),
+        duration_s=float(event.get("duration_s") or 0.0),
+        session_id=event.get("session_id"),
+        error=event.get("error"),
+    )

@@ -1,0 +1,1 @@
+"""Durable state: atomic files under a lock, and an append-only journal."""

@@ -1,0 +1,110 @@
+"""The append-only JSONL journal of a work item.
+
+The journal is also the write-ahead log of agent results: an agent's result is
+appended here (and fsync'd) before the state file is updated from it, so a run
+that dies between the two picks the result up from the journal instead of
+calling the agent again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from phasegate.errors import StateCorruptError
+from phasegate.faults import crash_point
+from phasegate.redact import Redactor
+
+
+def utc_now() -> str:
+    """An ISO-8601 UTC timestamp with seconds precision (``2026-01-30T10:30:00Z``)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Journal:
+    """Append and read the JSONL event log at ``path``.
+
+    Appends are made while the caller holds the work item's lock. A line torn by
+    a crash can only be the last one; it is dropped on the next append and
+    ignored when reading.
+    """
+
+    def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
+        self.path = path
+        self._redactor = redactor or Redactor()
+
+    def append(self, event: str, **data: Any) -> dict[str, Any]:
+        """Durably append one event and return it as written."""
+        record: dict[str, Any] = {"ts": utc_now(), "event": event}
+        record.update(self._redactor.data(data))
+        line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            self._drop_torn_tail(fd)
+            crash_point("journal.before_append")
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        crash_point("journal.after_append")
+        return record
+
+    @staticmethod
+    def _drop_torn_tail(fd: int) -> None:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return
+        if os.pread(fd, 1, size - 1) == b"\n":
+            return
+        # Find the last complete line and cut the fragment after it.
+        chunk = 4096
+        end = size
+        while end > 0:
+            start = max(0, end - chunk)
+            data = os.pread(fd, end - start, start)
+            cut = data.rfind(b"\n")
+            if cut >= 0:
+                os.ftruncate(fd, start + cut + 1)
+                return
+            end = start
+        os.ftruncate(fd, 0)
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """Yield every complete event in order; a corrupt line mid-file is an error."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        lines = raw.split(b"\n")
+        torn_tail = lines.pop()  # empty when the file ends with a newline
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise StateCorruptError(
+                    f"journal {self.path} line {number} is corrupt ({exc.__class__.__name__}); "
+                    "it was left untouched"
+                ) from None
+            if not isinstance(record, dict):
+                raise StateCorruptError(f"journal {self.path} line {number} is not a JSON object")
+            yield record
+        del torn_tail  # a fragment cut short by a crash: never an event
+
+    def find(self, event: str, **match: Any) -> dict[str, Any] | None:
+        """The last event named ``event`` whose fields equal ``match``."""
+        found: dict[str, Any] | None = None
+        for record in self.events():
+            if record.get("event") == event and _matches(record, match):
+                found = record
+        return found
+
+
+def _matches(record: Mapping[str, Any], match: Mapping[str, Any]) -> bool:
+    return all(record.get(key) == value for key, value in match.items())

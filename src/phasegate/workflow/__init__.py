@@ -1,0 +1,1 @@
+"""Workflow definitions: data validated on load."""

@@ -1,0 +1,50 @@
+"""Prompt templates: found on a search path, checked on load, rendered per call.
+
+A template is markdown with ``{{ name }}`` placeholders. The engine adds the
+inputs, expectations and feedback as separate prompt parts, so templates hold
+only a role's instructions for a phase.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+#: Names a template may use.
+TEMPLATE_VARIABLES = frozenset(
+    {
+        "item",
+        "description",
+        "workflow",
+        "phase",
+        "mode",
+        "artifact",
+        "artifact_path",
+        "item_dir",
+        "iteration",
+        "max_iterations",
+        "role",
+    }
+)
+
+
+def find_template(name: str, search_path: Sequence[Path]) -> Path | None:
+    """The first ``name`` found in ``search_path`` (repo overrides come first)."""
+    for directory in search_path:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def unknown_placeholders(text: str) -> list[str]:
+    """Placeholders in ``text`` that no call can fill."""
+    return sorted({m for m in PLACEHOLDER.findall(text) if m not in TEMPLATE_VARIABLES})
+
+
+def render(text: str, values: Mapping[str, object]) -> str:
+    """Fill the placeholders of ``text`` from ``values``."""
+    return PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), "")), text)
