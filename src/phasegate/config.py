@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import shlex
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -155,7 +155,7 @@ def detect_test_command(repo: Path) -> str | None:
 def render_default_config(test_command: str | None) -> str:
     """The commented config ``phasegate init`` writes."""
     test = (
-        f"  test: {shlex.quote(test_command)}\n"
+        f"  test: {json.dumps(test_command)}\n"
         if test_command
         else "  {}\n  # test: python -m pytest -q\n"
     )

@@ -69,6 +69,11 @@ class _BoundedReader(threading.Thread):
                         del self._tail[: len(self._tail) - half]
         except (OSError, ValueError):
             pass  # the pipe was closed under us after a timeout
+        finally:
+            # Closed here, not by run_process: closing a buffered pipe blocks while
+            # another thread is reading it, i.e. until an escaped grandchild exits.
+            with contextlib.suppress(OSError):
+                self._pipe.close()  # type: ignore[attr-defined]
 
     def text(self) -> str:
         joined = bytes(self._head)
@@ -131,14 +136,11 @@ def run_process(
         # The leader exited; stray children in its group must not keep pipes open.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-    for reader in (out, err):
-        reader.join(DRAIN_SECONDS)
-    if writer is not None:
-        writer.join(DRAIN_SECONDS)
-    for pipe in (proc.stdout, proc.stderr):
-        with contextlib.suppress(OSError):
-            if pipe is not None:
-                pipe.close()
+    # One shared drain deadline, so the bound does not grow with the number of pipes.
+    drain_deadline = time.monotonic() + DRAIN_SECONDS
+    for thread in (out, err, writer):
+        if thread is not None:
+            thread.join(max(0.0, drain_deadline - time.monotonic()))
     exit_code = proc.returncode if proc.returncode is not None else -signal.SIGKILL
     return ProcessResult(
         exit_code=exit_code,

@@ -18,7 +18,9 @@ from typing import Any
 MASK = "[REDACTED]"
 
 _SECRET_NAME = re.compile(
-    r"(API[_-]?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE[_-]?KEY|AUTH)", re.I
+    r"(API[_-]?KEY|(?:^|[_-])KEY(?:[_-]|$)|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|"
+    r"PRIVATE[_-]?KEY|AUTH)",
+    re.I,
 )
 # Values shorter than this are too likely to collide with ordinary words.
 _MIN_SECRET_LEN = 8

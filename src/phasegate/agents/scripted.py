@@ -96,6 +96,8 @@ class ScriptedBackend(Backend):
         super().__init__(settings)
         self._handler = handler
         self._script = script
+        #: Every request this backend received, in order (for assertions in tests).
+        self.requests: list[AgentRequest] = []
         self._script_path: Path | None = None
         if handler is None and script is None:
             path = self.settings.get("script")
@@ -157,6 +159,7 @@ class ScriptedBackend(Backend):
 
     def run(self, request: AgentRequest) -> AgentResult:
         started = time.monotonic()
+        self.requests.append(request)
         self._log_call(request)
         try:
             reply = self.reply_for(request)
@@ -183,7 +186,7 @@ class ScriptedBackend(Backend):
             )
         try:
             self._apply_files(request, reply)
-        except ValueError as exc:
+        except (ValueError, OSError) as exc:  # a bad script is the agent's failure
             return AgentResult(text="", exit_status=2, error=str(exc))
         prompt_tokens = len(request.prompt_text()) // 4
         return AgentResult(
@@ -202,11 +205,11 @@ class ScriptedBackend(Backend):
         root = request.workdir.resolve()
         allowed = [root, *(d.resolve() for d in request.extra_dirs)]
         for raw, content in reply.write.items():
-            target = _inside(root, raw.format(**values), allowed)
+            target = _inside(root, _fill(raw, values), allowed)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(content, encoding="utf-8")
         for raw in reply.delete:
-            target = _inside(root, raw.format(**values), allowed)
+            target = _inside(root, _fill(raw, values), allowed)
             target.unlink(missing_ok=True)
 
     def _log_call(self, request: AgentRequest) -> None:
@@ -218,6 +221,17 @@ class ScriptedBackend(Backend):
             handle.write(json.dumps(line) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
+
+
+def _fill(raw: str, values: Mapping[str, str]) -> str:
+    """``raw`` with ``{item_dir}``/``{item}``/``{phase}`` filled in; ValueError otherwise."""
+    try:
+        return raw.format(**values)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(
+            f"scripted reply path {raw!r} has an unknown placeholder ({exc!r}); "
+            "use {item_dir}, {item} or {phase}"
+        ) from None
 
 
 def _inside(root: Path, relative: str, allowed: list[Path]) -> Path:

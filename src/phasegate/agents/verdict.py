@@ -38,7 +38,8 @@ class ReviewVerdict(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    approved: bool
+    # Strict: "yes", "true" or 1 do not match the schema's boolean, so they never approve.
+    approved: bool = Field(strict=True)
     issues: tuple[ReviewIssue, ...] = ()
     summary: str = ""
 

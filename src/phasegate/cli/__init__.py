@@ -11,7 +11,6 @@ import os
 import sys
 import traceback
 
-import click
 import typer
 
 from phasegate.cli.app import app, err
@@ -26,14 +25,16 @@ def main(argv: list[str] | None = None) -> int:
     except PhasegateError as exc:
         err.print(f"phasegate: error: {exc}", markup=False)
         return int(exc.exit_code)
-    except click.exceptions.Abort:
+    except typer.Abort:
         err.print("phasegate: aborted", markup=False)
         return int(ExitCode.WAITING)
-    except click.ClickException as exc:
-        err.print(f"phasegate: error: {exc.format_message()}", markup=False)
-        return int(ExitCode.BAD_INPUT)
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return int(exc.exit_code)
+    except typer.TyperException as exc:  # usage errors (typer's bundled click)
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        hint = " (see --help)" if "--help" not in message else ""
+        err.print(f"phasegate: error: {message}{hint}", markup=False)
+        return int(ExitCode.BAD_INPUT)
     except KeyboardInterrupt:
         err.print("phasegate: interrupted; run the same command again to resume", markup=False)
         return 130

@@ -186,11 +186,12 @@ def run(
     )
     asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
     try:
-        outcome = Runner(item, Backends(config, root), asker, options).run()
+        Runner(item, Backends(config, root), asker, options).run()
     finally:
         printer.close()
     if not quiet:
-        print_item_status(err, item_status(item, outcome.state))
+        # Re-read from disk: the recorded state is the redacted one.
+        print_item_status(err, item_status(item, item.load()))
 
 
 @app.command()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from phasegate.redact import Redactor
 from phasegate.state.atomic import atomic_write_text
 from phasegate.state.item import IterationRecord
 
@@ -57,11 +58,13 @@ def render_history(item: str, records: Iterable[IterationRecord]) -> str:
     return "\n".join(lines)
 
 
-def sync_history(path: Path, item: str, records: list[IterationRecord]) -> None:
+def sync_history(
+    path: Path, item: str, records: list[IterationRecord], redactor: Redactor
+) -> None:
     """Write the history file if its content differs from what the state implies."""
     if not records:
         return
-    text = render_history(item, records)
+    text = redactor.text(render_history(item, records))
     try:
         if path.read_text(encoding="utf-8") == text:
             return

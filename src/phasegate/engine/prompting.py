@@ -101,7 +101,7 @@ def executor_prompt(
                     clip(read_artifact(item, phase.artifact) or "", MAX_ARTIFACT_CHARS),
                 )
             )
-    return instructions, _redacted(item, parts)
+    return item.redactor.text(instructions), _redacted(item, parts)
 
 
 def reviewer_prompt(
@@ -137,7 +137,7 @@ def reviewer_prompt(
             + "\n```",
         )
     )
-    return instructions, _redacted(item, parts)
+    return item.redactor.text(instructions), _redacted(item, parts)
 
 
 def _redacted(item: WorkItem, parts: list[PromptPart]) -> tuple[PromptPart, ...]:

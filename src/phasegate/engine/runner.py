@@ -89,6 +89,7 @@ class Runner:
 
     def run(self) -> RunOutcome:
         with self.item.run_lock():
+            self._remove_stale_temp_files()
             state = self.item.load()
             if state.status == "completed":
                 remove_file(self.item.history_path)
@@ -110,6 +111,12 @@ class Runner:
                 self.loop.run(state, phase)
                 if phase.name == self.options.until:
                     return RunOutcome("phase-done", state, f"stopped after {phase.name} (--until)")
+
+    def _remove_stale_temp_files(self) -> None:
+        """Temp files an atomic write left when the process died; we hold the item's lock."""
+        for name in (self.workflow.state_file, self.workflow.history_file):
+            for stale in self.item.item_dir.glob(f".{name}.tmp-*"):
+                stale.unlink(missing_ok=True)
 
     # -- choosing the phase ----------------------------------------------------
 

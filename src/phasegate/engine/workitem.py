@@ -117,7 +117,7 @@ class WorkItem:
         """Commit ``state``, then bring ``.review-history.md`` in line with it."""
         self.store.commit(state.to_document())
         if state.status == "active":
-            sync_history(self.history_path, self.name, state.engine.iterations)
+            sync_history(self.history_path, self.name, state.engine.iterations, self.redactor)
 
     def record(self, event: str, **data: Any) -> dict[str, Any]:
         """Append an event to the journal and pass it to the progress sink."""

@@ -59,7 +59,7 @@ def load_workflow(
     try:
         document = YAML(typ="rt").load(text)
     except YAMLError as exc:
-        raise WorkflowError(f"{path}: invalid YAML: {_one_line(exc)}") from None
+        raise WorkflowError(_yaml_problem(path, exc)) from None
     if not isinstance(document, dict):
         raise WorkflowError(f"{path}: a workflow file must hold a mapping at the top level")
     try:
@@ -179,6 +179,20 @@ def _plain(node: Any) -> Any:
     if isinstance(node, list):
         return [_plain(v) for v in node]
     return node
+
+
+def _yaml_problem(path: Path, exc: Exception) -> str:
+    """``file:line: invalid YAML: problem``, without ruamel's ``"<unicode string>"`` marks."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if not problem or mark is None:
+        return f"{path}: invalid YAML: {_one_line(exc)}"
+    detail = " ".join(str(problem).split())
+    context = getattr(exc, "context", None)
+    context_mark = getattr(exc, "context_mark", None)
+    if context and context_mark is not None:
+        detail += f" ({context} started on line {context_mark.line + 1})"
+    return f"{path}:{mark.line + 1}: invalid YAML: {detail}"
 
 
 def _one_line(exc: Exception) -> str:

@@ -87,7 +87,11 @@ def validate_transition(
                 warnings.append(f"skipping {', '.join(passed)} (not completed)")
             elif current is not None and current not in completed:
                 warnings.append(f"{current} is in progress and will be left incomplete")
-    missing_soft = [f for f in phase.prerequisites.soft if not artifacts.get(f, False)]
+    missing_soft = [
+        f
+        for f in phase.prerequisites.soft
+        if not artifacts.get(f, False) and not _only_skipped_phases_produce(workflow, f, skipped)
+    ]
     if missing_soft:
         warnings.append(f"{', '.join(missing_soft)} missing (soft prerequisite)")
     if warnings:
@@ -102,3 +106,9 @@ def _skipped_between(
     names = workflow.phase_names
     index = names.index(target)
     return [n for n in names[:index] if n not in completed and n not in skipped]
+
+
+def _only_skipped_phases_produce(workflow: Workflow, name: str, skipped: Collection[str]) -> bool:
+    """A file only mode-skipped phases produce is absent by choice, not by mistake."""
+    producers = [p.name for p in workflow.phases if p.artifact == name]
+    return bool(producers) and all(p in skipped for p in producers)

@@ -1,0 +1,73 @@
+"""Helpers shared by engine and CLI tests: real git repos and scripted agents."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from phasegate.agents.base import AgentRequest
+from phasegate.agents.scripted import ScriptedBackend
+from phasegate.api import Repo
+from phasegate.config import Config
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    return out.stdout
+
+
+def init_repo(repo: Path) -> Path:
+    """Make ``repo`` a git repository with one commit holding a tiny project."""
+    repo.mkdir(parents=True, exist_ok=True)
+    (repo / "README.md").write_text("# sample\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    return repo
+
+
+def make_repo(root: Path, **config: Any) -> Repo:
+    return Repo(root, Config.model_validate(config) if config else Config())
+
+
+#: A script in which every document phase is approved at once.
+def approving_script() -> dict[str, Any]:
+    return {
+        "executor": {
+            "brainstorm": [{"write": {"{item_dir}/brainstorm.md": "# Brainstorm\nproblem\n"}}],
+            "specify": [{"write": {"{item_dir}/spec.md": "# Spec\nR1\n"}, "text": "wrote spec"}],
+            "design": [{"write": {"{item_dir}/design.md": "# Design\n"}}],
+            "create-plan": [{"write": {"{item_dir}/plan.md": "# Plan\n"}}],
+            "create-tasks": [{"write": {"{item_dir}/tasks.md": "# Tasks\n- [ ] t1\n"}}],
+            "implement": [{"write": {"app.py": "print('hi')\n"}, "text": "wrote app.py"}],
+            "verify": [{"write": {"{item_dir}/verification.md": "# Verified\n"}}],
+        },
+        "*": {"*": [{"verdict": {"approved": True, "issues": [], "summary": "ok"}}]},
+    }
+
+
+def calls(
+    backend: ScriptedBackend, role: str | None = None, phase: str | None = None
+) -> list[AgentRequest]:
+    """The requests ``backend`` received, filtered by role and phase."""
+    return [
+        r
+        for r in backend.requests
+        if (role is None or r.role == role) and (phase is None or r.labels["phase"] == phase)
+    ]
