@@ -1,20 +1,21 @@
-"""Dispatch one agent call durably: intent recorded, result journaled, never repeated.
+"""Dispatch one agent call durably: intent journaled, result journaled first, never repeated.
 
-Order of writes for every call:
+For every call:
 
-1. journal ``agent.dispatched`` (attempt id), then commit the state with the
-   call as ``pending``;
+1. journal ``agent.dispatched`` with a fresh attempt id;
 2. run the backend;
 3. journal ``agent.finished`` with the whole result (the write-ahead record);
-4. the caller applies the result to the state and clears ``pending``.
+4. the caller applies the result to the state file in one atomic commit,
+   which fsyncs the journal before replacing the state file.
 
-A run that dies after step 3 finds the result in the journal on resume and
-does not call the agent again; one that dies before it calls again under a
-new attempt id.
+A run that dies after step 3 finds the result in the journal when it resumes
+and does not call the agent again; one that dies before it calls again under
+a new attempt id (the earlier one is journaled as abandoned).
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +27,7 @@ from phasegate.config import Config, RoleBinding
 from phasegate.engine.workitem import WorkItem
 from phasegate.errors import AgentError, BackendUnavailable, ConfigError
 from phasegate.faults import crash_point
-from phasegate.state.item import ItemState, PendingCall, Stage
-from phasegate.state.journal import utc_now
+from phasegate.state.item import ItemState, Stage
 
 #: How much of an agent's text the journal keeps.
 JOURNAL_TEXT_LIMIT = 20_000
@@ -89,6 +89,7 @@ class CallSpec:
 
     role: str
     phase: str
+    epoch: int
     iteration: int
     stage: Stage
     access: Access
@@ -96,47 +97,31 @@ class CallSpec:
     build_prompt: PromptBuilder
 
 
-def dispatch(item: WorkItem, state: ItemState, backends: Backends, spec: CallSpec) -> AgentResult:
+def dispatch(
+    item: WorkItem,
+    state: ItemState,
+    backends: Backends,
+    spec: CallSpec,
+    *,
+    resumed: bool,
+) -> AgentResult:
     """Run ``spec`` (or recover its journaled result); raise AgentError when retries run out.
 
-    On return the result is journaled and ``state.engine.pending`` still names
-    the call; the caller clears it in the same commit that applies the result.
+    ``resumed`` says the cursor came from disk rather than from this process,
+    so an earlier process may already have made (part of) this call.
     """
-    pending = state.engine.pending
-    tries = 0
-    if pending is not None:
-        same = (pending.role, pending.phase, pending.iteration, pending.stage) == (
-            spec.role,
-            spec.phase,
-            spec.iteration,
-            spec.stage,
-        )
-        finished = item.journal.find("agent.finished", attempt=pending.attempt_id)
-        if same and finished is not None and finished.get("ok"):
-            item.record(
-                "agent.recovered",
-                attempt=pending.attempt_id,
-                role=spec.role,
-                phase=spec.phase,
-                iteration=spec.iteration,
-            )
-            return result_from_event(finished)
-        if finished is None:
-            item.record(
-                "agent.abandoned",
-                attempt=pending.attempt_id,
-                role=pending.role,
-                phase=pending.phase,
-                iteration=pending.iteration,
-                reason="the run stopped before this call returned",
-            )
-        if same and finished is not None:
-            tries = pending.tries
+    if resumed:
+        recovered = _recover(item, spec)
+        if recovered is not None:
+            return recovered
     try:
         backend = backends.for_role(spec.role)
     except (ConfigError, BackendUnavailable) as exc:
         raise type(exc)(f"{spec.role}: {exc}") from None
+    # Each run gets the whole retry budget: a person re-running after a
+    # failure has usually fixed its cause.
     limit = backends.config.retries.agent + 1
+    tries = 0
     last_error = ""
     while tries < limit:
         tries += 1
@@ -153,13 +138,56 @@ def dispatch(item: WorkItem, state: ItemState, backends: Backends, spec: CallSpe
             tries=tries,
             of=limit,
             error=last_error,
+            sync_now=True,
         )
-    state.engine.pending = None
-    item.save(state)
     raise AgentError(
         f"{spec.role} ({backends.describe(spec.role)}) failed in phase {spec.phase} "
         f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
     )
+
+
+def _key(event: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (
+        event.get("role"),
+        event.get("phase"),
+        event.get("epoch"),
+        event.get("iteration"),
+        event.get("stage"),
+    )
+
+
+def _recover(item: WorkItem, spec: CallSpec) -> AgentResult | None:
+    """A result an earlier process journaled for this very call, if any."""
+    key = (spec.role, spec.phase, spec.epoch, spec.iteration, spec.stage)
+    dispatched: list[str] = []
+    finished: dict[str, dict[str, Any]] = {}
+    for event in item.journal.events():
+        name = event.get("event")
+        if name == "agent.dispatched" and _key(event) == key:
+            dispatched.append(str(event.get("attempt")))
+        elif name == "agent.finished" and event.get("attempt") in dispatched:
+            finished[str(event["attempt"])] = event
+    for attempt in dispatched:
+        found = finished.get(attempt)
+        if found is not None and found.get("ok"):
+            item.record(
+                "agent.recovered",
+                attempt=attempt,
+                role=spec.role,
+                phase=spec.phase,
+                iteration=spec.iteration,
+            )
+            return result_from_event(found)
+    if dispatched and dispatched[-1] not in finished:
+        item.record(
+            "agent.abandoned",
+            attempt=dispatched[-1],
+            role=spec.role,
+            phase=spec.phase,
+            iteration=spec.iteration,
+            reason="the run stopped before this call returned",
+        )
+    return None
 
 
 def _attempt(
@@ -170,8 +198,7 @@ def _attempt(
     spec: CallSpec,
     tries: int,
 ) -> tuple[AgentResult, str]:
-    state.engine.attempt_counter += 1
-    attempt_id = f"a{state.engine.attempt_counter:04d}-{spec.phase}-{spec.iteration}-{spec.role}"
+    attempt_id = f"{spec.phase}.{spec.iteration}.{spec.role}.{secrets.token_hex(3)}"
     instructions, parts = spec.build_prompt()
     workdir = item.workdir(state)
     request = AgentRequest(
@@ -199,24 +226,18 @@ def _attempt(
         role=spec.role,
         backend=backends.describe(spec.role),
         phase=spec.phase,
+        epoch=spec.epoch,
         iteration=spec.iteration,
         stage=spec.stage,
         access=spec.access.value,
+        tries=tries,
         prompt_chars=len(request.prompt_text()),
     )
-    state.engine.pending = PendingCall(
-        attempt_id=attempt_id,
-        role=spec.role,
-        phase=spec.phase,
-        iteration=spec.iteration,
-        stage=spec.stage,
-        dispatched=utc_now(),
-        tries=tries,
-    )
-    item.save(state)
     crash_point("dispatch.before_call")
     result = backend.run(request)
     crash_point("dispatch.after_call")
+    # Written to the OS now (a killed process keeps it) and fsync'd by the
+    # commit that applies it, before the state file is replaced.
     item.record(
         "agent.finished",
         **result_to_event(result),

@@ -58,9 +58,7 @@ def render_history(item: str, records: Iterable[IterationRecord]) -> str:
     return "\n".join(lines)
 
 
-def sync_history(
-    path: Path, item: str, records: list[IterationRecord], redactor: Redactor
-) -> None:
+def sync_history(path: Path, item: str, records: list[IterationRecord], redactor: Redactor) -> None:
     """Write the history file if its content differs from what the state implies."""
     if not records:
         return
@@ -70,4 +68,5 @@ def sync_history(
             return
     except FileNotFoundError:
         pass
-    atomic_write_text(path, text)
+    # Derived from the state file, so it needs no fsync: a run rewrites it.
+    atomic_write_text(path, text, durable=False)

@@ -44,6 +44,17 @@ class ReviewLoop:
     def __init__(self, item: WorkItem, backends: Backends) -> None:
         self.item = item
         self.backends = backends
+        # Cursor positions this process created; any other came from disk and
+        # may have an agent result journaled by an earlier, interrupted run.
+        self._own_positions: set[tuple[str, int, int, str]] = set()
+
+    def _resumed(self, cursor: Cursor) -> bool:
+        return (cursor.phase, cursor.epoch, cursor.iteration, cursor.stage) not in (
+            self._own_positions
+        )
+
+    def _moved(self, cursor: Cursor) -> None:
+        self._own_positions.add((cursor.phase, cursor.epoch, cursor.iteration, cursor.stage))
 
     @property
     def workflow(self) -> Workflow:
@@ -60,8 +71,11 @@ class ReviewLoop:
         record.review = None
         record.summary = None
         state.current_phase = phase.name
-        state.engine.cursor = Cursor(phase=phase.name, no_review=no_review)
-        state.engine.pending = None
+        state.engine.epoch += 1
+        state.engine.cursor = Cursor(
+            phase=phase.name, epoch=state.engine.epoch, no_review=no_review
+        )
+        self._moved(state.engine.cursor)
         self.item.record(
             "phase.started",
             phase=phase.name,
@@ -90,18 +104,22 @@ class ReviewLoop:
         spec = CallSpec(
             role=phase.executor,
             phase=phase.name,
+            epoch=cursor.epoch,
             iteration=cursor.iteration,
             stage="execute",
             access=Access(role.access),
             output_schema=None,
             build_prompt=lambda: executor_prompt(self.item, state, phase, cursor),
         )
-        result = dispatch(self.item, state, self.backends, spec)
+        result = dispatch(self.item, state, self.backends, spec, resumed=self._resumed(cursor))
         cursor.changes = _summary_of(result)
-        cursor.stage = "checks"
-        state.engine.pending = None
         self._add_usage(state, phase, result)
-        self.item.save(state)
+        if phase.checks:
+            cursor.stage = "checks"
+            self._moved(cursor)
+            self.item.save(state)
+        else:
+            self._after_checks(state, phase, cursor)
 
     def _checks(self, state: ItemState, phase: Phase, cursor: Cursor) -> None:
         outcomes = run_checks(phase, self.item.config, self.item.workdir(state), self.item.redactor)
@@ -137,8 +155,13 @@ class ReviewLoop:
             )
             self._conclude(state, phase, cursor, reading)
             return
+        self._after_checks(state, phase, cursor)
+
+    def _after_checks(self, state: ItemState, phase: Phase, cursor: Cursor) -> None:
+        """Checks passed (or there are none): on to the reviewer, or done without one."""
         if phase.reviewer and not cursor.no_review:
             cursor.stage = "review"
+            self._moved(cursor)
             self.item.save(state)
         else:
             self._complete(state, phase, cursor, "skipped" if phase.reviewer else "none", [], "")
@@ -151,13 +174,14 @@ class ReviewLoop:
             spec = CallSpec(
                 role=phase.reviewer,
                 phase=phase.name,
+                epoch=cursor.epoch,
                 iteration=cursor.iteration,
                 stage="review",
                 access=Access.READ_ONLY,
                 output_schema=VERDICT_SCHEMA,
                 build_prompt=lambda: reviewer_prompt(self.item, state, phase, cursor, changes),
             )
-            result = dispatch(self.item, state, self.backends, spec)
+            result = dispatch(self.item, state, self.backends, spec, resumed=self._resumed(cursor))
             self._add_usage(state, phase, result)
             reading = read_verdict(result)
         self._conclude(state, phase, cursor, reading)
@@ -206,7 +230,6 @@ class ReviewLoop:
             )
         )
         state.phase(phase.name).iterations = cursor.iteration
-        state.engine.pending = None
         self.item.record(
             "review.verdict",
             phase=phase.name,
@@ -225,6 +248,7 @@ class ReviewLoop:
             cursor.stage = "execute"
             cursor.feedback = issues
             cursor.changes = ""
+            self._moved(cursor)
             self.item.save(state)
         else:
             notes = [_note(i) for i in issues if i.severity != "note"] or [_note(i) for i in issues]
@@ -250,7 +274,6 @@ class ReviewLoop:
         record.summary = summary or None
         state.current_phase = phase.name
         state.engine.cursor = None
-        state.engine.pending = None
         self.item.record(
             "phase.completed",
             phase=phase.name,

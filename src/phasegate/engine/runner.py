@@ -159,13 +159,14 @@ class Runner:
                 to=phase.name,
                 current=state.current_phase,
                 message=result.message,
+                sync_now=True,
             )
             raise BlockedError(result.message or f"cannot start {phase.name}")
         if result.type == "warning" and check_warnings:
             self._confirm_warning(phase, result.message or "")
         self.item.record(
             "transition",
-            **{"from": state.current_phase},
+            from_phase=state.current_phase,
             to=phase.name,
             type=result.type,
             message=result.message,
@@ -184,7 +185,11 @@ class Runner:
             answer, by = self.asker.confirm(question, False), "prompt"
         else:
             self.item.record(
-                "decision.needed", id="transition-warning", phase=phase.name, question=question
+                "decision.needed",
+                id="transition-warning",
+                phase=phase.name,
+                question=question,
+                sync_now=True,
             )
             raise WaitingForHuman(
                 f"{message}: confirm by running again with --yes "
@@ -197,6 +202,7 @@ class Runner:
             question=question,
             answer="proceed" if answer else "stop",
             by=by,
+            sync_now=True,
         )
         if not answer:
             raise WaitingForHuman(f"not starting {phase.name}: declined")
@@ -235,18 +241,12 @@ class Runner:
         if self.options.no_review:
             cursor.no_review = True
         if choice == "fresh":
-            if state.engine.pending is not None:
-                self.item.record(
-                    "agent.abandoned",
-                    attempt=state.engine.pending.attempt_id,
-                    reason="phase restarted fresh",
-                )
             state.engine.iterations = [r for r in state.engine.iterations if r.phase != phase.name]
             self.loop.start(state, phase, no_review=cursor.no_review)
         elif choice == "review" and phase.reviewer and not cursor.no_review:
-            state.engine.pending = None
             state.engine.cursor = Cursor(
                 phase=phase.name,
+                epoch=cursor.epoch,
                 iteration=cursor.iteration,
                 stage="review",
                 changes=cursor.changes,
@@ -288,11 +288,10 @@ class Runner:
         state.status = "completed"
         state.completed = now
         state.engine.cursor = None
-        state.engine.pending = None
         state.summary = completion_summary(state)
         self.item.save(state)
         remove_file(self.item.history_path)
-        self.item.record("item.completed", summary=state.summary)
+        self.item.record("item.completed", summary=state.summary, sync_now=True)
         return RunOutcome("completed", state, state.summary)
 
 

@@ -23,7 +23,6 @@ def item_status(item: WorkItem, state: ItemState) -> dict[str, Any]:
             "iteration": cursor.iteration,
             "maxIterations": limit,
             "stage": cursor.stage,
-            "agentInFlight": state.engine.pending.attempt_id if state.engine.pending else None,
         }
     next_phase: str | None = None
     blocked: str | None = None

@@ -67,6 +67,7 @@ class WorkItem:
             self.state_path, self.lock_path, self.workflow.state_format, self.redactor
         )
         self.journal = Journal(self.item_dir / self.workflow.journal_file, self.redactor)
+        self._history_records: int | None = None
 
     @property
     def workflow(self) -> Workflow:
@@ -103,8 +104,13 @@ class WorkItem:
 
     def relative(self, path: Path, state: ItemState) -> str:
         """``path`` as the agents see it: relative to their working directory if inside it."""
+        base = self.workdir(state)
         try:
-            return str(path.resolve().relative_to(self.workdir(state).resolve()))
+            return str(path.relative_to(base))  # the usual case, without touching the disk
+        except ValueError:
+            pass
+        try:
+            return str(path.resolve().relative_to(base.resolve()))
         except ValueError:
             return str(path)
 
@@ -114,14 +120,21 @@ class WorkItem:
         return ItemState.from_document(self.store.load(), self.state_path)
 
     def save(self, state: ItemState) -> None:
-        """Commit ``state``, then bring ``.review-history.md`` in line with it."""
+        """Commit ``state`` (journal first), then bring ``.review-history.md`` in line."""
+        self.journal.sync()
         self.store.commit(state.to_document())
-        if state.status == "active":
+        count = len(state.engine.iterations)
+        if state.status == "active" and count != self._history_records:
             sync_history(self.history_path, self.name, state.engine.iterations, self.redactor)
+            self._history_records = count
 
-    def record(self, event: str, **data: Any) -> dict[str, Any]:
-        """Append an event to the journal and pass it to the progress sink."""
-        written = self.journal.append(event, item=self.name, **data)
+    def record(self, event: str, *, sync_now: bool = False, **data: Any) -> dict[str, Any]:
+        """Append an event to the journal and pass it to the progress sink.
+
+        Events reach the OS at once (safe against a killed process) and are
+        fsync'd before the next state commit; ``sync_now`` fsyncs at once.
+        """
+        written = self.journal.append(event, sync_now=sync_now, item=self.name, **data)
         if self.sink is not None:
             self.sink(written)
         return written
@@ -139,7 +152,10 @@ class WorkItem:
                 f"(lock {self.run_lock_path}); wait for it to finish"
             ) from None
         try:
-            yield
+            # Holding the write lock for the whole run makes each commit's
+            # locking a re-entrant no-op instead of a file-lock round trip.
+            with self.store.locked():
+                yield
         finally:
             lock.release()
 

@@ -75,9 +75,14 @@ class IterationRecord(_Record):
 
 
 class Cursor(_Record):
-    """Where the review loop of the current phase stands."""
+    """Where the review loop of the current phase stands.
+
+    ``epoch`` numbers each start of a phase, so the journal records of a phase
+    restarted fresh are never mistaken for the current run's.
+    """
 
     phase: str
+    epoch: int = 0
     iteration: int = 1
     stage: Stage = "execute"
     feedback: list[IssueRecord] = Field(default_factory=list)
@@ -85,22 +90,9 @@ class Cursor(_Record):
     no_review: bool = False
 
 
-class PendingCall(_Record):
-    """An agent call recorded as dispatched whose result is not yet applied."""
-
-    attempt_id: str
-    role: str
-    phase: str
-    iteration: int
-    stage: Stage
-    dispatched: str
-    tries: int = 1
-
-
 class EngineState(_Record):
     cursor: Cursor | None = None
-    pending: PendingCall | None = None
-    attempt_counter: int = 0
+    epoch: int = 0
     iterations: list[IterationRecord] = Field(default_factory=list)
 
 

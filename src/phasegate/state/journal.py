@@ -36,9 +36,16 @@ class Journal:
     def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
         self.path = path
         self._redactor = redactor or Redactor()
+        self._unsynced = False
 
-    def append(self, event: str, **data: Any) -> dict[str, Any]:
-        """Durably append one event and return it as written."""
+    def append(self, event: str, *, sync_now: bool = True, **data: Any) -> dict[str, Any]:
+        """Append one event and return it as written.
+
+        With ``sync_now`` the line is fsync'd before returning (the write-ahead
+        record of an agent result needs that). Without it the line reaches the
+        OS at once, so it survives the process being killed, and is fsync'd by
+        the next :meth:`sync` (done before every state commit).
+        """
         record: dict[str, Any] = {"ts": utc_now(), "event": event}
         record.update(self._redactor.data(data))
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
@@ -48,11 +55,26 @@ class Journal:
             self._drop_torn_tail(fd)
             crash_point("journal.before_append")
             os.write(fd, line)
-            os.fsync(fd)
+            if sync_now:
+                os.fsync(fd)
+                self._unsynced = False
+            else:
+                self._unsynced = True
         finally:
             os.close(fd)
         crash_point("journal.after_append")
         return record
+
+    def sync(self) -> None:
+        """Flush appends made without ``sync_now`` to stable storage."""
+        if not self._unsynced:
+            return
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._unsynced = False
 
     @staticmethod
     def _drop_torn_tail(fd: int) -> None:
