@@ -7,6 +7,7 @@ bug, and only with ``PHASEGATE_DEBUG=1``.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -15,6 +16,11 @@ import typer
 
 from phasegate.cli.app import app, err
 from phasegate.errors import ExitCode, PhasegateError
+
+# Each module below adds its commands to ``app`` when imported.
+_COMMAND_MODULES: tuple[str, ...] = ()
+for _module in _COMMAND_MODULES:
+    importlib.import_module(_module)
 
 
 def main(argv: list[str] | None = None) -> int:
