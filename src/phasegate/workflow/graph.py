@@ -80,6 +80,32 @@ def _references(workflow: Workflow) -> list[Problem]:
                 )
         problems += _role_problems(workflow, phase, where)
         problems += _file_problems(phase, where, produced)
+    problems += _skipped_producers(workflow)
+    return problems
+
+
+def _skipped_producers(workflow: Workflow) -> list[Problem]:
+    """A mode must not skip every producer of a hard prerequisite of a phase it runs.
+
+    Otherwise that phase is blocked forever in the mode: a trap found only mid-run.
+    """
+    problems: list[Problem] = []
+    for mode_name, mode in workflow.modes.items():
+        skipped = set(mode.skip)
+        for phase in workflow.phases:
+            if phase.name in skipped:
+                continue
+            for needed in phase.prerequisites.hard:
+                producers = [p.name for p in workflow.phases if p.artifact == needed]
+                if producers and skipped.issuperset(producers):
+                    index = mode.skip.index(producers[0])
+                    problems.append(
+                        (
+                            ("modes", mode_name, "skip", index),
+                            f"mode {mode_name!r} skips {', '.join(producers)}, which produces "
+                            f"{needed!r}, a hard prerequisite of {phase.name!r}",
+                        )
+                    )
     return problems
 
 

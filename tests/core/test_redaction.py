@@ -1,0 +1,127 @@
+"""Secrets never reach disk or a prompt: env secrets and token-shaped strings are masked."""
+
+from __future__ import annotations
+
+import pytest
+
+from phasegate.redact import MASK, Redactor, redact, redact_data, secret_values
+
+# Built by concatenation so the test file itself holds no token-shaped literal.
+OPENAI_KEY = "sk-" + "proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2"
+ANTHROPIC_KEY = "sk-" + "ant-api03-" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3"
+GITHUB_TOKEN = "ghp" + "_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+AWS_KEY_ID = "AKIA" + "IOSFODNN7EXAMPLE"
+PRIVATE_KEY = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIEpAIBAAKCAQEA1234567890abcdef\n"
+    "ghijklmnopqrstuvwxyz==\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+
+
+@pytest.fixture
+def redactor() -> Redactor:
+    """A redactor that ignores this machine's environment."""
+    return Redactor(use_environ=False)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["OPENAI_API_KEY", "STRIPE_KEY", "GH_TOKEN", "CLIENT_SECRET", "DB_PASSWORD", "my_api-key"],
+)
+def test_env_value_of_a_secret_looking_name_is_masked(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Names containing KEY, TOKEN, SECRET or PASSWORD mark their values as secrets."""
+    monkeypatch.setenv(name, "plain-looking-value-42")
+    assert redact("connect with plain-looking-value-42 now") == f"connect with {MASK} now"
+
+
+@pytest.mark.parametrize("name", ["KEYBOARD_LAYOUT", "MONKEY_NAME", "EDITOR", "HOME_DIR"])
+def test_env_value_of_an_ordinary_name_is_kept(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv(name, "ordinary-value-17")
+    assert redact("value: ordinary-value-17") == "value: ordinary-value-17"
+
+
+def test_short_env_values_are_not_treated_as_secrets() -> None:
+    """A 3-character 'secret' would mask ordinary words everywhere."""
+    assert secret_values({"API_KEY": "abc", "TOKEN": "long-enough-token"}) == ["long-enough-token"]
+
+
+def test_longer_secret_is_masked_before_its_prefix() -> None:
+    """Values are replaced longest first, so no tail of a longer secret leaks."""
+    redactor = Redactor(["password1", "password1-extended"], use_environ=False)
+    assert redactor.text("x password1-extended y") == f"x {MASK} y"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"key is {OPENAI_KEY}.", f"key is {MASK}."),
+        (f"ANTHROPIC={ANTHROPIC_KEY}", f"ANTHROPIC={MASK}"),
+        (f"remote: https://{GITHUB_TOKEN}@github.com/x", f"remote: https://{MASK}@github.com/x"),
+        (f"aws {AWS_KEY_ID} id", f"aws {MASK} id"),
+        ("Authorization: Bearer abc.def-ghi_jklmnop", f"Authorization: Bearer {MASK}"),
+        (
+            "curl -H 'authorization: bearer Zm9vYmFyYmF6cXV4'",
+            f"curl -H 'authorization: bearer {MASK}'",
+        ),
+        (f"before\n{PRIVATE_KEY}\nafter", f"before\n{MASK}\nafter"),
+        ("api_key=abcdef1234567890", f"api_key={MASK}"),
+        ('"password": "hunter2hunter2hunter2"', f'"password": "{MASK}"'),
+        ("SECRET: s3cr3t-v4lu3-1234", f"SECRET: {MASK}"),
+    ],
+    ids=[
+        "openai",
+        "anthropic",
+        "github",
+        "aws",
+        "bearer",
+        "bearer-lower",
+        "private-key",
+        "key-value",
+        "json-password",
+        "yaml-secret",
+    ],
+)
+def test_token_shaped_strings_are_masked(redactor: Redactor, text: str, expected: str) -> None:
+    assert redactor.text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The risk-free task-management plan covers 12 tasks; see design.md.",
+        "token: 42",
+        "password: hunter2",
+        "Use a bearer token in the Authorization header.",
+        "skip-list and sk-learn are different things",
+        "commit 3f9a2b7c1d0e, branch feature/auth-tokens",
+        "## Requirements\n1. Rate limiting (max 100 req/min)\n",
+    ],
+)
+def test_ordinary_text_is_untouched(redactor: Redactor, text: str) -> None:
+    assert redactor.text(text) == text
+
+
+def test_nested_data_is_redacted(redactor: Redactor) -> None:
+    """Every string in JSON-like data is redacted; keys and non-strings are kept."""
+    data = {
+        "summary": f"uses {OPENAI_KEY}",
+        "issues": [{"description": f"leaks {GITHUB_TOKEN}", "line": 3}, ("tuple", AWS_KEY_ID)],
+        "count": 7,
+        "ok": True,
+        "none": None,
+    }
+    assert redactor.data(data) == {
+        "summary": f"uses {MASK}",
+        "issues": [{"description": f"leaks {MASK}", "line": 3}, ["tuple", MASK]],
+        "count": 7,
+        "ok": True,
+        "none": None,
+    }
+
+
+def test_redact_data_uses_environment_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERVICE_TOKEN", "tok-value-from-env")
+    assert redact_data({"a": ["x tok-value-from-env"]}) == {"a": [f"x {MASK}"]}

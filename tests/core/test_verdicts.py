@@ -1,0 +1,248 @@
+"""Reading a reviewer's answer: schema first, JSON in text second, seed 004's fuzzy
+patterns last; an answer that cannot be read is unclear and never approved.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from phasegate.agents.base import AgentResult
+from phasegate.agents.verdict import (
+    VERDICT_SCHEMA,
+    ReviewVerdict,
+    Severity,
+    VerdictReading,
+    read_fuzzy,
+    read_verdict,
+)
+
+
+def from_text(text: str) -> VerdictReading:
+    return read_verdict(AgentResult(text=text))
+
+
+def from_structured(data: Any, text: str = "") -> VerdictReading:
+    return read_verdict(AgentResult(text=text, structured=data))
+
+
+def assert_unclear(reading: VerdictReading) -> None:
+    """Unclear: not approved, recorded as unclear, with a blocker saying why."""
+    assert reading.unclear
+    assert not reading.approved
+    assert reading.source == "unclear"
+    assert [i.severity for i in reading.verdict.issues] == [Severity.BLOCKER]
+
+
+def test_structured_verdict_is_read_first() -> None:
+    """Schema output wins over whatever the text says."""
+    data = {"approved": True, "issues": [], "summary": "Complete."}
+    reading = from_structured(data, text="NEEDS_REVISION")
+    assert (reading.source, reading.approved) == ("structured", True)
+    assert reading.verdict.summary == "Complete."
+
+
+def test_structured_rejection_is_not_approved() -> None:
+    data = {
+        "approved": False,
+        "issues": [{"severity": "warning", "description": "Vague scope", "location": "§2"}],
+        "summary": "Tighten scope.",
+    }
+    reading = from_structured(data)
+    assert not reading.approved
+    assert reading.verdict.issues[0].location == "§2"
+
+
+def test_approved_with_a_blocker_is_not_approved() -> None:
+    """Seed 000: approve only when no blocker is listed, whatever `approved` says."""
+    data = {
+        "approved": True,
+        "issues": [{"severity": "blocker", "description": "No acceptance criteria"}],
+        "summary": "Fine otherwise.",
+    }
+    reading = from_structured(data)
+    assert reading.verdict.approved is True
+    assert reading.verdict.blockers
+    assert not reading.approved
+
+
+def test_approved_with_warnings_and_notes_is_approved() -> None:
+    """Warnings and notes do not block."""
+    data = {
+        "approved": True,
+        "issues": [
+            {"severity": "warning", "description": "Naming", "location": None},
+            {"severity": "note", "description": "Typo", "location": "line 3"},
+        ],
+        "summary": "Good.",
+    }
+    assert from_structured(data).approved
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"verdict": "approved"},
+        {"approved": "yes"},
+        {"approved": "true"},
+        {"approved": 1},
+        {"approved": True, "issues": [{"severity": "critical", "description": "x"}]},
+        {"approved": True, "issues": [{"severity": "note", "description": ""}]},
+        {"approved": True, "issues": "none"},
+        ["approved", True],
+    ],
+    ids=[
+        "no-approved-field",
+        "approved-yes-string",
+        "approved-true-string",
+        "approved-int",
+        "unknown-severity",
+        "empty-description",
+        "issues-not-a-list",
+        "not-an-object",
+    ],
+)
+def test_structured_output_off_schema_is_unclear_never_approved(data: Any) -> None:
+    """Structured output that does not match the verdict schema is never an approval."""
+    assert_unclear(from_structured(data, text="APPROVED"))
+
+
+def test_fenced_json_in_text_is_read() -> None:
+    payload = {"approved": False, "issues": [{"severity": "blocker", "description": "No tests"}]}
+    text = f"Here is my review.\n\n```json\n{json.dumps(payload)}\n```\nThanks."
+    reading = from_text(text)
+    assert (reading.source, reading.approved) == ("json-text", False)
+    assert reading.verdict.issues[0].description == "No tests"
+
+
+def test_bare_json_in_text_is_read() -> None:
+    reading = from_text('My verdict: {"approved": true, "issues": [], "summary": "ok"} -- done')
+    assert (reading.source, reading.approved) == ("json-text", True)
+
+
+def test_json_in_text_with_a_blocker_is_not_approved() -> None:
+    text = json.dumps(
+        {"approved": True, "issues": [{"severity": "blocker", "description": "Missing spec"}]}
+    )
+    reading = from_text(text)
+    assert reading.source == "json-text"
+    assert not reading.approved
+
+
+def test_json_in_text_with_a_string_approved_is_not_approved() -> None:
+    """`"approved": "yes"` is not the schema's boolean: the text falls back to fuzzy reading."""
+    reading = from_text('{"approved": "yes", "summary": "looks fine"}')
+    assert reading.source != "json-text"
+    assert not reading.approved
+
+
+@pytest.mark.parametrize(
+    "first_line",
+    [
+        "APPROVED",
+        "approved",
+        "Looks good",
+        "LGTM",
+        "Ship it",
+        "SHIP  IT",
+        "+1",
+        "Ready to merge",
+        "READY TO SHIP",
+        "All good",
+        "Passed review",
+        "✅ everything is covered",
+        "👍",
+    ],
+)
+def test_seed_004_approval_pattern_on_first_line_approves(first_line: str) -> None:
+    """Seed 004 APPROVAL_PATTERNS, matched on the first line."""
+    reading = from_text(f"{first_line}\nThe plan covers every design item.")
+    assert (reading.source, reading.approved, reading.unclear) == ("fuzzy", True, False)
+
+
+@pytest.mark.parametrize(
+    "first_line",
+    [
+        "NEEDS_REVISION",
+        "Needs revision",
+        "Requires changes",
+        "REQUIRE CHANGE",
+        "Needs work",
+        "Need work",
+        "Not ready",
+        "-1",
+        "BLOCKED",
+        "Fix required",
+        "❌ acceptance criteria absent",
+        "👎",
+    ],
+)
+def test_seed_004_revision_pattern_is_not_approved(first_line: str) -> None:
+    """Seed 004 REVISION_PATTERNS ask for a revision, with a blocker carrying the feedback."""
+    reading = from_text(f"{first_line}\nSection 3 lacks acceptance criteria.")
+    assert (reading.source, reading.approved, reading.unclear) == ("fuzzy", False, False)
+    assert reading.verdict.blockers[0].description == "Section 3 lacks acceptance criteria."
+
+
+def test_issue_words_without_a_pattern_ask_for_revision() -> None:
+    """Seed 004's implicit signals: issue words mean needs revision."""
+    reading = from_text("The retry logic has a bug when the queue is empty.")
+    assert reading.source == "fuzzy"
+    assert not reading.approved
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Great work, excellent structure, everything works.",
+        "This is a perfect and correct design.",
+        "Good.",
+        "I think it's approved, mostly",
+    ],
+)
+def test_praise_without_an_explicit_approval_pattern_is_unclear(text: str) -> None:
+    """Seed 004 would approve on praise words; phasegate reads praise alone as unclear."""
+    assert_unclear(from_text(text))
+
+
+def test_approval_pattern_only_counts_on_the_first_line() -> None:
+    reading = from_text("Some thoughts on the draft.\nLGTM")
+    assert not reading.approved
+
+
+@pytest.mark.parametrize("text", ["", "   \n  ", "asdf qwerty 12345", "{not json", "🙂"])
+def test_garbage_is_unclear_with_a_blocker(text: str) -> None:
+    """Unclear never means approved (seed 000 errors: return not approved with blocker)."""
+    assert_unclear(from_text(text))
+
+
+def test_unclear_reading_says_why_in_its_blocker() -> None:
+    reading = read_fuzzy("hmm")
+    assert "could not be read as a verdict" in reading.verdict.blockers[0].description
+
+
+def test_verdict_schema_requires_every_field() -> None:
+    """The schema handed to backends is strict-mode compatible."""
+    assert VERDICT_SCHEMA["additionalProperties"] is False
+    assert set(VERDICT_SCHEMA["required"]) == set(VERDICT_SCHEMA["properties"])
+    item = VERDICT_SCHEMA["properties"]["issues"]["items"]
+    assert set(item["required"]) == set(item["properties"])
+    assert item["properties"]["severity"]["enum"] == [s.value for s in Severity]
+
+
+def test_verdict_model_matches_seed_000_interface_2() -> None:
+    """{approved, issues[{severity, description, location}], summary}."""
+    verdict = ReviewVerdict.model_validate(
+        {
+            "approved": False,
+            "issues": [{"severity": "note", "description": "d", "location": "l"}],
+            "summary": "s",
+        }
+    )
+    assert verdict.model_dump(mode="json") == {
+        "approved": False,
+        "issues": [{"severity": "note", "description": "d", "location": "l"}],
+        "summary": "s",
+    }
