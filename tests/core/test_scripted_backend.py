@@ -308,3 +308,15 @@ def test_json_key_is_structured_output_like_verdict(tmp_path: Path) -> None:
         request(tmp_path)
     )
     assert result.structured == {"k": [1, 2]}
+
+
+def test_role_without_the_phase_falls_back_to_the_any_role_entry(tmp_path: Path) -> None:
+    """A role listed without the phase (and without "*") still gets the "*" role's reply."""
+    backend = scripted(
+        {
+            "executor": {"design": [{"text": "design only"}]},
+            "*": {"specify": [{"text": "any role, specify"}]},
+        }
+    )
+    result = backend.run(request(tmp_path, role="executor", phase="specify"))
+    assert result.ok and result.text == "any role, specify"

@@ -141,11 +141,15 @@ class ScriptedBackend(Backend):
         if self._handler is not None:
             return self._handler(request)
         script = self._load_script()
-        by_role = script.get(request.role, script.get("*"))
-        if not isinstance(by_role, Mapping):
-            return None
         phase = request.labels.get("phase", "")
-        replies = by_role.get(phase, by_role.get("*"))
+        replies = None
+        # Most specific first: role+phase, role+"*", "*"+phase, "*"+"*".
+        for role_key in (request.role, "*"):
+            by_role = script.get(role_key)
+            if isinstance(by_role, Mapping):
+                replies = by_role.get(phase, by_role.get("*"))
+                if replies is not None:
+                    break
         if replies is None:
             return None
         if isinstance(replies, Mapping):
