@@ -141,14 +141,18 @@ def test_empty_artifact_is_a_blocker_without_asking_the_reviewer(git_repo: Path)
 def test_missing_required_previous_artifact_is_a_blocker(git_repo: Path) -> None:
     """Interface 2 errors: design without spec.md is not approved, with a blocker."""
     repo = make_repo(git_repo)
-    repo.new("item", mode="hotfix")
+    repo.new("item", mode="standard")
     backend = ScriptedBackend(script=approving_script())
     repo.run("item", backends={"default": backend}, options=RunOptions(phase="design", yes=True))
     state = json.loads((git_repo / "docs/features/item/.meta.json").read_text())
     (record,) = state["engine"]["iterations"]
     assert record["approved"] is False
     assert "previous artifact spec.md is missing" in record["issues"][0]["description"]
+    assert "run the specify phase first" in record["issues"][0]["description"]
     assert calls(backend, "chain-reviewer") == []
+    # Revising design cannot create spec.md, so the loop stops after one look.
+    assert len(calls(backend, "executor", "design")) == 1
+    assert state["phases"]["design"]["reviewerNotes"]
 
 
 def test_review_history_follows_the_interface_4_format(git_repo: Path) -> None:

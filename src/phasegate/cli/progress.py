@@ -20,6 +20,8 @@ class ProgressPrinter:
         self.console = console
         self.quiet = quiet
         self._status: Status | None = None
+        self._who = ""
+        self._confirmed = False
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.quiet:
@@ -38,8 +40,9 @@ class ProgressPrinter:
         self.console.print(text, highlight=False)
 
     def _on_transition(self, e: dict[str, Any]) -> None:
-        if e.get("type") == "warning":
+        if e.get("type") == "warning" and not self._confirmed:
             self._line(f"[yellow]! {escape(str(e.get('message')))}[/]")
+        self._confirmed = False
 
     def _on_phase_started(self, e: dict[str, Any]) -> None:
         extra = ", review skipped" if e.get("no_review") else ""
@@ -49,11 +52,10 @@ class ProgressPrinter:
         )
 
     def _on_agent_dispatched(self, e: dict[str, Any]) -> None:
-        label = (
-            f"  iteration {e.get('iteration')}: {e.get('role')} ({e.get('backend')}) "
-            f"working on {e.get('phase')}…"
-        )
+        self._who = f"  iteration {e.get('iteration')}: {e.get('role')} ({e.get('backend')})"
+        label = f"{self._who} working on {e.get('phase')}…"
         if self.console.is_terminal:
+            # A spinner while the agent works; the finished line replaces it.
             self.close()
             self._status = self.console.status(escape(label))
             self._status.start()
@@ -64,11 +66,11 @@ class ProgressPrinter:
         self.close()
         usage = e.get("usage") or {}
         tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+        cost = e.get("cost_usd")
+        spent = f"{tokens} tokens" + (f", ${cost:.4f}" if cost else "")
         state = "done" if e.get("ok") else f"[red]failed: {escape(str(e.get('error')))}[/]"
-        self._line(
-            f"    {e.get('role')} {state} in {float(e.get('duration_s') or 0):.1f}s"
-            f" ({tokens} tokens)"
-        )
+        who = escape(self._who) if self.console.is_terminal else f"    {e.get('role')}"
+        self._line(f"{who} {state} in {float(e.get('duration_s') or 0):.1f}s ({spent})")
 
     def _on_agent_failed(self, e: dict[str, Any]) -> None:
         self._line(
@@ -121,6 +123,8 @@ class ProgressPrinter:
             self._line(f"[green]✔ {e['phase']} complete ({n} iteration{'s' if n != 1 else ''})[/]")
 
     def _on_decision(self, e: dict[str, Any]) -> None:
+        # A warning the person just confirmed at the prompt need not be repeated.
+        self._confirmed = e.get("id") == "transition-warning" and e.get("by") == "prompt"
         self._line(f"  ? {e.get('id')}: {e.get('answer')} (by {e.get('by')})")
 
     def _on_item_completed(self, e: dict[str, Any]) -> None:

@@ -170,6 +170,8 @@ class ReviewLoop:
         assert phase.reviewer is not None
         changes = implementation_changes(self.item, state) if phase.reviews_code else None
         reading = self._precheck(phase, changes)
+        # Revising this phase cannot produce an earlier phase's artifact: stop now.
+        unfixable = reading is not None and self._previous_missing(phase)
         if reading is None:
             spec = CallSpec(
                 role=phase.reviewer,
@@ -184,17 +186,22 @@ class ReviewLoop:
             result = dispatch(self.item, state, self.backends, spec, resumed=self._resumed(cursor))
             self._add_usage(state, phase, result)
             reading = read_verdict(result)
-        self._conclude(state, phase, cursor, reading)
+        self._conclude(state, phase, cursor, reading, final=unfixable)
+
+    def _previous_missing(self, phase: Phase) -> bool:
+        return bool(
+            phase.previous
+            and phase.previous_required
+            and not (read_artifact(self.item, phase.previous) or "").strip()
+        )
 
     def _precheck(self, phase: Phase, changes: str | None) -> VerdictReading | None:
         """Interface 2's error cases, decided in code without asking a reviewer."""
         problems: list[str] = []
-        if (
-            phase.previous
-            and phase.previous_required
-            and not (read_artifact(self.item, phase.previous) or "").strip()
-        ):
-            problems.append(f"The previous artifact {phase.previous} is missing or empty.")
+        if self._previous_missing(phase):
+            producers = [p.name for p in self.workflow.phases if p.artifact == phase.previous]
+            hint = f" (run the {producers[0]} phase first)" if producers else ""
+            problems.append(f"The previous artifact {phase.previous} is missing or empty{hint}.")
         if phase.artifact and not (read_artifact(self.item, phase.artifact) or "").strip():
             problems.append(f"The artifact {phase.artifact} is missing or empty.")
         if phase.reviews_code and not phase.artifact and not (changes or "").strip():
@@ -210,8 +217,15 @@ class ReviewLoop:
     # -- outcomes -------------------------------------------------------------
 
     def _conclude(
-        self, state: ItemState, phase: Phase, cursor: Cursor, reading: VerdictReading
+        self,
+        state: ItemState,
+        phase: Phase,
+        cursor: Cursor,
+        reading: VerdictReading,
+        *,
+        final: bool = False,
     ) -> None:
+        """Record the iteration; then approve, loop with feedback, or stop at the limit."""
         issues = [
             IssueRecord(severity=i.severity.value, description=i.description, location=i.location)
             for i in reading.verdict.issues
@@ -243,7 +257,7 @@ class ReviewLoop:
         limit = self.workflow.max_iterations(state.mode)
         if reading.approved:
             self._complete(state, phase, cursor, "approved", [], reading.verdict.summary)
-        elif cursor.iteration < limit:
+        elif cursor.iteration < limit and not final:
             cursor.iteration += 1
             cursor.stage = "execute"
             cursor.feedback = issues
