@@ -268,7 +268,10 @@ def validate(
     except WorkflowProblems as exc:
         for problem in exc.problems:
             err.print(escape(problem))
-        raise
+        count = len(exc.problems)
+        raise WorkflowError(
+            f"{path} is not a valid workflow ({count} problem{'s' if count > 1 else ''})"
+        ) from None
     wf = loaded.workflow
     out.print(
         f"{path}: ok: workflow {wf.name!r}, {len(wf.phases)} phases, modes {', '.join(wf.modes)}"
