@@ -40,6 +40,7 @@ test: $(STAMP) node lint typecheck
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
 	$(PY) bench/run.py
+	$(PY) bench/hook_latency.py
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache .demo .bench

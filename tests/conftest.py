@@ -29,3 +29,5 @@ def _no_real_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", _CLOSED + "/v1")
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", _CLOSED)
     monkeypatch.delenv("PHASEGATE_CRASH_AT", raising=False)
+    # `phasegate init` must not pick up agent CLIs installed on the developer's PATH.
+    monkeypatch.setenv("PHASEGATE_AGENT_CLIS", "none")

@@ -1,3 +1,3 @@
-from phasegate.cli import entry
+from phasegate.entry import main
 
-entry()
+main()

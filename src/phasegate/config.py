@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from phasegate.errors import ConfigError
+from phasegate.repo_paths import main_checkout
 
 CONFIG_DIR = ".phasegate"
 CONFIG_FILE = "config.yaml"
@@ -69,6 +72,14 @@ class Config(BaseModel):
         # A section left with only comments in YAML reads as null.
         return {} if value is None else value
 
+    @field_validator("backends", mode="before")
+    @classmethod
+    def _empty_backend(cls, value: object) -> object:
+        # `claude:` followed only by commented-out settings reads as null.
+        if isinstance(value, dict):
+            return {name: {} if settings is None else settings for name, settings in value.items()}
+        return value
+
     def binding(self, role: str) -> RoleBinding:
         """The binding of ``role``, falling back to ``roles.default``."""
         if role in self.roles:
@@ -111,7 +122,7 @@ def load_config(repo: Path) -> Config:
 
 def find_repo(start: Path) -> Path:
     """The repository phasegate works in: the nearest ``.phasegate`` or git top level."""
-    start = start.resolve()
+    start = main_checkout(start.resolve())  # from inside an item worktree: its main checkout
     for directory in (start, *start.parents):
         if (directory / CONFIG_DIR / CONFIG_FILE).is_file():
             return directory
@@ -152,13 +163,92 @@ def detect_test_command(repo: Path) -> str | None:
     return None
 
 
-def render_default_config(test_command: str | None) -> str:
-    """The commented config ``phasegate init`` writes."""
+#: The agent CLIs ``phasegate init`` looks for on PATH, in order of preference.
+AGENT_CLIS: tuple[str, ...] = ("claude", "codex", "gemini")
+#: Overrides detection: a comma-separated list of CLIs, or ``none``.
+AGENT_CLIS_ENV = "PHASEGATE_AGENT_CLIS"
+
+
+def detect_agent_clis() -> tuple[str, ...]:
+    """The agent CLIs installed on PATH (``PHASEGATE_AGENT_CLIS`` overrides the search)."""
+    forced = os.environ.get(AGENT_CLIS_ENV)
+    if forced is not None:
+        names = [n.strip() for n in forced.split(",") if n.strip()]
+        return tuple(n for n in AGENT_CLIS if n in names)
+    return tuple(name for name in AGENT_CLIS if shutil.which(name))
+
+
+def default_roles(clis: tuple[str, ...]) -> tuple[str, str] | None:
+    """``(executor backend, reviewer backend)`` for the installed CLIs, or ``None``.
+
+    With two or more CLIs the reviewers run on a different one than the
+    executor (cross-model review): claude executes, codex (else gemini) reviews.
+    """
+    if not clis:
+        return None
+    executor = clis[0]
+    reviewers = [c for c in clis if c != executor]
+    return executor, reviewers[0] if reviewers else executor
+
+
+_BACKEND_EXAMPLES = {
+    "claude": (
+        "  claude:\n"
+        "    # model: sonnet                 # default: Claude Code's own default\n"
+        '    # allowed_tools: [Read, Glob, Grep, "Bash(pytest:*)"]   # lets it run tests\n'
+    ),
+    "codex": ("  codex:\n    # model: gpt-5.5                # default: Codex's own default\n"),
+    "gemini": (
+        "  gemini:\n    # model: gemini-2.5-pro         # default: Gemini CLI's own default\n"
+    ),
+}
+
+
+def _roles_section(clis: tuple[str, ...]) -> str:
+    chosen = default_roles(clis)
+    if chosen is None:
+        return (
+            "# No agent CLI (claude, codex, gemini) was found on PATH: the scripted\n"
+            "# backend answers from .phasegate/agents.yaml. Install a CLI and point the\n"
+            "# roles at it, e.g. `default: {backend: claude}` (see docs/backends.md).\n"
+            "roles:\n"
+            "  default: {backend: scripted}\n"
+            "\n"
+            "# Settings per backend.\n"
+            "backends:\n"
+            "  scripted:\n"
+            "    script: .phasegate/agents.yaml\n"
+        )
+    executor, reviewer = chosen
+    if executor == reviewer:
+        roles = f"roles:\n  default: {{backend: {executor}}}\n"
+        note = f"# Found on PATH: {executor}. Every role runs on it.\n"
+    else:
+        roles = f"roles:\n  default: {{backend: {reviewer}}}   # the reviewers\n"
+        roles += f"  executor: {{backend: {executor}}}\n"
+        note = (
+            f"# Found on PATH: {', '.join(clis)}. The executor runs on {executor} and the\n"
+            f"# reviewers on {reviewer} (cross-model review).\n"
+        )
+    examples = "".join(_BACKEND_EXAMPLES[name] for name in clis)
+    return (
+        f"{note}{roles}"
+        "\n"
+        "# Settings per backend (docs/backends.md lists them all). Writers may edit\n"
+        "# files in the work tree only; bypass_permissions: true lifts that (opt-in).\n"
+        "backends:\n"
+        f"{examples}"
+    )
+
+
+def render_default_config(test_command: str | None, clis: tuple[str, ...] | None = None) -> str:
+    """The commented config ``phasegate init`` writes (``clis``: default, those on PATH)."""
     test = (
         f"  test: {json.dumps(test_command)}\n"
         if test_command
         else "  {}\n  # test: python -m pytest -q\n"
     )
+    found = detect_agent_clis() if clis is None else clis
     return (
         "# phasegate configuration (see README: Configuration)\n"
         "version: 1\n"
@@ -169,20 +259,15 @@ def render_default_config(test_command: str | None) -> str:
         f"{test}"
         "\n"
         "# Which backend serves each role. `default` covers roles not listed.\n"
-        "# Backends: scripted (answers from a script, for tests and demos); see\n"
-        "# `phasegate doctor` for the ones usable on this machine.\n"
-        "roles:\n"
-        "  default: {backend: scripted}\n"
-        "\n"
-        "# Settings per backend.\n"
-        "backends:\n"
-        "  scripted:\n"
-        "    script: .phasegate/agents.yaml\n"
+        "# Backends: claude, codex, gemini (agent CLIs), openai (an OpenAI-compatible\n"
+        "# server), scripted (answers from a script); `phasegate doctor` says which\n"
+        "# are usable here.\n"
+        f"{_roles_section(found)}"
         "\n"
         "timeouts:\n"
-        "  agent: 900   # seconds one agent call may take\n"
+        "  agent: 900   # seconds one agent call may take (the process tree is killed after)\n"
         "  check: 600   # seconds one check command may take\n"
         "\n"
         "retries:\n"
-        "  agent: 1     # extra attempts after an agent call fails\n"
+        "  agent: 1     # extra attempts after an agent call fails (timeouts included)\n"
     )

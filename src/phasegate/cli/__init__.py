@@ -18,7 +18,11 @@ from phasegate.cli.app import app, err
 from phasegate.errors import ExitCode, PhasegateError
 
 # Each module below adds its commands to ``app`` when imported.
-_COMMAND_MODULES: tuple[str, ...] = ()
+_COMMAND_MODULES: tuple[str, ...] = (
+    "phasegate.cli.doctor",
+    "phasegate.cli.integrations",
+    "phasegate.cli.change",
+)
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module)
 

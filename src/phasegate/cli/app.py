@@ -29,6 +29,7 @@ from phasegate.engine.runner import PARTIAL_CHOICES, NoTerminal, Runner, RunOpti
 from phasegate.engine.status import item_status
 from phasegate.engine.workitem import create_item, iter_items, locate_item
 from phasegate.errors import BadInputError, ConfigError, PhasegateError, WorkflowError
+from phasegate.integrations.claude_code.install import sync_worktrees
 from phasegate.workflow.loader import WorkflowProblems, load_workflow
 from phasegate.workflow.registry import WorkflowRegistry
 
@@ -119,18 +120,31 @@ def new(
     description: Annotated[
         str, typer.Option("--description", "-d", help="What the work item is about.")
     ] = "",
+    worktree: Annotated[
+        bool,
+        typer.Option(
+            "--worktree",
+            help="Give the item its own git worktree (.phasegate/worktrees/NAME) and branch "
+            "(phasegate/NAME); its agents work there.",
+        ),
+    ] = False,
     repo: RepoOption = None,
 ) -> None:
     """Create a work item under a workflow."""
     root = _repo(repo)
     config = load_config(root)
     loaded = WorkflowRegistry(root).get(workflow)
-    item = create_item(root, name, loaded, config, mode=mode, description=description)
+    item = create_item(
+        root, name, loaded, config, mode=mode, description=description, worktree=worktree
+    )
     state = item.load()
     out.print(
         f"Created {name} ({workflow}, mode {state.mode}) in "
         f"{item.item_dir.relative_to(root)}.\nNext: phasegate run {name}"
     )
+    if state.worktree:
+        sync_worktrees(root)  # Claude Code sessions started in the worktree get the hooks too
+        out.print(f"Worktree: {state.worktree} (branch {state.branch}); agents work there.")
 
 
 @app.command()

@@ -129,3 +129,6 @@ class ProgressPrinter:
 
     def _on_item_completed(self, e: dict[str, Any]) -> None:
         self._line(f"[bold green]★ {e.get('item')} complete:[/] {escape(str(e.get('summary')))}")
+
+    def _on_worktree_finish(self, e: dict[str, Any]) -> None:
+        self._line(f"  worktree: {escape(str(e.get('message')))}")

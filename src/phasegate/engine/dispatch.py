@@ -21,13 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from phasegate.agents.base import Access, AgentRequest, AgentResult, Backend, PromptPart, TokenUsage
+from phasegate.agents.base import (
+    Access,
+    AgentRequest,
+    AgentResult,
+    Backend,
+    McpServer,
+    PromptPart,
+    TokenUsage,
+)
 from phasegate.agents.registry import create_backend
 from phasegate.config import Config, RoleBinding
-from phasegate.engine.workitem import WorkItem
+from phasegate.engine.workitem import Placed, WorkItem
 from phasegate.errors import AgentError, BackendUnavailable, ConfigError
 from phasegate.faults import crash_point
-from phasegate.state.item import ItemState, Stage
+from phasegate.state.item import Stage
 
 #: How much of an agent's text the journal keeps.
 JOURNAL_TEXT_LIMIT = 20_000
@@ -85,7 +93,11 @@ class Backends:
 
 @dataclass(frozen=True)
 class CallSpec:
-    """One logical agent call of the review loop."""
+    """One logical agent call (of the review loop, or of a workflow with its own commands).
+
+    ``mcp_servers`` are the MCP servers the agent is given, each with the only
+    tools it may call.
+    """
 
     role: str
     phase: str
@@ -95,11 +107,12 @@ class CallSpec:
     access: Access
     output_schema: Mapping[str, Any] | None
     build_prompt: PromptBuilder
+    mcp_servers: tuple[McpServer, ...] = ()
 
 
 def dispatch(
     item: WorkItem,
-    state: ItemState,
+    state: Placed,
     backends: Backends,
     spec: CallSpec,
     *,
@@ -192,7 +205,7 @@ def _recover(item: WorkItem, spec: CallSpec) -> AgentResult | None:
 
 def _attempt(
     item: WorkItem,
-    state: ItemState,
+    state: Placed,
     backends: Backends,
     backend: Backend,
     spec: CallSpec,
@@ -210,6 +223,7 @@ def _attempt(
         timeout=backends.timeout(spec.role),
         output_schema=spec.output_schema,
         extra_dirs=(item.item_dir,) if item.item_dir.resolve() != workdir.resolve() else (),
+        mcp_servers=spec.mcp_servers,
         labels={
             "attempt": attempt_id,
             "item": item.name,
@@ -234,7 +248,17 @@ def _attempt(
         prompt_chars=len(request.prompt_text()),
     )
     crash_point("dispatch.before_call")
-    result = backend.run(request)
+    try:
+        result = backend.run(request)
+    except ConnectionError as exc:
+        # A backend should report its agent's failures, but a broken pipe (the
+        # agent's process gone while we write its stdin) can still escape one:
+        # it is a failed attempt to retry, not a crash of phasegate.
+        result = AgentResult(
+            text="",
+            exit_status=1,
+            error=f"lost the connection to the agent ({exc.__class__.__name__}: {exc})",
+        )
     crash_point("dispatch.after_call")
     # Written to the OS now (a killed process keeps it) and fsync'd by the
     # commit that applies it, before the state file is replaced.

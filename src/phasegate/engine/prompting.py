@@ -8,7 +8,7 @@ from pathlib import Path
 
 from phasegate.agents.base import PromptPart
 from phasegate.agents.verdict import VERDICT_SCHEMA
-from phasegate.engine.workitem import WorkItem
+from phasegate.engine.workitem import Placed, WorkItem
 from phasegate.state.item import Cursor, IssueRecord, ItemState
 from phasegate.workflow.model import Phase
 from phasegate.workflow.prompts import render
@@ -144,10 +144,13 @@ def _redacted(item: WorkItem, parts: list[PromptPart]) -> tuple[PromptPart, ...]
     return tuple(PromptPart(p.title, item.redactor.text(p.body)) for p in parts)
 
 
-def implementation_changes(item: WorkItem, state: ItemState) -> str:
+def implementation_changes(item: WorkItem, state: Placed) -> str:
     """The work tree's changes since the item began (diff plus new files), item folder excluded."""
     workdir = item.workdir(state)
-    excludes = [f":(exclude){item.relative(item.item_dir, state)}", ":(exclude).phasegate"]
+    excludes = [":(exclude).phasegate"]
+    item_dir = item.relative(item.item_dir, state)
+    if not Path(item_dir).is_absolute():  # a pathspec outside the worktree fails the diff
+        excludes.append(f":(exclude){item_dir}")
     base = state.base_commit or EMPTY_TREE
     diff = _git(workdir, ["diff", "--no-color", "--no-ext-diff", base, "--", ".", *excludes])
     untracked = _git(workdir, ["ls-files", "--others", "--exclude-standard", "--", ".", *excludes])

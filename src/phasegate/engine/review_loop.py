@@ -299,7 +299,13 @@ class ReviewLoop:
 
     def _add_usage(self, state: ItemState, phase: Phase, result: AgentResult) -> None:
         for usage in (state.phase(phase.name).usage, state.usage):
-            usage.add(result.usage.input_tokens, result.usage.output_tokens, result.cost_usd)
+            usage.add(
+                result.usage.input_tokens,
+                result.usage.output_tokens,
+                result.cost_usd,
+                result.usage.cache_read_tokens,
+                result.usage.cache_write_tokens,
+            )
 
 
 def _summary_of(result: AgentResult) -> str:

@@ -13,6 +13,7 @@ from typing import Literal, Protocol
 from phasegate.engine.dispatch import Backends
 from phasegate.engine.review_loop import ReviewLoop
 from phasegate.engine.workitem import WorkItem
+from phasegate.engine.worktree import ensure_worktree, finish_worktree
 from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
 from phasegate.state.atomic import remove_file
 from phasegate.state.item import Cursor, ItemState
@@ -94,6 +95,8 @@ class Runner:
             if state.status == "completed":
                 remove_file(self.item.history_path)
                 return RunOutcome("completed", state, f"{self.item.name} is already complete")
+            if state.worktree:  # agents work there: it must be a working checkout
+                ensure_worktree(self.item.repo, state.worktree, self.item.name, state.branch)
             self.item.save(state)  # repairs a history file a crash left behind
             if self.options.phase is not None:
                 return self._single_phase(state, self.options.phase)
@@ -292,7 +295,14 @@ class Runner:
         self.item.save(state)
         remove_file(self.item.history_path)
         self.item.record("item.completed", summary=state.summary, sync_now=True)
-        return RunOutcome("completed", state, state.summary)
+        if not state.worktree:
+            return RunOutcome("completed", state, state.summary)
+        confirm = self.asker.confirm if self.asker.interactive else None
+        message, removed = finish_worktree(
+            self.item.repo, self.item.name, state.worktree, state.branch, confirm
+        )
+        self.item.record("worktree.finish", branch=state.branch, removed=removed, message=message)
+        return RunOutcome("completed", state, f"{state.summary} {message}")
 
 
 def completion_summary(state: ItemState) -> str:

@@ -9,12 +9,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import filelock
 
 from phasegate.config import CONFIG_DIR, Config
 from phasegate.engine.history import sync_history
+from phasegate.engine.worktree import add_worktree
 from phasegate.errors import BadInputError, BusyError, NotFoundError, WorkflowError
 from phasegate.redact import Redactor
 from phasegate.state.item import ItemState
@@ -28,6 +29,16 @@ _ALLOWED_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 
 #: Receives every journaled event (the CLI turns them into progress lines).
 EventSink = Callable[[dict[str, Any]], None]
+
+
+class Placed(Protocol):
+    """What paths and diffs need from an item's state (any workflow's state model)."""
+
+    @property
+    def worktree(self) -> str | None: ...
+
+    @property
+    def base_commit(self) -> str | None: ...
 
 
 def validate_item_name(name: str) -> str:
@@ -93,7 +104,7 @@ class WorkItem:
     def run_lock_path(self) -> Path:
         return self.repo / CONFIG_DIR / "locks" / f"{self.workflow.name}--{self.name}.run.lock"
 
-    def workdir(self, state: ItemState) -> Path:
+    def workdir(self, state: Placed) -> Path:
         """Where agents work: the item's worktree if it has one, else the repository."""
         if state.worktree:
             return (self.repo / state.worktree).resolve()
@@ -102,7 +113,7 @@ class WorkItem:
     def artifact_path(self, name: str) -> Path:
         return self.item_dir / name
 
-    def relative(self, path: Path, state: ItemState) -> str:
+    def relative(self, path: Path, state: Placed) -> str:
         """``path`` as the agents see it: relative to their working directory if inside it."""
         base = self.workdir(state)
         try:
@@ -185,10 +196,16 @@ def create_item(
     *,
     mode: str | None,
     description: str,
+    worktree: bool = False,
 ) -> WorkItem:
-    """Create the folder and first state of a new work item."""
+    """Create the folder and first state of a new work item.
+
+    With ``worktree`` the item also gets its own git worktree and branch, where
+    its agents will work.
+    """
     validate_item_name(name)
     workflow = loaded.workflow
+    _refuse_own_commands(workflow, name)
     mode = mode or workflow.default_mode
     if mode not in workflow.modes:
         raise BadInputError(
@@ -210,6 +227,8 @@ def create_item(
             created=utc_now(),
             base_commit=head_commit(repo),
         )
+        if worktree:
+            state.worktree, state.branch = add_worktree(repo, name)
         item.record("item.created", workflow=workflow.name, mode=mode, description=description)
         item.save(state)
     return item
@@ -225,6 +244,8 @@ def iter_items(
             workflow = registry.get(workflow_name).workflow
         except WorkflowError:
             continue
+        if workflow.commands:
+            continue  # its own commands list its items; their state is not an ItemState
         root = repo / items_dir(workflow, config)
         for state_file in sorted(root.glob(f"*/{workflow.state_file}")):
             if state_file in seen:
@@ -256,9 +277,20 @@ def locate_item(
             f"({', '.join(m.name for m in matches)}); pick one with --workflow"
         )
     if matches:
+        _refuse_own_commands(matches[0].workflow, name)
         return WorkItem(repo, name, matches[0], config)
     if broken:
         raise broken[0]
     raise NotFoundError(
         f"no work item named {name!r} in {repo}; create it with 'phasegate new {name}'"
     )
+
+
+def _refuse_own_commands(workflow: Workflow, name: str) -> None:
+    """Items of a workflow run by its own commands are not created or run generically."""
+    if workflow.commands:
+        commands = ", ".join(f"phasegate {c}" for c in workflow.commands)
+        raise BadInputError(
+            f"{name!r} belongs to workflow {workflow.name!r}, whose items are created and run "
+            f"with its own commands ({commands}); see phasegate --help"
+        )

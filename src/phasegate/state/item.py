@@ -32,12 +32,25 @@ class Usage(_Record):
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    # Prompt tokens served from / written to the provider's cache, counted
+    # apart from ``input_tokens`` (they are billed at other rates).
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cost_usd: float = 0.0
 
-    def add(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
+    def add(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        cost: float | None,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> None:
         self.calls += 1
         self.input_tokens += input_tokens
         self.output_tokens += output_tokens
+        self.cache_read_tokens += cache_read_tokens
+        self.cache_write_tokens += cache_write_tokens
         self.cost_usd = round(self.cost_usd + (cost or 0.0), 6)
 
 

@@ -120,6 +120,10 @@ class Workflow(_Strict):
     history_file: str = ".review-history.md"
     journal_file: str = ".journal.jsonl"
     default_mode: str = "standard"
+    #: Commands that create and run this workflow's items instead of ``phasegate
+    #: new``/``run`` (the ``change`` workflow: plan, impl, archive); its state file
+    #: then has the workflow's own fields, kept by code written for it.
+    commands: tuple[str, ...] = ()
     modes: dict[str, Mode]
     roles: dict[str, Role]
     phases: tuple[Phase, ...] = Field(min_length=1)

@@ -1,0 +1,221 @@
+"""Claude Code (``claude -p``) as an agent backend.
+
+One headless run per call: the prompt goes to stdin, ``--output-format json``
+prints one result object. Verdicts use ``--json-schema`` (Claude Code then
+offers a ``StructuredOutput`` tool and puts its input in ``structured_output``).
+
+Permissions, least privilege first:
+
+* read-only roles: ``--permission-mode plan`` and ``--tools`` limited to the
+  read-only tools (``Read,Glob,Grep`` by default), so write tools are not
+  even offered; with MCP servers, ``dontAsk`` instead of plan (plan mode
+  refuses MCP tools), which runs only the pre-approved tools;
+* writers: ``--permission-mode acceptEdits``, which accepts edits inside the
+  working directory and the ``--add-dir`` folders only, plus an
+  ``--allowedTools`` list (read tools by default; add e.g. ``Bash(pytest:*)``
+  in config, but not ``Write``/``Edit``: those would be pre-approved for any
+  path);
+* ``bypass_permissions: true`` (explicit opt-in) runs writers with
+  ``--permission-mode bypassPermissions``; read-only roles stay read-only.
+
+Failure is judged by ``is_error`` and the exit status, never by ``subtype``
+(an API error is reported as ``subtype: success, is_error: true``), and a
+missing ``structured_output`` when a schema was asked for is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from phasegate.agents.base import Access, AgentRequest, AgentResult, TokenUsage
+from phasegate.agents.cli_support import CliBackend, CliSettings, is_macos, tail
+from phasegate.process import ProcessResult
+
+READ_ONLY_TOOLS = ("Read", "Glob", "Grep")
+WRITER_TOOLS = ("Read", "Glob", "Grep")
+CLOUD_SWITCHES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+
+
+class ClaudeSettings(CliSettings):
+    """Claude Code settings: which tools read-only roles get and writers may use."""
+
+    read_only_tools: list[str] = Field(default_factory=lambda: list(READ_ONLY_TOOLS))
+    allowed_tools: list[str] = Field(default_factory=lambda: list(WRITER_TOOLS))
+
+
+class ClaudeBackend(CliBackend):
+    """Anthropic's Claude Code CLI, headless."""
+
+    name = "claude"
+    package = "@anthropic-ai/claude-code"
+    min_version = "2.0.0"
+    settings_model = ClaudeSettings
+    structured_output = True
+    writes_files = True
+    env_names = (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_MODEL",
+        "ANTHROPIC_CUSTOM_HEADERS",
+        "CLAUDE_CONFIG_DIR",
+        "AWS_PROFILE",
+        "AWS_REGION",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "CLOUD_ML_REGION",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "DISABLE_AUTOUPDATER",
+        "DISABLE_TELEMETRY",
+        "DISABLE_ERROR_REPORTING",
+    )
+    env_prefixes = ("ANTHROPIC_", "CLAUDE_CODE_", "VERTEX_REGION_")
+
+    @property
+    def claude_settings(self) -> ClaudeSettings:
+        assert isinstance(self.cfg, ClaudeSettings)
+        return self.cfg
+
+    def forced_env(self, request: AgentRequest | None) -> dict[str, str]:
+        env: dict[str, str] = {}
+        config_dir = self.config_dir()
+        if config_dir is not None:
+            env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+        if self.cfg.base_url:
+            env["ANTHROPIC_BASE_URL"] = self.cfg.base_url
+        return env
+
+    def arguments(self, request: AgentRequest, scratch: Path) -> list[str]:
+        cfg = self.claude_settings
+        args = ["-p", "--output-format", "json"]
+        model = request.model or cfg.model
+        if model:
+            args += ["--model", model]
+        allowed: list[str] = []
+        if request.access is Access.READ_ONLY and request.mcp_servers:
+            # Plan mode refuses every MCP tool; dontAsk runs only what is pre-approved.
+            args += ["--permission-mode", "dontAsk", "--tools", ",".join(cfg.read_only_tools)]
+            allowed += cfg.read_only_tools
+        elif request.access is Access.READ_ONLY:
+            args += ["--permission-mode", "plan", "--tools", ",".join(cfg.read_only_tools)]
+        elif cfg.bypass_permissions:
+            args += ["--permission-mode", "bypassPermissions"]
+        else:
+            args += ["--permission-mode", "acceptEdits"]
+            allowed += cfg.allowed_tools
+        for directory in request.extra_dirs:
+            args += ["--add-dir", str(directory)]
+        if request.mcp_servers:
+            servers: dict[str, Any] = {
+                server.name: {
+                    "type": "stdio",
+                    "command": server.command,
+                    "args": list(server.args),
+                    "env": dict(server.env),
+                }
+                for server in request.mcp_servers
+            }
+            # Inline JSON, not a file: the servers' env may hold secrets.
+            args += ["--mcp-config", json.dumps({"mcpServers": servers}), "--strict-mcp-config"]
+            allowed += [
+                f"mcp__{server.name}__{tool}"
+                for server in request.mcp_servers
+                for tool in server.tools
+            ]
+        if allowed:
+            args += ["--allowedTools", ",".join(allowed)]
+        if request.output_schema is not None:
+            args += ["--json-schema", json.dumps(dict(request.output_schema))]
+        if request.session:
+            args += ["--resume", request.session]
+        return args + cfg.extra_args
+
+    def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:
+        data = _result_object(proc.stdout)
+        if data is None:
+            return self.crash(proc, "no JSON result on stdout")
+        usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
+        assert isinstance(usage, Mapping)
+        tokens = TokenUsage(
+            input_tokens=_int(usage.get("input_tokens")),
+            output_tokens=_int(usage.get("output_tokens")),
+            cache_read_tokens=_int(usage.get("cache_read_input_tokens")),
+            cache_write_tokens=_int(usage.get("cache_creation_input_tokens")),
+        )
+        cost = data.get("total_cost_usd")
+        text = data.get("result")
+        text = text if isinstance(text, str) else ""
+        structured = data.get("structured_output")
+        error: str | None = None
+        if data.get("is_error") is True or proc.exit_code != 0:
+            status = data.get("api_error_status")
+            where = f" (API status {status})" if status else ""
+            error = (
+                f"claude reported an error{where}, exit status {proc.exit_code}: "
+                f"{(text or tail(proc.stderr, 400)).strip()}"
+            )
+        elif request.output_schema is not None and not isinstance(structured, Mapping):
+            error = (
+                "claude finished without structured output: the model never made a valid "
+                "StructuredOutput call"
+            )
+        denials = data.get("permission_denials")
+        stderr = tail(proc.stderr)
+        if denials:
+            names = ", ".join(str(d.get("tool_name")) for d in denials if isinstance(d, Mapping))
+            stderr = (stderr + f"\n[phasegate] permission denied for: {names}").strip()
+        return AgentResult(
+            text=text,
+            structured=structured if isinstance(structured, Mapping) else None,
+            exit_status=proc.exit_code or (1 if error else 0),
+            usage=tokens,
+            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+            session_id=data.get("session_id") if isinstance(data.get("session_id"), str) else None,
+            error=error,
+            stderr=stderr,
+        )
+
+    def credentials(self, env: Mapping[str, str]) -> str | None:
+        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
+            if env.get(name):
+                return name
+        for name in CLOUD_SWITCHES:
+            if env.get(name) not in (None, "", "0"):
+                return name
+        home = Path(env.get("HOME") or os.path.expanduser("~"))
+        configured = env.get("CLAUDE_CONFIG_DIR")
+        config = Path(configured) if configured else home / ".claude"
+        if (config / ".credentials.json").is_file():
+            return f"logged in ({config / '.credentials.json'})"
+        if is_macos():
+            return "possibly the macOS keychain (not checked)"
+        return None
+
+    def login_hint(self) -> str:
+        return "set ANTHROPIC_API_KEY, or run 'claude' once and log in"
+
+
+def _result_object(stdout: str) -> dict[str, Any] | None:
+    """The result object: the whole stdout, else its last JSON line."""
+    text = stdout.strip()
+    candidates = [text] + [line for line in reversed(text.splitlines()) if line.startswith("{")]
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict) and ("result" in data or "is_error" in data):
+            return data
+    return None
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, int | float) else 0

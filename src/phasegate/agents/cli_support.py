@@ -1,0 +1,387 @@
+"""What the Claude Code, Codex and Gemini CLI backends share.
+
+* settings: one validated model (:class:`CliSettings`), unknown keys rejected
+  so a typo in ``.phasegate/config.yaml`` is reported instead of ignored;
+* finding the binary: the ``binary`` setting, else ``PATH``, else a
+  ``node_modules/.bin`` in the repository or in phasegate's own checkout;
+* the version check (cached per binary);
+* the child's environment, built from scratch: only what a CLI needs to run
+  plus its own provider's credentials, never every variable phasegate has;
+* running the CLI through :func:`phasegate.process.run_process` and turning
+  timeouts, broken pipes and crashes into failed results, redacted.
+
+Each backend subclasses :class:`CliBackend` and supplies the argument list,
+the output parser and where its credentials live.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from abc import abstractmethod
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from phasegate.agents.base import AgentRequest, AgentResult, Availability, Backend, TokenUsage
+from phasegate.errors import BackendUnavailable, ConfigError
+from phasegate.process import DEFAULT_OUTPUT_LIMIT, ProcessResult, run_process
+from phasegate.redact import Redactor, secret_values
+
+#: Exit status recorded when phasegate's wall-clock limit ended the call.
+TIMEOUT_EXIT = 124
+#: How much of a CLI's stderr a result keeps.
+STDERR_TAIL = 2000
+#: How long ``--version`` may take.
+VERSION_TIMEOUT = 20.0
+
+#: Variables every CLI may need to run at all (locale, proxies, CA bundles, XDG dirs).
+BASE_ENV_NAMES = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+    "SYSTEMROOT",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "USERPROFILE",
+)
+BASE_ENV_PREFIXES = ("LC_",)
+
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_version_cache: dict[tuple[str, float], str | None] = {}
+
+
+class Pricing(BaseModel):
+    """USD per million tokens, for backends whose CLI or server reports no cost."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(default=0.0, ge=0)
+    output: float = Field(default=0.0, ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
+
+    def cost(self, usage: TokenUsage) -> float:
+        """The cost of ``usage`` (cache tokens at the input price unless priced)."""
+        cache_read = self.input if self.cache_read is None else self.cache_read
+        cache_write = self.input if self.cache_write is None else self.cache_write
+        total = (
+            usage.input_tokens * self.input
+            + usage.output_tokens * self.output
+            + usage.cache_read_tokens * cache_read
+            + usage.cache_write_tokens * cache_write
+        )
+        return round(total / 1_000_000, 6)
+
+
+class CliSettings(BaseModel):
+    """Settings every CLI backend understands (``backends.<name>`` merged with the role's)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_dir: str | None = None
+    binary: str | None = None
+    model: str | None = None
+    extra_args: list[str] = []
+    env: dict[str, str] = {}
+    pass_env: list[str] = []
+    config_dir: str | None = None
+    base_url: str | None = None
+    bypass_permissions: bool = False
+    min_version: str | None = None
+    max_output_bytes: int = Field(default=DEFAULT_OUTPUT_LIMIT, ge=64 * 1024)
+    pricing: Pricing | None = None
+
+
+def parse_settings(name: str, model: type[BaseModel], settings: Mapping[str, Any]) -> BaseModel:
+    """Validate ``settings`` against ``model``; one ConfigError line naming the key."""
+    try:
+        return model.model_validate(dict(settings))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(p) for p in error["loc"]) or "(settings)"
+        message = "unknown setting" if error["type"] == "extra_forbidden" else error["msg"]
+        raise ConfigError(
+            f"backend {name!r}: {key}: {message} "
+            f"(check backends.{name} and the roles using it in .phasegate/config.yaml)"
+        ) from None
+
+
+def resolve_path(value: str, base_dir: str | None) -> Path:
+    """``value`` with ``~`` expanded; relative paths are relative to the repository."""
+    path = Path(value).expanduser()
+    if not path.is_absolute() and base_dir:
+        path = Path(base_dir) / path
+    return path
+
+
+def locate_binary(name: str, settings: CliSettings, package: str) -> Path:
+    """Where the CLI ``name`` is: ``binary`` setting, PATH, then a ``node_modules/.bin``."""
+    if settings.binary:
+        configured = settings.binary
+        if os.sep not in configured and "/" not in configured:
+            found = shutil.which(configured)
+            if found:
+                return Path(found)
+            raise BackendUnavailable(
+                f"{name}: binary {configured!r} (backends.{name}.binary) is not on PATH"
+            )
+        path = resolve_path(configured, settings.base_dir)
+        if not path.is_file() or not os.access(path, os.X_OK):
+            raise BackendUnavailable(
+                f"{name}: binary {path} (backends.{name}.binary) is missing or not executable"
+            )
+        return path
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    # Development fallbacks: the repository's own pinned CLIs, then phasegate's checkout.
+    roots = [Path(settings.base_dir)] if settings.base_dir else []
+    roots.append(Path(__file__).resolve().parents[3])
+    for root in roots:
+        candidate = root / "node_modules" / ".bin" / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise BackendUnavailable(
+        f"{name}: the {name} CLI is not installed (npm install -g {package}, "
+        f"or set backends.{name}.binary in .phasegate/config.yaml)"
+    )
+
+
+def version_tuple(text: str) -> tuple[int, int, int] | None:
+    """The first ``X.Y.Z`` in ``text`` as integers."""
+    match = _VERSION.search(text)
+    if match is None:
+        return None
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3)))
+
+
+def cli_version(binary: Path, env: Mapping[str, str]) -> str | None:
+    """``binary --version`` (first ``X.Y.Z``), cached per binary and modification time."""
+    try:
+        key = (str(binary), binary.stat().st_mtime)
+    except OSError:
+        return None
+    if key not in _version_cache:
+        result = run_process(
+            [str(binary), "--version"],
+            cwd=Path(tempfile.gettempdir()),
+            timeout=VERSION_TIMEOUT,
+            env=env,
+            output_limit=64 * 1024,
+            grace=1.0,
+        )
+        match = _VERSION.search(result.stdout + " " + result.stderr)
+        _version_cache[key] = match.group(0) if match and result.ok else None
+    return _version_cache[key]
+
+
+def tail(text: str, limit: int = STDERR_TAIL) -> str:
+    """The last ``limit`` characters of ``text``."""
+    return text[-limit:] if len(text) > limit else text
+
+
+def last_line(text: str, limit: int = 400) -> str:
+    """The last non-empty line of ``text`` (for one-line error messages)."""
+    for line in reversed(text.strip().splitlines()):
+        if line.strip():
+            return line.strip()[:limit]
+    return ""
+
+
+class CliBackend(Backend):
+    """A backend that runs an agent CLI as a child process, one call per process.
+
+    Subclasses set ``name``, ``package`` (how to install it), ``min_version``,
+    the credential variables they pass through, and implement
+    :meth:`arguments`, :meth:`parse` and :meth:`credentials`.
+    """
+
+    package: ClassVar[str]
+    min_version: ClassVar[str]
+    settings_model: ClassVar[type[CliSettings]] = CliSettings
+    #: Variables (and prefixes) with this CLI's provider credentials and switches.
+    env_names: ClassVar[tuple[str, ...]] = ()
+    env_prefixes: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        parsed = parse_settings(self.name, self.settings_model, self.settings)
+        assert isinstance(parsed, CliSettings)
+        self.cfg = parsed
+        self.binary = locate_binary(self.name, parsed, self.package)
+        # Checked once here, so a CLI that is too old is refused before any call starts.
+        self.version = self._check_version(self.child_env())
+
+    # -- to implement -------------------------------------------------------------------
+
+    @abstractmethod
+    def arguments(self, request: AgentRequest, scratch: Path) -> list[str]:
+        """The CLI's arguments (without the binary) for ``request``; ``scratch`` is a temp dir."""
+
+    @abstractmethod
+    def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:
+        """Turn the finished process into a result (error set when the agent failed)."""
+
+    @abstractmethod
+    def credentials(self, env: Mapping[str, str]) -> str | None:
+        """Where this CLI will find credentials (for doctor), or ``None`` if nowhere."""
+
+    def forced_env(self, request: AgentRequest | None) -> dict[str, str]:
+        """Variables this backend always sets (config dir, base URL...)."""
+        return {}
+
+    # -- shared -------------------------------------------------------------------------
+
+    def child_env(self, request: AgentRequest | None = None) -> dict[str, str]:
+        """The CLI's environment: built from scratch, never a copy of phasegate's."""
+        names = set(BASE_ENV_NAMES) | set(self.env_names) | set(self.cfg.pass_env)
+        prefixes = BASE_ENV_PREFIXES + self.env_prefixes
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if key in names or key.startswith(prefixes)
+        }
+        env.setdefault("PATH", os.defpath)
+        env.update(self.cfg.env)
+        env.update(self.forced_env(request))
+        if request is not None:
+            env.update(request.env)
+        env["NO_COLOR"] = "1"
+        return env
+
+    def config_dir(self) -> Path | None:
+        """The isolated configuration directory, when one is configured."""
+        if not self.cfg.config_dir:
+            return None
+        path = resolve_path(self.cfg.config_dir, self.cfg.base_dir)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _check_version(self, env: Mapping[str, str]) -> str:
+        version = cli_version(self.binary, env)
+        if version is None:
+            raise BackendUnavailable(f"{self.name}: '{self.binary} --version' printed no version")
+        minimum = self.cfg.min_version or self.min_version
+        have, need = version_tuple(version), version_tuple(minimum)
+        if have is not None and need is not None and have < need:
+            raise BackendUnavailable(
+                f"{self.name}: version {version} at {self.binary} is older than {minimum}; "
+                f"update it (npm install -g {self.package})"
+            )
+        return version
+
+    def availability(self) -> Availability:
+        found = self.credentials(self.child_env())
+        where = f"{self.name} {self.version} at {self.binary}"
+        if found is None:
+            return Availability(False, f"{where}, but no credentials: {self.login_hint()}")
+        return Availability(True, f"{where}; credentials: {found}")
+
+    def login_hint(self) -> str:
+        """How a user provides credentials (shown by doctor)."""
+        return f"log in with '{self.name}' once, or set its API key variable"
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        started = time.monotonic()
+        env = self.child_env(request)
+        redactor = Redactor(secret_values(env))
+        with tempfile.TemporaryDirectory(prefix=f"phasegate-{self.name}-") as scratch:
+            argv = [str(self.binary), *self.arguments(request, Path(scratch))]
+            proc = run_process(
+                argv,
+                cwd=request.workdir,
+                timeout=request.timeout,
+                env=env,
+                input_text=request.prompt_text(),
+                output_limit=self.cfg.max_output_bytes,
+            )
+        result = self.process_failure(request, proc) or self.parse(request, proc)
+        if result.cost_usd is None and self.cfg.pricing is not None:
+            result = replace(result, cost_usd=self.cfg.pricing.cost(result.usage))
+        return redacted(replace(result, duration_s=time.monotonic() - started), redactor)
+
+    def process_failure(self, request: AgentRequest, proc: ProcessResult) -> AgentResult | None:
+        """A failed result for a timeout or a child that did not read its prompt."""
+        if proc.timed_out:
+            return AgentResult(
+                text="",
+                exit_status=TIMEOUT_EXIT,
+                error=(
+                    f"{self.name} did not finish within {request.timeout:g}s "
+                    "(phasegate's timeout); its process group was killed"
+                ),
+                stderr=tail(proc.stderr),
+            )
+        if proc.broken_pipe:
+            detail = last_line(proc.stderr) or "no output on stderr"
+            return AgentResult(
+                text="",
+                exit_status=proc.exit_code or 1,
+                error=(
+                    f"{self.name} exited with status {proc.exit_code} before reading the whole "
+                    f"prompt (broken pipe): {detail}"
+                ),
+                stderr=tail(proc.stderr),
+            )
+        return None
+
+    def crash(self, proc: ProcessResult, what: str) -> AgentResult:
+        """A failed result for output that cannot be read (``what`` says why)."""
+        detail = last_line(proc.stderr) or last_line(proc.stdout) or "no output"
+        note = " (output was truncated at the size limit)" if proc.truncated else ""
+        return AgentResult(
+            text="",
+            exit_status=proc.exit_code or 1,
+            error=f"{self.name} exited with status {proc.exit_code}: {what}{note}: {detail}",
+            stderr=tail(proc.stderr),
+        )
+
+
+def redacted(result: AgentResult, redactor: Redactor) -> AgentResult:
+    """``result`` with every secret masked in its text, structured output, error and stderr."""
+    structured = result.structured
+    if structured is not None:
+        structured = redactor.data(dict(structured))
+    return replace(
+        result,
+        text=redactor.text(result.text),
+        structured=structured,
+        error=redactor.text(result.error) if result.error is not None else None,
+        stderr=redactor.text(result.stderr),
+    )
+
+
+def is_macos() -> bool:
+    """Whether credentials may live in the macOS keychain (doctor cannot see those)."""
+    return sys.platform == "darwin"

@@ -1,0 +1,261 @@
+"""OpenAI's Codex CLI (``codex exec --json``) as an agent backend.
+
+One run per call: ``codex exec --json ... -- -`` reads the prompt from stdin
+and prints JSONL events. Verdicts use ``--output-schema FILE`` (the final
+agent message is the JSON answer). Read-only roles run with ``-s read-only``,
+writers with ``-s workspace-write``; ``bypass_permissions: true`` (explicit
+opt-in) gives writers ``-s danger-full-access``. A session continues with
+``codex exec resume``, which takes its sandbox as ``-c sandbox_mode=...``.
+
+Token usage comes from ``turn.completed``; after a resume Codex reports it
+cumulatively for the thread, so the previous total seen by this backend is
+subtracted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from phasegate.agents.base import Access, AgentRequest, AgentResult, TokenUsage
+from phasegate.agents.cli_support import CliBackend, CliSettings, tail
+from phasegate.errors import ConfigError
+from phasegate.process import ProcessResult
+
+#: The model provider phasegate defines when ``base_url`` is set.
+PROVIDER_ID = "phasegate"
+
+
+class CodexSettings(CliSettings):
+    """Codex settings: a custom provider is defined when ``base_url`` is set."""
+
+    api_key_env: str = "OPENAI_API_KEY"
+    wire_api: str = "responses"
+    provider_options: dict[str, Any] = Field(default_factory=dict)
+
+
+class CodexBackend(CliBackend):
+    """OpenAI's Codex CLI, headless."""
+
+    name = "codex"
+    package = "@openai/codex"
+    min_version = "0.50.0"
+    settings_model = CodexSettings
+    structured_output = True
+    writes_files = True
+    env_names = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "CODEX_HOME")
+    env_prefixes = ("CODEX_", "AZURE_OPENAI_")
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        # thread id -> cumulative usage last reported for it (Codex sums over resumes).
+        self._thread_usage: dict[str, TokenUsage] = {}
+
+    @property
+    def codex_settings(self) -> CodexSettings:
+        assert isinstance(self.cfg, CodexSettings)
+        return self.cfg
+
+    def child_env(self, request: AgentRequest | None = None) -> dict[str, str]:
+        env = super().child_env(request)
+        key_name = self.codex_settings.api_key_env
+        if key_name in os.environ and key_name not in env:
+            env[key_name] = os.environ[key_name]
+        return env
+
+    def forced_env(self, request: AgentRequest | None) -> dict[str, str]:
+        config_dir = self.config_dir()
+        return {"CODEX_HOME": str(config_dir)} if config_dir is not None else {}
+
+    def _sandbox(self, request: AgentRequest) -> str:
+        if request.access is Access.READ_ONLY:
+            return "read-only"
+        return "danger-full-access" if self.cfg.bypass_permissions else "workspace-write"
+
+    def arguments(self, request: AgentRequest, scratch: Path) -> list[str]:
+        cfg = self.codex_settings
+        sandbox = self._sandbox(request)
+        args = ["exec"]
+        if request.session:
+            # `exec resume` takes neither -s nor -C: the sandbox goes in as config.
+            args += ["resume", "-c", f"sandbox_mode={toml_value(sandbox)}"]
+            if request.extra_dirs and request.access is Access.WRITE:
+                roots = [str(d) for d in request.extra_dirs]
+                args += ["-c", f"sandbox_workspace_write.writable_roots={toml_value(roots)}"]
+        else:
+            args += ["-s", sandbox, "-C", str(request.workdir)]
+            if request.access is Access.WRITE:  # --add-dir makes a folder writable
+                for directory in request.extra_dirs:
+                    args += ["--add-dir", str(directory)]
+        args += ["--json", "--skip-git-repo-check", "-c", "check_for_update_on_startup=false"]
+        model = request.model or cfg.model
+        if model:
+            args += ["-m", model]
+        if cfg.base_url:
+            provider = {
+                "name": PROVIDER_ID,
+                "base_url": cfg.base_url,
+                "wire_api": cfg.wire_api,
+                "env_key": cfg.api_key_env,
+                **cfg.provider_options,
+            }
+            args += ["-c", f"model_providers.{PROVIDER_ID}={toml_value(provider)}"]
+            args += ["-c", f"model_provider={PROVIDER_ID}"]
+        for server in request.mcp_servers:
+            prefix = f"mcp_servers.{server.name}"
+            args += ["-c", f"{prefix}.command={toml_value(server.command)}"]
+            args += ["-c", f"{prefix}.args={toml_value(list(server.args))}"]
+            if server.env:
+                args += ["-c", f"{prefix}.env={toml_value(dict(server.env))}"]
+            args += ["-c", f"{prefix}.enabled_tools={toml_value(list(server.tools))}"]
+        if request.output_schema is not None:
+            schema_file = scratch / "output-schema.json"
+            schema_file.write_text(json.dumps(dict(request.output_schema)), encoding="utf-8")
+            args += ["--output-schema", str(schema_file)]
+        args += cfg.extra_args
+        # The prompt comes from stdin ("-"); after "--" so it is never taken for a subcommand.
+        if request.session:
+            return [*args, "--", request.session, "-"]
+        return [*args, "--", "-"]
+
+    def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:
+        events = _events(proc.stdout)
+        if not events:
+            return self.crash(proc, "no JSON events on stdout")
+        thread_id: str | None = request.session
+        messages: list[str] = []
+        reported: TokenUsage | None = None
+        failure: str | None = None
+        last_error: str | None = None
+        for event in events:
+            kind = event.get("type")
+            if kind == "thread.started" and isinstance(event.get("thread_id"), str):
+                thread_id = event["thread_id"]
+            elif kind == "item.completed":
+                item = event.get("item") or {}
+                if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+                    messages.append(item["text"])
+            elif kind == "turn.completed":
+                reported = _usage(event.get("usage") or {})
+            elif kind == "turn.failed":
+                failure = str((event.get("error") or {}).get("message") or "turn failed")
+            elif kind == "error":
+                last_error = str(event.get("message") or "")
+        usage = self._this_call(thread_id, reported, resumed=request.session is not None)
+        text = messages[-1] if messages else ""
+        error: str | None = None
+        structured: Mapping[str, Any] | None = None
+        if failure is not None or proc.exit_code != 0:
+            detail = failure or last_error or tail(proc.stderr, 400).strip() or "no message"
+            error = f"codex failed (exit status {proc.exit_code}): {detail}"
+        elif request.output_schema is not None:
+            structured = _json_object(text)
+            if structured is None:
+                error = "codex's final message is not a JSON object although a schema was given"
+        return AgentResult(
+            text=text,
+            structured=structured,
+            exit_status=proc.exit_code or (1 if error else 0),
+            usage=usage,
+            cost_usd=None,
+            session_id=thread_id,
+            error=error,
+            stderr=tail(proc.stderr),
+        )
+
+    def _this_call(
+        self, thread_id: str | None, reported: TokenUsage | None, *, resumed: bool
+    ) -> TokenUsage:
+        """This call's usage: Codex reports a resumed thread's usage cumulatively."""
+        if reported is None:
+            return TokenUsage()
+        previous = self._thread_usage.get(thread_id or "") if resumed else None
+        if thread_id:
+            self._thread_usage[thread_id] = reported
+        if previous is None:
+            return reported
+        return TokenUsage(
+            max(0, reported.input_tokens - previous.input_tokens),
+            max(0, reported.output_tokens - previous.output_tokens),
+            max(0, reported.cache_read_tokens - previous.cache_read_tokens),
+            max(0, reported.cache_write_tokens - previous.cache_write_tokens),
+        )
+
+    def credentials(self, env: Mapping[str, str]) -> str | None:
+        cfg = self.codex_settings
+        if cfg.base_url:
+            if env.get(cfg.api_key_env):
+                return f"{cfg.api_key_env} for {cfg.base_url}"
+            return None
+        for name in ("OPENAI_API_KEY", "CODEX_API_KEY"):
+            if env.get(name):
+                return name
+        home = Path(env.get("HOME") or os.path.expanduser("~"))
+        codex_home = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
+        if (codex_home / "auth.json").is_file():
+            return f"logged in ({codex_home / 'auth.json'})"
+        return None
+
+    def login_hint(self) -> str:
+        if self.codex_settings.base_url:
+            return f"set {self.codex_settings.api_key_env} for {self.codex_settings.base_url}"
+        return "set OPENAI_API_KEY, or run 'codex login'"
+
+
+def _events(stdout: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for line in stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def _usage(raw: Mapping[str, Any]) -> TokenUsage:
+    """Codex counts cached input inside ``input_tokens``; phasegate keeps them apart."""
+    cached = _int(raw.get("cached_input_tokens"))
+    written = _int(raw.get("cache_write_input_tokens"))
+    return TokenUsage(
+        input_tokens=max(0, _int(raw.get("input_tokens")) - cached - written),
+        output_tokens=_int(raw.get("output_tokens")),
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+    )
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def toml_value(value: Any) -> str:
+    """A Python value as TOML for ``codex -c key=value`` (JSON strings are valid TOML)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, Mapping):
+        inner = ", ".join(f"{json.dumps(str(k))} = {toml_value(v)}" for k, v in value.items())
+        return "{" + inner + "}"
+    if isinstance(value, Sequence):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    raise ConfigError(f"cannot pass {value!r} to codex as a TOML value")

@@ -1,0 +1,184 @@
+"""Google's Gemini CLI (``gemini -p``) as an agent backend.
+
+One headless run per call: the prompt goes to stdin (``-p ""`` selects
+headless mode; Gemini appends ``-p`` to stdin), ``--output-format json``
+prints ``{session_id, response, stats}``. Read-only roles run with
+``--approval-mode plan`` (writes only inside Gemini's own plans folder),
+writers with ``auto_edit``; ``bypass_permissions: true`` (explicit opt-in)
+gives writers ``yolo``. ``--skip-trust`` trusts the working directory for this
+session only.
+
+Gemini has no structured-output flag: the reviewer prompt asks for JSON and
+the verdict reader parses the text. On an API error stdout is empty and the
+JSON error report is the last object on stderr. Gemini retries failed
+requests on its own for minutes (``general.maxAttempts``): phasegate's
+timeout bounds the whole call regardless.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from phasegate.agents.base import Access, AgentRequest, AgentResult, TokenUsage
+from phasegate.agents.cli_support import CliBackend, last_line, tail
+from phasegate.errors import ConfigError
+from phasegate.process import ProcessResult
+
+#: Gemini CLI's own exit statuses (others are the HTTP status of an API error, mod 256).
+EXIT_MEANINGS = {
+    41: "authentication failed or no auth method selected",
+    42: "bad input",
+    53: "turn limit reached",
+    55: "the folder is not trusted",
+}
+
+
+class GeminiBackend(CliBackend):
+    """Google's Gemini CLI, headless."""
+
+    name = "gemini"
+    package = "@google/gemini-cli"
+    min_version = "0.41.0"
+    structured_output = False
+    writes_files = True
+    env_names = (
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_GENAI_USE_GCA",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    )
+    env_prefixes = ("GEMINI_",)
+
+    def forced_env(self, request: AgentRequest | None) -> dict[str, str]:
+        env: dict[str, str] = {}
+        config_dir = self.config_dir()
+        if config_dir is not None:
+            # Gemini keeps settings, sessions and OAuth tokens under $GEMINI_CLI_HOME/.gemini.
+            env["GEMINI_CLI_HOME"] = str(config_dir)
+        if self.cfg.base_url:
+            env["GOOGLE_GEMINI_BASE_URL"] = self.cfg.base_url
+        return env
+
+    def arguments(self, request: AgentRequest, scratch: Path) -> list[str]:
+        if request.mcp_servers:
+            raise ConfigError(
+                "backend 'gemini': MCP servers cannot be passed per call "
+                "(configure them in Gemini's settings.json instead)"
+            )
+        if request.access is Access.READ_ONLY:
+            mode = "plan"
+        else:
+            mode = "yolo" if self.cfg.bypass_permissions else "auto_edit"
+        args = ["-p", "", "--output-format", "json", "--skip-trust", "--approval-mode", mode]
+        model = request.model or self.cfg.model
+        if model:
+            args += ["-m", model]
+        for directory in request.extra_dirs:
+            args += ["--include-directories", str(directory)]
+        if request.session:
+            args += ["--resume", request.session]
+        return args + self.cfg.extra_args
+
+    def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:
+        data = _json_object(proc.stdout.strip())
+        if data is None or proc.exit_code != 0:
+            return self._failure(proc, data)
+        response = data.get("response")
+        session = data.get("session_id")
+        return AgentResult(
+            text=response if isinstance(response, str) else "",
+            exit_status=0,
+            usage=_usage(data.get("stats") or {}),
+            cost_usd=None,
+            session_id=session if isinstance(session, str) else None,
+            stderr=tail(proc.stderr),
+        )
+
+    def _failure(self, proc: ProcessResult, data: dict[str, Any] | None) -> AgentResult:
+        report = data or _last_json_object(proc.stderr) or {}
+        error = report.get("error") if isinstance(report.get("error"), Mapping) else None
+        if error is None and proc.exit_code == 0:
+            return self.crash(proc, "no JSON result on stdout")
+        meaning = EXIT_MEANINGS.get(proc.exit_code)
+        if error is not None:
+            detail = str(error.get("message") or error.get("type") or "error").strip()
+            code = error.get("code")
+            where = f" (code {code})" if code else ""
+        else:
+            detail = last_line(proc.stderr) or "no message"
+            where = ""
+        prefix = f"{meaning}: " if meaning else ""
+        session = report.get("session_id")
+        return AgentResult(
+            text="",
+            exit_status=proc.exit_code or 1,
+            error=f"gemini failed{where}, exit status {proc.exit_code}: {prefix}{detail}",
+            session_id=session if isinstance(session, str) else None,
+            stderr=tail(proc.stderr),
+        )
+
+    def credentials(self, env: Mapping[str, str]) -> str | None:
+        for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+            if env.get(name):
+                return name
+        if env.get("GOOGLE_GENAI_USE_VERTEXAI") not in (None, "", "0", "false"):
+            return "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI)"
+        home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.path.expanduser("~"))
+        oauth = home / ".gemini" / "oauth_creds.json"
+        if oauth.is_file():
+            return f"logged in ({oauth})"
+        return None
+
+    def login_hint(self) -> str:
+        return "set GEMINI_API_KEY, or run 'gemini' once and sign in"
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _last_json_object(text: str) -> dict[str, Any] | None:
+    """The last top-level JSON object in ``text`` (Gemini prints stack traces before it)."""
+    text = text[-65536:]
+    starts = [0, *(m.start() + 1 for m in re.finditer(r"\n\{", text))]
+    for start in reversed(starts):
+        data = _json_object(text[start:].strip())
+        if data is not None:
+            return data
+    return None
+
+
+def _usage(stats: Mapping[str, Any]) -> TokenUsage:
+    """Tokens summed over every model Gemini used (utility calls included)."""
+    total = TokenUsage()
+    models = stats.get("models") if isinstance(stats.get("models"), Mapping) else {}
+    assert isinstance(models, Mapping)
+    for model in models.values():
+        tokens = model.get("tokens") if isinstance(model, Mapping) else None
+        if not isinstance(tokens, Mapping):
+            continue
+        prompt = _int(tokens.get("prompt", tokens.get("input")))
+        cached = _int(tokens.get("cached"))
+        total = total + TokenUsage(
+            input_tokens=max(0, prompt - cached),
+            output_tokens=_int(tokens.get("candidates")) + _int(tokens.get("thoughts")),
+            cache_read_tokens=cached,
+        )
+    return total
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, int | float) else 0

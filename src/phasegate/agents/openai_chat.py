@@ -1,0 +1,326 @@
+"""An OpenAI-compatible chat model (OpenAI, Ollama, llama.cpp, vLLM, LM Studio...) as a backend.
+
+Calls ``POST {base_url}/chat/completions`` through the official ``openai``
+SDK. Structured answers use JSON mode (``response_format`` json_schema, or
+json_object for servers without schema support) and are parsed and checked
+with pydantic.
+
+A chat model cannot edit files. For writer roles the model is told to answer
+with a files-in-JSON object (:mod:`phasegate.agents.file_edits`), which this
+backend checks and applies inside the work tree only. Read-only roles get no
+such instructions and nothing they answer is written anywhere.
+
+The whole call, retries included, is bounded by the request's timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from phasegate.agents.base import (
+    Access,
+    AgentRequest,
+    AgentResult,
+    Availability,
+    Backend,
+    TokenUsage,
+)
+from phasegate.agents.cli_support import TIMEOUT_EXIT, Pricing, parse_settings, redacted
+from phasegate.agents.file_edits import (
+    FILE_EDITS_SCHEMA,
+    FileEdits,
+    UnsafePath,
+    apply_edits,
+    protocol_text,
+)
+from phasegate.errors import BackendUnavailable, ConfigError
+from phasegate.redact import Redactor
+
+if TYPE_CHECKING:
+    import openai
+
+_FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.S)
+_RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+PROBE_TIMEOUT = 5.0
+
+
+class OpenAISettings(BaseModel):
+    """Settings of the ``openai`` backend (``backends.openai`` merged with the role's)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_dir: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    json_mode: Literal["json_schema", "json_object", "none"] = "json_schema"
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, gt=0)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    extra_body: dict[str, Any] = {}
+    pricing: Pricing | None = None
+
+
+class _Timeout(Exception):
+    pass
+
+
+class OpenAIChatBackend(Backend):
+    """A chat-completions model; writers answer with files-in-JSON."""
+
+    name = "openai"
+    structured_output = True
+    # The model only answers; this backend applies its file edits within run().
+    writes_files = True
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        parsed = parse_settings(self.name, OpenAISettings, self.settings)
+        assert isinstance(parsed, OpenAISettings)
+        self.cfg = parsed
+        if not parsed.model:
+            raise ConfigError(
+                "backend 'openai': no model configured "
+                "(set backends.openai.model, and base_url for a local server)"
+            )
+        self.model: str = parsed.model
+
+    # -- credentials ---------------------------------------------------------------
+
+    def _api_key(self) -> str | None:
+        key = os.environ.get(self.cfg.api_key_env)
+        if key:
+            return key
+        # Self-hosted servers (Ollama, llama.cpp, vLLM...) usually need no key.
+        return "unused" if self.cfg.base_url else None
+
+    def _client(self, timeout: float) -> openai.OpenAI:
+        # Imported here: the SDK takes half a second to import, and every
+        # phasegate command loads all backends through the registry.
+        import openai
+
+        key = self._api_key()
+        if key is None:
+            raise BackendUnavailable(
+                f"backend 'openai': {self.cfg.api_key_env} is not set "
+                "(set it, or set backends.openai.base_url for a server that needs no key)"
+            )
+        return openai.OpenAI(
+            api_key=key, base_url=self.cfg.base_url, timeout=timeout, max_retries=0
+        )
+
+    def availability(self) -> Availability:
+        import openai
+
+        try:
+            client = self._client(PROBE_TIMEOUT)
+        except BackendUnavailable as exc:
+            return Availability(False, str(exc))
+        where = self.cfg.base_url or "api.openai.com"
+        try:
+            with client:
+                client.models.list()
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                return Availability(False, f"{where} refused the API key (HTTP {exc.status_code})")
+            # Some servers do not list models; they answered, which is what matters here.
+        except openai.APIError as exc:
+            return Availability(False, f"{where} is not reachable: {exc.__class__.__name__}")
+        return Availability(True, f"model {self.model} at {where}")
+
+    # -- the call ------------------------------------------------------------------
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        started = time.monotonic()
+        if request.mcp_servers:
+            raise ConfigError("backend 'openai': a chat model cannot use MCP servers")
+        key = os.environ.get(self.cfg.api_key_env, "")
+        redactor = Redactor([key] if key else [])
+        writer = request.access is Access.WRITE
+        kwargs = self._arguments(request, writer)
+        deadline = started + request.timeout
+        result = self._call_with_retries(kwargs, deadline, request.timeout)
+        final = result if isinstance(result, AgentResult) else self._result(request, result, writer)
+        if final.cost_usd is None and self.cfg.pricing is not None:
+            final = replace(final, cost_usd=self.cfg.pricing.cost(final.usage))
+        return redacted(replace(final, duration_s=time.monotonic() - started), redactor)
+
+    def _arguments(self, request: AgentRequest, writer: bool) -> dict[str, Any]:
+        system = [request.instructions.strip()] if request.instructions.strip() else []
+        schema: Mapping[str, Any] | None = None
+        if writer:
+            system.append(protocol_text(request.workdir, request.extra_dirs))
+            schema = FILE_EDITS_SCHEMA
+        elif request.output_schema is not None:
+            system.append("Answer with only a JSON object that matches the requested schema.")
+            schema = request.output_schema
+        user = "\n\n".join(f"## {p.title}\n\n{p.body.rstrip()}" for p in request.prompt)
+        messages = [{"role": "system", "content": "\n\n".join(system)}] if system else []
+        messages.append({"role": "user", "content": user or "(no input)"})
+        kwargs: dict[str, Any] = {"model": request.model or self.model, "messages": messages}
+        if schema is not None and self.cfg.json_mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": dict(schema), "strict": True},
+            }
+        elif schema is not None and self.cfg.json_mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        if self.cfg.temperature is not None:
+            kwargs["temperature"] = self.cfg.temperature
+        if self.cfg.max_tokens is not None:
+            kwargs["max_tokens"] = self.cfg.max_tokens
+        if self.cfg.extra_body:
+            kwargs["extra_body"] = dict(self.cfg.extra_body)
+        return kwargs
+
+    def _call_with_retries(self, kwargs: dict[str, Any], deadline: float, timeout: float) -> Any:
+        """The completion, or a failed result once retries or time run out."""
+        import openai
+
+        where = self.cfg.base_url or "api.openai.com"
+        attempt = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            try:
+                if remaining <= 0:
+                    raise _Timeout
+                return self._call_bounded(kwargs, remaining)
+            except _Timeout:
+                return AgentResult(
+                    text="",
+                    exit_status=TIMEOUT_EXIT,
+                    error=f"openai: {where} did not answer within {timeout:g}s (phasegate's limit)",
+                )
+            except openai.APIStatusError as exc:
+                retry = exc.status_code in _RETRY_STATUS
+                error = f"openai: {where} answered HTTP {exc.status_code}: {_message(exc)}"
+            except openai.APIError as exc:
+                retry = True
+                error = f"openai: request to {where} failed: {exc.__class__.__name__}: {exc}"
+            attempt += 1
+            pause = min(2.0 ** (attempt - 1), 8.0)
+            if not retry or attempt > self.cfg.max_retries or time.monotonic() + pause >= deadline:
+                return AgentResult(text="", exit_status=1, error=error)
+            time.sleep(pause)
+
+    def _call_bounded(self, kwargs: dict[str, Any], remaining: float) -> Any:
+        """One request, abandoned (its connection closed) when ``remaining`` runs out."""
+        import openai
+
+        client = self._client(remaining)
+        box: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                box["value"] = client.chat.completions.create(**kwargs)
+            except BaseException as exc:  # handed to the waiting thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=call, daemon=True)
+        worker.start()
+        worker.join(remaining)
+        if worker.is_alive():
+            client.close()  # unblocks the worker's read
+            raise _Timeout
+        client.close()
+        if "error" in box:
+            if isinstance(box["error"], openai.APITimeoutError):
+                raise _Timeout
+            raise box["error"]
+        return box["value"]
+
+    def _result(self, request: AgentRequest, completion: Any, writer: bool) -> AgentResult:
+        choices = getattr(completion, "choices", None) or []
+        content = ""
+        finish = None
+        if choices:
+            content = choices[0].message.content or ""
+            finish = choices[0].finish_reason
+        usage = _usage(getattr(completion, "usage", None))
+        if writer:
+            return self._apply(request, content, usage, finish)
+        structured = _json_object(content) if request.output_schema is not None else None
+        return AgentResult(text=content, structured=structured, usage=usage)
+
+    def _apply(
+        self, request: AgentRequest, content: str, usage: TokenUsage, finish: str | None
+    ) -> AgentResult:
+        try:
+            edits = FileEdits.model_validate_json(_unfenced(content))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "reply"
+            cut = " (the reply was cut off at the token limit)" if finish == "length" else ""
+            return AgentResult(
+                text=content,
+                exit_status=1,
+                usage=usage,
+                error=(
+                    f"openai: the reply is not a files-in-JSON answer{cut}: {where}: {first['msg']}"
+                ),
+            )
+        try:
+            changed = apply_edits(edits, request.workdir, request.extra_dirs)
+        except UnsafePath as exc:
+            return AgentResult(
+                text=edits.summary,
+                exit_status=1,
+                usage=usage,
+                error=f"openai: refused the model's file edits, nothing was written: {exc}",
+            )
+        except OSError as exc:
+            return AgentResult(
+                text=edits.summary,
+                exit_status=1,
+                usage=usage,
+                error=f"openai: could not write the model's file edits: {exc}",
+            )
+        listing = "\n".join(f"- {path}" for path in changed) or "- (no files)"
+        text = f"{edits.summary.strip()}\n\nFiles changed:\n{listing}".strip()
+        return AgentResult(text=text, usage=usage)
+
+
+def _unfenced(text: str) -> str:
+    stripped = text.strip()
+    match = _FENCE.match(stripped)
+    return match.group(1) if match else stripped
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(_unfenced(text))
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _usage(raw: Any) -> TokenUsage:
+    """Chat usage: cached prompt tokens are part of ``prompt_tokens``; kept apart here."""
+    if raw is None:
+        return TokenUsage()
+    prompt = int(getattr(raw, "prompt_tokens", 0) or 0)
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    return TokenUsage(
+        input_tokens=max(0, prompt - cached),
+        output_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
+        cache_read_tokens=cached,
+    )
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and inner.get("message"):
+            return str(inner["message"])
+    return str(exc.message)

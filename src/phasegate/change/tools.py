@@ -1,0 +1,284 @@
+"""The tools phasegate's MCP server offers agents: ``create_review`` and two read tools.
+
+The MCP server (:mod:`phasegate.change.mcp_server`) is a thin adapter over
+:class:`ChangeTools`; tests and scripted agents call the same methods. Every
+bad call raises :class:`ToolCallError` with one clear line and writes nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from phasegate.agents.base import McpServer
+from phasegate.change.handle import Change, open_change
+from phasegate.change.phases import ChangePhase, next_command
+from phasegate.change.review import (
+    CREATE_REVIEW_SCHEMA,
+    RecordedReview,
+    validate_submission,
+    write_review,
+)
+from phasegate.change.tasks import read_tasks
+from phasegate.config import Config, load_config
+from phasegate.errors import BadInputError, PhasegateError
+from phasegate.redact import Redactor
+from phasegate.state.journal import utc_now
+from phasegate.workflow.registry import WorkflowRegistry
+
+#: The MCP server's name, as agents' CLIs prefix its tools (``mcp__phasegate__create_review``).
+SERVER_NAME = "phasegate"
+
+
+class ToolCallError(BadInputError):
+    """A tool call that was refused; nothing was written."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as agents see it: name, description, JSON schema of its arguments."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+_CHANGE_ONLY: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["change_id"],
+    "properties": {"change_id": {"type": "string", "description": "The change's id."}},
+}
+
+TOOLS: dict[str, ToolSpec] = {
+    "create_review": ToolSpec(
+        "create_review",
+        "Submit your structured review of a change's implementation. It writes the change's "
+        "REVIEW.md (verdict, findings with severity, file and line, tests run); only this call "
+        "records a review. Allowed only while the change awaits a review.",
+        CREATE_REVIEW_SCHEMA,
+    ),
+    "get_change": ToolSpec(
+        "get_change",
+        "The change's phase (STATE.yaml), request, iteration limits and files.",
+        _CHANGE_ONLY,
+    ),
+    "get_tasks": ToolSpec(
+        "get_tasks",
+        "The change's tasks.md grouped by layer (Data, Logic, Integration, Testing), "
+        "each task with its line and whether it is done.",
+        _CHANGE_ONLY,
+    ),
+}
+
+#: The tools each role of the change workflow may call; roles not listed get no MCP
+#: server at all (their prompts already hold the plan and tasks, and some backends,
+#: a chat model for one, cannot take MCP servers).
+ROLE_TOOLS: dict[str, tuple[str, ...]] = {
+    "reviewer": ("create_review", "get_change", "get_tasks"),
+}
+
+
+class ChangeTools:
+    """The tools, bound to a repository and optionally to one change and a tool allow-list."""
+
+    def __init__(
+        self,
+        repo: Path,
+        *,
+        change_id: str | None = None,
+        allowed: Sequence[str] | None = None,
+        config: Config | None = None,
+    ) -> None:
+        self.repo = repo
+        self.change_id = change_id
+        unknown = sorted(set(allowed or ()) - set(TOOLS))
+        if unknown:
+            raise BadInputError(f"unknown tool(s) {', '.join(unknown)} (tools: {', '.join(TOOLS)})")
+        self.allowed = tuple(allowed) if allowed is not None else tuple(TOOLS)
+        self.config = config if config is not None else load_config(repo)
+        self.registry = WorkflowRegistry(repo)
+        self.redactor = Redactor()
+
+    def specs(self) -> list[ToolSpec]:
+        """The tools this server offers (only the allowed ones)."""
+        return [TOOLS[name] for name in self.allowed]
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Run tool ``name``; raise :class:`ToolCallError` for a refused call."""
+        if name not in TOOLS:
+            raise ToolCallError(f"unknown tool {name!r} (tools: {', '.join(self.allowed)})")
+        if name not in self.allowed:
+            raise ToolCallError(
+                f"tool {name!r} is not allowed here (allowed: {', '.join(self.allowed)})"
+            )
+        args = dict(arguments or {})
+        try:
+            if name == "create_review":
+                return self.create_review(args)
+            if name == "get_change":
+                return self.get_change(args)
+            return self.get_tasks(args)
+        except ToolCallError:
+            raise
+        except PhasegateError as exc:
+            text = str(exc)
+            raise ToolCallError(
+                text if text.startswith(f"{name}:") else f"{name}: {text}"
+            ) from None
+
+    # -- the tools ------------------------------------------------------------------
+
+    def _change(self, args: Mapping[str, Any], tool: str) -> Change:
+        change_id = args.get("change_id")
+        if not isinstance(change_id, str) or not change_id:
+            raise ToolCallError(f"{tool}: change_id: required field is missing")
+        if self.change_id is not None and change_id != self.change_id:
+            raise ToolCallError(
+                f"{tool}: change_id {change_id!r} is not the change this server serves "
+                f"({self.change_id!r})"
+            )
+        change = open_change(self.repo, change_id, self.config, self.registry)
+        if not change.exists():
+            where = change.archived_path()
+            state = f"it was archived to {change.rel(where)}" if where else "no such change"
+            raise ToolCallError(f"{tool}: change {change_id!r}: {state}")
+        return change
+
+    def create_review(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate the review, check the change awaits one, write REVIEW.md atomically."""
+        args = self.redactor.data(dict(args))
+        change = self._change(args, "create_review")
+        review = validate_submission(_relative_files(args, change))
+        state = change.load()
+        awaiting = (
+            state.phase is ChangePhase.IMPLEMENTING
+            and state.impl is not None
+            and state.impl.step == "review"
+        )
+        if not awaiting:
+            step = f", step {state.impl.step}" if state.impl else ""
+            raise ToolCallError(
+                f"create_review: change {change.id!r} is not awaiting a review "
+                f"(phase {state.phase.value}{step}); nothing was written"
+            )
+        assert state.impl is not None
+        round_id = f"{state.epoch}.{state.impl.iteration}"
+        recorded = RecordedReview(
+            change_id=change.id,
+            round=round_id,
+            iteration=state.impl.iteration,
+            created=utc_now(),
+            verdict=review.verdict,
+            summary=review.summary,
+            findings=review.findings,
+            tests_run=review.tests_run,
+        )
+        write_review(change.review_path, recorded)
+        # The engine holds the change's locks during the reviewer's call and is
+        # not writing then; this line is the audit trail of who wrote REVIEW.md.
+        change.record(
+            "review.submitted",
+            round=round_id,
+            verdict=review.verdict.value,
+            findings=len(review.findings),
+            sync_now=True,
+        )
+        return {
+            "written": change.rel(change.review_path),
+            "change_id": change.id,
+            "round": round_id,
+            "verdict": review.verdict.value,
+            "findings": len(review.findings),
+        }
+
+    def get_change(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        change = self._change(args, "get_change")
+        state = change.load()
+        files = [
+            change.rel(p)
+            for p in (change.proposal_path, change.tasks_path, change.review_path)
+            if p.is_file()
+        ] + [change.rel(change.specs_dir / n) for n in change.spec_files()]
+        return {
+            "change_id": change.id,
+            "phase": state.phase.value,
+            "description": state.description,
+            "planning_iterations": state.planning_iterations,
+            "implementation_iterations": state.implementation_iterations,
+            "plan_step": state.plan.step if state.plan else None,
+            "impl_step": state.impl.step if state.impl else None,
+            "impl_iteration": state.impl.iteration if state.impl else None,
+            "files": files,
+            "next": next_command(state.phase, change.id),
+        }
+
+    def get_tasks(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        change = self._change(args, "get_tasks")
+        tasks = read_tasks(change.tasks_path)
+        return {
+            "change_id": tasks.change_id,
+            "change_id_from": tasks.change_id_from,
+            "layers": [
+                {
+                    "layer": layer.key,
+                    "title": layer.title,
+                    "tasks": [
+                        {"text": t.text, "done": t.done, "line": t.line} for t in layer.tasks
+                    ],
+                }
+                for layer in tasks.layers
+            ],
+        }
+
+
+def _relative_files(args: Mapping[str, Any], change: Change) -> dict[str, Any]:
+    """Findings may name files by absolute path inside the repository: make them relative."""
+    fixed = dict(args)
+    findings = fixed.get("findings")
+    if not isinstance(findings, list):
+        return fixed
+    roots = [change.repo.resolve()]
+    out: list[Any] = []
+    for finding in findings:
+        if isinstance(finding, dict) and isinstance(finding.get("file"), str):
+            path = Path(finding["file"])
+            if path.is_absolute():
+                for root in roots:
+                    try:
+                        finding = {**finding, "file": path.resolve().relative_to(root).as_posix()}
+                        break
+                    except ValueError:
+                        continue
+        out.append(finding)
+    fixed["findings"] = out
+    return fixed
+
+
+def server_for_role(repo: Path, change_id: str, role: str) -> tuple[McpServer, ...]:
+    """The MCP server (``phasegate mcp``) given to an agent in ``role``; none if it needs none."""
+    allowed = ROLE_TOOLS.get(role, ())
+    if not allowed:
+        return ()
+    return (
+        McpServer(
+            name=SERVER_NAME,
+            # The running interpreter, so the agent's stripped-down PATH cannot miss it.
+            command=sys.executable,
+            args=(
+                "-m",
+                "phasegate",
+                "mcp",
+                "--repo",
+                str(repo),
+                "--change",
+                change_id,
+                "--tools",
+                ",".join(allowed),
+            ),
+            tools=allowed,
+        ),
+    )

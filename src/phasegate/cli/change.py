@@ -1,0 +1,281 @@
+"""``phasegate plan / impl / archive / mcp`` and the ``phasegate change`` group (seed 002)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from phasegate.change.archiving import archive_change
+from phasegate.change.handle import Change, list_changes, open_change
+from phasegate.change.implementing import ImplOptions, ImplOutcome, implement_change
+from phasegate.change.phases import next_command
+from phasegate.change.planning import LIMIT_CHOICES, PlanOptions, plan_change
+from phasegate.change.tools import ChangeTools
+from phasegate.cli.app import RepoOption, TerminalAsker, _repo, app, err, out
+from phasegate.cli.progress import ProgressPrinter
+from phasegate.config import load_config
+from phasegate.engine.dispatch import Backends
+from phasegate.engine.runner import NoTerminal
+from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
+
+change_app = typer.Typer(
+    name="change",
+    help="The change workflow (seed 002): plan, impl, archive a change; status and list.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(change_app, name="change")
+
+ChangeId = Annotated[str, typer.Argument(help="The change id (a folder under changes/).")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")]
+
+
+class ChangeProgress(ProgressPrinter):
+    """Progress lines for the change workflow's own events."""
+
+    def _on_phase_changed(self, e: dict[str, Any]) -> None:
+        cause = escape(str(e.get("cause")))
+        self._line(f"[bold]● phase {e.get('from_phase')} → {e.get('to')}[/] ({cause})")
+
+    def _on_plan_step(self, e: dict[str, Any]) -> None:
+        self._line(f"▶ plan: {e.get('step')}")
+
+    def _on_challenge_verdict(self, e: dict[str, Any]) -> None:
+        self._line(
+            f"  challenge {e.get('iteration')}: [bold]{e.get('verdict')}[/] ({e.get('source')})"
+        )
+        for issue in (e.get("issues") or [])[:5]:
+            first = str(issue.get("description", "")).splitlines()[0:1]
+            self._line(
+                f"      - {escape('[' + str(issue.get('severity')) + ']')} {escape(''.join(first))}"
+            )
+
+    def _on_review_verdict(self, e: dict[str, Any]) -> None:
+        self._line(f"  review {e.get('iteration')}: [bold]{e.get('verdict')}[/]")
+
+    def _on_step_output_missing(self, e: dict[str, Any]) -> None:
+        missing = ", ".join(e.get("missing") or [])
+        self._line(f"[yellow]    {e.get('role')} did not write {escape(missing)}; trying again[/]")
+
+    def _on_review_missing(self, e: dict[str, Any]) -> None:
+        self._line("[yellow]    the reviewer did not call create_review: no review recorded[/]")
+
+    def _on_tasks_frontmatter_fixed(self, e: dict[str, Any]) -> None:
+        self._line(f"  tasks.md frontmatter: {escape(str(e.get('reason')))}")
+
+    def _on_layer_skipped(self, e: dict[str, Any]) -> None:
+        self._line(f"  - layer {e.get('layer')} skipped ({e.get('reason')})")
+
+    def _on_spec_merged(self, e: dict[str, Any]) -> None:
+        self._line(f"  merged {escape(str(e.get('spec')))}")
+
+
+def _open(
+    repo: Path | None, change_id: str, quiet: bool
+) -> tuple[Change, Backends, ChangeProgress]:
+    root = _repo(repo)
+    config = load_config(root)
+    printer = ChangeProgress(err, quiet=quiet)
+    change = open_change(root, change_id, config, sink=printer)
+    return change, Backends(config, root), printer
+
+
+def _print_findings(console: Console, outcome: ImplOutcome) -> None:
+    if outcome.review is None:
+        return
+    console.print(f"Review ({outcome.review.verdict.value}): {escape(outcome.review.summary)}")
+    for finding in outcome.review.findings:
+        console.print(f"  - {escape(finding.render())}")
+
+
+def plan(
+    change_id: ChangeId,
+    description: Annotated[
+        str | None, typer.Argument(help="What the change is about (needed to create it).")
+    ] = None,
+    mode: Annotated[
+        str | None,
+        typer.Option("--mode", "-m", help="quick | standard | full: sets the iteration limits."),
+    ] = None,
+    rechallenge: Annotated[
+        bool,
+        typer.Option("--rechallenge", help="After editing the plan by hand: challenge it again."),
+    ] = False,
+    on_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--on-limit",
+            help="At the planning iteration limit: implement (only with minor issues left) "
+            "or continue revising. Without it and without a terminal, plan exits 3.",
+        ),
+    ] = None,
+    then_implement: Annotated[
+        bool, typer.Option("--implement", help="Once challenged, run impl right away.")
+    ] = False,
+    quiet: QuietOption = False,
+    repo: RepoOption = None,
+) -> None:
+    """Plan a change: proposal.md -> specs/*.md -> tasks.md -> challenge loop.
+
+    Creates the change when it does not exist (give DESCRIPTION); otherwise
+    continues from its phase. Running again after an interruption resumes.
+    """
+    if on_limit is not None and on_limit not in LIMIT_CHOICES:
+        raise BadInputError(f"--on-limit must be one of {', '.join(LIMIT_CHOICES)}")
+    change, backends, printer = _open(repo, change_id, quiet)
+    interactive = sys.stdin.isatty()
+    options = PlanOptions(
+        description=description,
+        mode=mode,
+        rechallenge=rechallenge,
+        on_limit=on_limit,
+        viewer=lambda text: err.print(text, markup=False),
+    )
+    try:
+        outcome = plan_change(
+            change, backends, TerminalAsker() if interactive else NoTerminal(), options
+        )
+    finally:
+        printer.close()
+    if outcome.action == "rejected":
+        raise BlockedError(outcome.message)
+    if outcome.action == "waiting":
+        raise WaitingForHuman(outcome.message)
+    out.print(escape(outcome.message))
+    if outcome.action not in ("challenged", "already-planned"):
+        return
+    if not then_implement and interactive:
+        choice = TerminalAsker().choose(
+            "Implement now, or view the plan?", ["implement", "view", "stop"], "stop"
+        )
+        if choice == "view":
+            for path in [change.proposal_path, change.tasks_path]:
+                err.print(f"--- {change.rel(path)}", markup=False)
+                err.print(path.read_text(encoding="utf-8", errors="replace"), markup=False)
+            choice = TerminalAsker().choose("Implement now?", ["implement", "stop"], "stop")
+        then_implement = choice == "implement"
+    if then_implement:
+        impl(change_id, review_only=False, quiet=quiet, repo=repo)
+
+
+def impl(
+    change_id: ChangeId,
+    review_only: Annotated[
+        bool,
+        typer.Option("--review-only", help="After a manual fix: skip implementing, review again."),
+    ] = False,
+    quiet: QuietOption = False,
+    repo: RepoOption = None,
+) -> None:
+    """Implement a challenged change: tasks.md layer by layer, review (create_review), fix loop."""
+    change, backends, printer = _open(repo, change_id, quiet)
+    try:
+        outcome = implement_change(change, backends, ImplOptions(review_only=review_only))
+    finally:
+        printer.close()
+    if outcome.status == "stopped":
+        _print_findings(err, outcome)
+        raise BlockedError(outcome.message)
+    out.print(escape(outcome.message))
+
+
+def archive(
+    change_id: ChangeId,
+    resolved: Annotated[
+        bool,
+        typer.Option(
+            "--resolved",
+            help="You merged conflicting requirements into the change's specs by hand: "
+            "take the change's version of them.",
+        ),
+    ] = False,
+    quiet: QuietOption = False,
+    repo: RepoOption = None,
+) -> None:
+    """Archive a complete change: merge its specs into the living specs, move it to the archive."""
+    change, _, printer = _open(repo, change_id, quiet)
+    try:
+        outcome = archive_change(change, resolved=resolved)
+    finally:
+        printer.close()
+    out.print(escape(outcome.message))
+
+
+def status(
+    change_id: Annotated[str | None, typer.Argument(help="A change (default: all).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    repo: RepoOption = None,
+) -> None:
+    """Show a change's phase and what to run next (or list every change)."""
+    root = _repo(repo)
+    config = load_config(root)
+    ids = [change_id] if change_id else list_changes(root, config)
+    rows: list[dict[str, Any]] = []
+    for cid in ids:
+        change = open_change(root, cid, config)
+        if not change.exists() and change.archived_path() is not None:
+            rows.append({"change_id": cid, "phase": "archived", "next": None})
+            continue
+        state = change.load()
+        rows.append(
+            {
+                "change_id": cid,
+                "phase": state.phase.value,
+                "description": state.description,
+                "plan_step": state.plan.step if state.plan else None,
+                "impl_step": state.impl.step if state.impl else None,
+                "next": next_command(state.phase, cid),
+                "state_file": change.rel(change.state_path),
+                "agent_calls": state.usage.calls,
+            }
+        )
+    if as_json:
+        out.print_json(json.dumps(rows[0] if change_id else rows))
+        return
+    if not rows:
+        out.print('No changes yet. Start one with: phasegate plan ID "what it is about"')
+        return
+    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+    for column in ("change", "phase", "next"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["change_id"], row["phase"], escape(row["next"] or ""))
+    out.print(table)
+
+
+def mcp(
+    change_id: Annotated[
+        str | None,
+        typer.Option("--change", help="Serve only this change (tool calls naming another fail)."),
+    ] = None,
+    tools: Annotated[
+        str | None,
+        typer.Option("--tools", help="Comma-separated tools to offer (default: all)."),
+    ] = None,
+    repo: RepoOption = None,
+) -> None:
+    """Run phasegate's MCP server on stdio: create_review, get_change, get_tasks."""
+    from phasegate.change.mcp_server import serve_stdio  # the SDK is slow to import: only here
+
+    root = _repo(repo)
+    allowed = [t.strip() for t in tools.split(",") if t.strip()] if tools is not None else None
+    serve_stdio(ChangeTools(root, change_id=change_id, allowed=allowed, config=load_config(root)))
+
+
+# Top level (the seed's commands) and under `phasegate change`, the same functions.
+app.command()(plan)
+app.command()(impl)
+app.command()(archive)
+app.command()(mcp)
+change_app.command()(plan)
+change_app.command()(impl)
+change_app.command()(archive)
+change_app.command()(status)
+change_app.command("list")(status)

@@ -1,0 +1,145 @@
+"""Commands for working from inside Claude Code: hook, install, uninstall, worktree."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from phasegate.cli.app import RepoOption, _repo, app, out
+from phasegate.config import load_config
+from phasegate.engine.workitem import locate_item
+from phasegate.engine.worktree import check_worktree, describe, remove_worktree
+from phasegate.errors import BadInputError
+from phasegate.integrations.claude_code.hook import EVENTS, run_hook
+from phasegate.integrations.claude_code.install import default_command, install, uninstall
+from phasegate.integrations.claude_code.layout import load_layout
+from phasegate.integrations.claude_code.settings import Report
+from phasegate.workflow.registry import WorkflowRegistry
+
+TARGETS = ("claude-code",)
+#: The workflow whose phases get slash commands.
+COMMANDS_WORKFLOW = "feature"
+
+
+def _target(target: str) -> None:
+    if target not in TARGETS:
+        raise BadInputError(f"unknown integration {target!r} (available: {', '.join(TARGETS)})")
+
+
+def _mcp_available() -> bool:
+    """Whether this phasegate has an ``mcp`` command (checked when installing)."""
+    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    names |= {g.name or "" for g in app.registered_groups}
+    return "mcp" in names
+
+
+def _print(report: Report, repo: Path, nothing: str) -> None:
+    changed = [(p, a) for p, a in report.changes if a != "unchanged"]
+    for path, action in changed:
+        shown = path.relative_to(repo) if path.is_relative_to(repo) else path
+        out.print(f"{action}: {shown}", markup=False)
+    for note in report.notes:
+        out.print(f"note: {note}", markup=False)
+    if not changed:
+        out.print(nothing, markup=False)
+
+
+@app.command()
+def hook(
+    event: Annotated[str, typer.Argument(help=f"The hook event: {' | '.join(EVENTS)}.")],
+) -> None:
+    """Answer a Claude Code hook (JSON on stdin, JSON on stdout); never fails the session."""
+    if event not in EVENTS:
+        raise BadInputError(f"unknown hook event {event!r} (available: {', '.join(EVENTS)})")
+    run_hook(event, sys.stdin, sys.stdout)
+
+
+@app.command(name="install")
+def install_command(
+    target: Annotated[str, typer.Argument(help="What to install into: claude-code.")],
+    guard: Annotated[
+        bool,
+        typer.Option(
+            "--guard/--no-guard",
+            help="Also install the PreToolUse hook that denies hand edits of state files.",
+        ),
+    ] = True,
+    command: Annotated[
+        str | None,
+        typer.Option(
+            "--command",
+            help="How hooks and slash commands call phasegate (default: 'phasegate' if it is "
+            "on PATH, else this installation's absolute path).",
+        ),
+    ] = None,
+    repo: RepoOption = None,
+) -> None:
+    """Add phasegate's hooks, slash commands and MCP server to the repository's .claude/.
+
+    Merges with what is there, never overwrites a user's own entries, and
+    changes nothing when run again.
+    """
+    _target(target)
+    root = _repo(repo)
+    if command is not None and "phasegate" not in command:
+        # Install and uninstall recognise their own entries by it.
+        raise BadInputError(f"--command {command!r} must run phasegate (name it in the command)")
+    workflow = WorkflowRegistry(root).get(COMMANDS_WORKFLOW).workflow
+    phases = [(p.name, p.description) for p in workflow.phases]
+    cmd = command or default_command()
+    report = install(root, cmd, phases, guard=guard, mcp=_mcp_available())
+    load_layout(root)  # so the first session does not pay for building it
+    _print(report, root, "Already installed; nothing changed.")
+    if report.changed:
+        out.print(f"Hooks and slash commands call: {cmd}", markup=False)
+
+
+@app.command(name="uninstall")
+def uninstall_command(
+    target: Annotated[str, typer.Argument(help="What to remove phasegate from: claude-code.")],
+    repo: RepoOption = None,
+) -> None:
+    """Remove exactly what 'phasegate install' added; the user's own entries stay as they are."""
+    _target(target)
+    root = _repo(repo)
+    _print(uninstall(root), root, "Nothing of phasegate's was installed; nothing changed.")
+
+
+worktree_app = typer.Typer(
+    name="worktree", help="Manage work items' git worktrees.", no_args_is_help=True
+)
+app.add_typer(worktree_app)
+
+
+@worktree_app.command("remove")
+def worktree_remove(
+    name: Annotated[str, typer.Argument(help="The work item whose worktree to remove.")],
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Remove even with uncommitted changes or unmerged commits (the branch is kept).",
+        ),
+    ] = False,
+    repo: RepoOption = None,
+) -> None:
+    """Remove a work item's worktree once its branch is merged; its branch is kept."""
+    root = _repo(repo)
+    item = locate_item(root, name, WorkflowRegistry(root), load_config(root))
+    state = item.load()
+    if not state.worktree:
+        raise BadInputError(f"work item {name!r} has no worktree")
+    check = check_worktree(root, state.worktree, state.branch)
+    if not check.exists:
+        out.print(f"{state.worktree} is already gone.", markup=False)
+        return
+    if not check.safe_to_remove and not force:
+        raise BadInputError(
+            f"not removing {state.worktree}: {describe(check, state.worktree)}; merge first, "
+            "or pass --force to remove it anyway"
+        )
+    remove_worktree(root, state.worktree, force=force)
+    out.print(f"Removed {state.worktree}; branch {state.branch} is kept.", markup=False)

@@ -1,0 +1,1 @@
+"""Adapters that put phasegate inside other tools (Claude Code)."""

@@ -1,0 +1,107 @@
+"""The workflow layout the hooks need, cached as JSON next to the config.
+
+The hooks must find the work items of every workflow (built-in and the
+repository's own, with ``items_dir`` overrides from the config) without
+loading the workflow engine, which costs more than the whole hook may take.
+So the layout (per workflow: items folder, state/journal/history file names,
+phase graph, modes) is written to ``.phasegate/cache/hook-layout.json``
+together with a fingerprint of everything it was derived from: the config
+file, every workflow file, and phasegate's version. Each hook call recomputes
+the fingerprint (reading a handful of small files) and uses the cache only if
+it matches; otherwise it rebuilds the layout once with the full loader. The
+cache can therefore never be stale, only missing, and it is safe to delete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from phasegate import __version__
+from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, CONFIG_FILE
+
+#: Bump when the layout's shape changes, so old caches are rebuilt.
+LAYOUT_FORMAT = 2
+LAYOUT_FILE = "hook-layout.json"
+BUILTIN_DIR = Path(__file__).resolve().parents[2] / "workflow" / "builtin"
+REPO_WORKFLOWS = Path(CONFIG_DIR) / "workflows"
+
+Layout = dict[str, Any]
+
+
+def layout_path(repo: Path) -> Path:
+    """Where the cached layout of ``repo`` is kept."""
+    return repo / CONFIG_DIR / CACHE_DIR / LAYOUT_FILE
+
+
+def fingerprint(repo: Path) -> str:
+    """A digest of every input of the layout: config, workflow files, version."""
+    digest = hashlib.sha256(f"{LAYOUT_FORMAT}:{__version__}".encode())
+    sources = [("config", repo / CONFIG_DIR / CONFIG_FILE)]
+    sources += [(f"builtin/{p.name}", p) for p in sorted(BUILTIN_DIR.glob("*.yaml"))]
+    sources += [(f"repo/{p.name}", p) for p in sorted((repo / REPO_WORKFLOWS).glob("*.yaml"))]
+    for label, path in sources:
+        digest.update(label.encode() + b"\0")
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b"\0absent"
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
+
+
+def load_layout(repo: Path) -> Layout:
+    """The layout of ``repo``: from the cache when it is current, else rebuilt and cached.
+
+    Never raises: a layout that cannot be built comes back empty with the
+    reason in ``problems``.
+    """
+    current = fingerprint(repo)
+    path = layout_path(repo)
+    with contextlib.suppress(OSError, ValueError):
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(cached, dict) and cached.get("fingerprint") == current:
+            return cached
+    try:
+        # The slow path (the engine's loader) runs once per change of the inputs.
+        from phasegate.integrations.claude_code.layout_build import build_layout
+
+        layout = build_layout(repo)
+    except Exception as exc:
+        reason = f"{exc.__class__.__name__}: {exc}"
+        return {"workflows": {}, "problems": [f"could not read the workflows ({reason})"]}
+    layout["fingerprint"] = current
+    save_layout(path, layout)
+    return layout
+
+
+def save_layout(path: Path, layout: Layout) -> None:
+    """Write the cache atomically; a read-only checkout just goes without it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ignore = path.parent / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("*\n", encoding="utf-8")  # a cache is never committed
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(layout, indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def state_files(repo: Path, layout: Layout) -> list[tuple[str, str, Path]]:
+    """``(workflow, item, state file)`` for every work item, like ``phasegate status``."""
+    found: list[tuple[str, str, Path]] = []
+    seen: set[Path] = set()
+    for name in sorted(layout.get("workflows", {})):
+        workflow = layout["workflows"][name]
+        root = repo / workflow["items_dir"]
+        for state_file in sorted(root.glob(f"*/{workflow['state_file']}")):
+            if state_file not in seen:
+                seen.add(state_file)
+                found.append((name, state_file.parent.name, state_file))
+    return found

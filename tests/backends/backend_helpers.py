@@ -1,0 +1,159 @@
+"""Helpers for backend tests: settings that point each real CLI at the stub, requests, fakes."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from phasegate.agents.base import Access, AgentRequest, PromptPart
+from phasegate.testing import StubLLMServer
+from phasegate.testing.clis import find_cli, gemini_env
+
+REPO = Path(__file__).resolve().parents[2]
+#: The provider keys handed to the CLIs (through phasegate's environment, like a user's).
+STUB_KEY = "stub-provider-key-0123456789"
+CLAUDE_MODEL = "claude-sonnet-4-5"
+CODEX_MODEL = "gpt-5.5"  # from Codex's bundled catalog, so it offers apply_patch
+GEMINI_MODEL = "gemini-2.5-flash"
+APPROVE = {"approved": True, "issues": [], "summary": "complete"}
+BLOCKER = {"severity": "blocker", "description": "No acceptance criteria", "location": "spec.md"}
+REJECT = {"approved": False, "issues": [BLOCKER], "summary": "needs acceptance criteria"}
+
+
+def cli_path(name: str) -> Path | None:
+    """The pinned CLI ``name`` in the repository's node_modules, if installed."""
+    return find_cli(name, REPO)
+
+
+def claude_settings(stub: StubLLMServer, home: Path, **extra: Any) -> dict[str, Any]:
+    """Claude Code against the stub: isolated config dir, no side traffic, no retries."""
+    binary = cli_path("claude")
+    return {
+        "binary": str(binary),
+        "model": CLAUDE_MODEL,
+        "base_url": stub.url,
+        "config_dir": str(home / "claude-config"),
+        "env": {
+            "HOME": str(home),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "0",
+        },
+        **extra,
+    }
+
+
+def codex_settings(stub: StubLLMServer, home: Path, **extra: Any) -> dict[str, Any]:
+    """Codex against the stub: its own CODEX_HOME, no plugin sync, no provider retries."""
+    binary = cli_path("codex")
+    return {
+        "binary": str(binary),
+        "model": CODEX_MODEL,
+        "base_url": stub.openai_url,
+        "config_dir": str(home / "codex-home"),
+        "provider_options": {"request_max_retries": 0, "stream_max_retries": 0},
+        "extra_args": ["--disable", "plugins", "-c", "analytics.enabled=false"],
+        "env": {"HOME": str(home)},
+        **extra,
+    }
+
+
+def gemini_settings(stub: StubLLMServer, home: Path, **extra: Any) -> dict[str, Any]:
+    """Gemini CLI against the stub: API-key auth selected, one attempt per request."""
+    binary = cli_path("gemini")
+    gemini_home = home / "gemini-home"
+    gemini_env(stub.url, gemini_home)  # writes gemini_home/.gemini/settings.json
+    return {
+        "binary": str(binary),
+        "model": GEMINI_MODEL,
+        "base_url": stub.url,
+        "config_dir": str(gemini_home),
+        "env": {"HOME": str(home)},
+        **extra,
+    }
+
+
+def openai_settings(stub: StubLLMServer, **extra: Any) -> dict[str, Any]:
+    """The openai backend against the stub's chat completions."""
+    return {"base_url": stub.openai_url, "model": "stub-chat-model", **extra}
+
+
+def make_request(
+    workdir: Path,
+    prompt: str = "Say hello.",
+    *,
+    access: Access = Access.READ_ONLY,
+    schema: dict[str, Any] | None = None,
+    timeout: float = 60.0,
+    **fields: Any,
+) -> AgentRequest:
+    """A one-part request for role ``tester``."""
+    return AgentRequest(
+        role="tester",
+        prompt=(PromptPart("Task", prompt),),
+        workdir=workdir,
+        access=access,
+        output_schema=schema,
+        timeout=timeout,
+        **fields,
+    )
+
+
+FAKE_CLI = """\
+import json, os, sys, time
+mode = os.environ.get("FAKE_MODE", "echo")
+if "--version" in sys.argv:
+    print(os.environ.get("FAKE_VERSION", "fake-cli 9.9.9"))
+    sys.exit(0)
+if mode == "exit-early":
+    sys.stderr.write("fatal: could not start the agent\\n")
+    sys.exit(3)
+if mode == "flood":
+    chunk = b"x" * 65536
+    for _ in range(int(os.environ.get("FAKE_MB", "40")) * 16):
+        sys.stdout.buffer.write(chunk)
+    sys.exit(0)
+prompt = sys.stdin.read()
+if mode == "bad-bytes":
+    sys.stdout.buffer.write(b'{"result": "caf\\xe9 \\xff done", "is_error": false}')
+    sys.exit(0)
+report = {"argv": sys.argv[1:], "env": sorted(os.environ), "prompt": prompt, "cwd": os.getcwd()}
+print(json.dumps({"result": json.dumps(report), "is_error": False, "session_id": "fake"}))
+"""
+
+
+def fake_cli(directory: Path, name: str = "fake-claude") -> Path:
+    """An executable stand-in for an agent CLI (modes in ``FAKE_MODE``; see FAKE_CLI)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(f"#!{sys.executable}\n{FAKE_CLI}", encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def fake_settings(binary: Path, mode: str, **extra: Any) -> dict[str, Any]:
+    """Settings running ``binary`` in ``mode``."""
+    env = {"FAKE_MODE": mode, **extra.pop("env", {})}
+    return {"binary": str(binary), "env": env, **extra}
+
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
+
+
+def init_git_repo(root: Path) -> Path:
+    """A git repository with one commit (README.md)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "README.md").write_text("# sample\n")
+    env = {**os.environ, **GIT_ENV}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=env)
+    return root

@@ -1,0 +1,116 @@
+"""The gemini backend driving the real Gemini CLI against the stub server."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from backend_helpers import APPROVE, GEMINI_MODEL, gemini_settings, make_request
+
+from phasegate.agents.base import Access
+from phasegate.agents.gemini import GeminiBackend
+from phasegate.agents.verdict import VERDICT_SCHEMA, read_verdict
+from phasegate.testing import Match, Reply, Rule, Script, StubLLMServer, Usage
+
+pytestmark = pytest.mark.cli_e2e
+
+
+def _write_then_text(target: Path, text: str) -> Script:
+    return Script(
+        gemini=[
+            Rule(
+                Reply.tool("write_file", file_path=str(target), content="written by gemini\n"),
+                Match(tool_result=False),
+            ),
+            Rule(Reply(text=text), Match(tool_result=True)),
+        ]
+    )
+
+
+def test_prompt_workspace_model_and_tokens(gemini_bin: Path, home: Path, work: Path) -> None:
+    """Stdin prompt, workdir and model reach the provider; tokens and session id come back."""
+    usage = Usage(input_tokens=150, output_tokens=30, cache_read_tokens=50)
+    with StubLLMServer(Script(gemini=[Rule(Reply(text="plain answer", usage=usage))])) as stub:
+        result = GeminiBackend(gemini_settings(stub, home)).run(make_request(work, "Summarise."))
+        (turn,) = stub.model_requests("gemini")
+    assert result.ok, result.error
+    assert result.text == "plain answer"
+    assert "Summarise." in turn.prompt and str(work) in turn.prompt
+    assert turn.model == GEMINI_MODEL
+    assert result.session_id and result.cost_usd is None
+    assert (result.usage.input_tokens, result.usage.cache_read_tokens) == (150, 50)
+    assert result.usage.output_tokens == 30
+
+
+def test_writer_writes_in_auto_edit_mode(gemini_bin: Path, home: Path, work: Path) -> None:
+    """Writers run with ``--approval-mode auto_edit``: write_file creates the file."""
+    target = work / "notes.md"
+    with StubLLMServer(_write_then_text(target, "done")) as stub:
+        backend = GeminiBackend(gemini_settings(stub, home))
+        result = backend.run(make_request(work, "Write notes.", access=Access.WRITE))
+    assert result.ok, result.error
+    assert target.read_text() == "written by gemini\n"
+
+
+def test_read_only_role_cannot_write(gemini_bin: Path, home: Path, work: Path) -> None:
+    """Reviewers run in plan mode: write_file in the work tree is denied."""
+    target = work / "hacked.md"
+    with StubLLMServer(_write_then_text(target, "could not write")) as stub:
+        backend = GeminiBackend(gemini_settings(stub, home))
+        result = backend.run(make_request(work, "Review.", access=Access.READ_ONLY))
+        turns = stub.model_requests("gemini")
+    assert result.ok, result.error
+    assert not target.exists()
+    assert "plans directory" in turns[1].last
+
+
+def test_json_verdict_is_read_from_the_text(gemini_bin: Path, home: Path, work: Path) -> None:
+    """Gemini has no schema flag: a JSON answer in the response text is read as the verdict."""
+    script = Script(gemini=[Rule(Reply(text=json.dumps(APPROVE)))])
+    with StubLLMServer(script) as stub:
+        backend = GeminiBackend(gemini_settings(stub, home))
+        result = backend.run(make_request(work, "Review.", schema=VERDICT_SCHEMA))
+    assert result.ok, result.error
+    assert result.structured is None
+    reading = read_verdict(result)
+    assert (reading.source, reading.approved) == ("json-text", True)
+
+
+def test_api_error_reports_status_and_message(gemini_bin: Path, home: Path, work: Path) -> None:
+    """An API error: the JSON report on stderr becomes the error, exit status = status mod 256."""
+    with StubLLMServer(Script(default=Reply.fail(429, "quota exhausted"))) as stub:
+        result = GeminiBackend(gemini_settings(stub, home)).run(make_request(work))
+    assert not result.ok
+    assert result.exit_status == 429 % 256
+    assert result.error is not None
+    assert "quota exhausted" in result.error and "code 429" in result.error
+
+
+def test_hung_gemini_is_killed_by_the_timeout(gemini_bin: Path, home: Path, work: Path) -> None:
+    """A stalled model: phasegate's timeout, not Gemini's own retries, bounds the call."""
+    with StubLLMServer(Script(gemini=[Rule(Reply.stall("thinking"))])) as stub:
+        backend = GeminiBackend(gemini_settings(stub, home))
+        started = time.monotonic()
+        result = backend.run(make_request(work, timeout=4.0))
+        elapsed = time.monotonic() - started
+    assert not result.ok and result.exit_status == 124
+    assert elapsed < 4.0 + 8.0
+
+
+@pytest.mark.parametrize("granted", [True, False])
+def test_writer_writes_outside_the_tree_only_where_granted(
+    gemini_bin: Path, home: Path, tmp_path: Path, granted: bool
+) -> None:
+    """The item folder outside the tree is writable through ``--include-directories`` only."""
+    work, item_dir = tmp_path / "tree", tmp_path / "items" / "x"
+    work.mkdir()
+    item_dir.mkdir(parents=True)
+    target = item_dir / "spec.md"
+    extra = (item_dir,) if granted else ()
+    with StubLLMServer(_write_then_text(target, "done")) as stub:
+        backend = GeminiBackend(gemini_settings(stub, home))
+        result = backend.run(make_request(work, "Write.", access=Access.WRITE, extra_dirs=extra))
+    assert result.ok, result.error
+    assert target.exists() is granted

@@ -1,0 +1,148 @@
+"""The openai backend (the official SDK) against the stub's chat completions."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from backend_helpers import APPROVE, STUB_KEY, make_request, openai_settings
+
+from phasegate.agents.base import Access
+from phasegate.agents.openai_chat import OpenAIChatBackend
+from phasegate.agents.verdict import VERDICT_SCHEMA
+from phasegate.errors import BackendUnavailable, ConfigError
+from phasegate.testing import Match, Reply, Rule, Script, StubLLMServer, Usage
+
+
+def _edits(*files: tuple[str, str], summary: str = "Wrote it.") -> Reply:
+    return Reply(
+        text=json.dumps(
+            {
+                "summary": summary,
+                "files": [{"path": p, "content": c} for p, c in files],
+                "delete": [],
+            }
+        )
+    )
+
+
+def test_reviewer_verdict_uses_json_schema_mode(work: Path) -> None:
+    """Reviewers ask for a json_schema ``response_format``; the JSON answer is the result."""
+    with StubLLMServer(Script(openai=[Rule(Reply.json(APPROVE), Match(api="chat"))])) as stub:
+        backend = OpenAIChatBackend(openai_settings(stub))
+        result = backend.run(make_request(work, "Review the spec.", schema=VERDICT_SCHEMA))
+        (turn,) = stub.model_requests("openai")
+    assert result.ok, result.error
+    assert result.structured == APPROVE
+    assert turn.body["response_format"]["json_schema"]["schema"] == VERDICT_SCHEMA
+    assert turn.model == "stub-chat-model" and "Review the spec." in turn.prompt
+
+
+def test_tokens_keep_cached_prompt_tokens_apart(work: Path) -> None:
+    """Cached prompt tokens are counted as cache reads, not as fresh input; pricing gives a cost."""
+    usage = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=300)
+    pricing = {"input": 1.0, "output": 2.0, "cache_read": 0.5}
+    with StubLLMServer(Script(default=Reply(text="ok", usage=usage))) as stub:
+        backend = OpenAIChatBackend(openai_settings(stub, pricing=pricing))
+        result = backend.run(make_request(work))
+    assert (result.usage.input_tokens, result.usage.cache_read_tokens) == (700, 300)
+    assert result.usage.output_tokens == 200
+    assert result.cost_usd == pytest.approx((700 * 1.0 + 200 * 2.0 + 300 * 0.5) / 1e6)
+
+
+def test_writer_files_in_json_are_applied(work: Path) -> None:
+    """A writer's files-in-JSON reply is written inside the work tree; the protocol is explained."""
+    reply = _edits(("docs/spec.md", "# Spec\nR1\n"))
+    with StubLLMServer(Script(openai=[Rule(reply)])) as stub:
+        backend = OpenAIChatBackend(openai_settings(stub))
+        result = backend.run(make_request(work, "Write the spec.", access=Access.WRITE))
+        (turn,) = stub.model_requests("openai")
+    assert result.ok, result.error
+    assert (work / "docs/spec.md").read_text() == "# Spec\nR1\n"
+    assert "Files changed:\n- docs/spec.md" in result.text
+    assert "You cannot run tools or edit files yourself" in turn.system
+
+
+def test_writer_path_escape_is_refused_and_nothing_written(work: Path) -> None:
+    """One unsafe path refuses the whole reply: no file is written, the attempt fails."""
+    reply = _edits(("ok.txt", "fine"), ("../outside.txt", "escape"))
+    with StubLLMServer(Script(openai=[Rule(reply)])) as stub:
+        result = OpenAIChatBackend(openai_settings(stub)).run(
+            make_request(work, access=Access.WRITE)
+        )
+    assert not result.ok
+    assert result.error is not None and "'..'" in result.error
+    assert not (work / "ok.txt").exists() and not (work.parent / "outside.txt").exists()
+
+
+def test_writer_reply_that_is_not_json_fails(work: Path) -> None:
+    """A writer answering prose instead of files-in-JSON is a failed attempt."""
+    with StubLLMServer(Script(default=Reply(text="Sure, here is the spec: ..."))) as stub:
+        result = OpenAIChatBackend(openai_settings(stub)).run(
+            make_request(work, access=Access.WRITE)
+        )
+    assert not result.ok
+    assert result.error is not None and "not a files-in-JSON answer" in result.error
+
+
+def test_reader_never_writes_files(work: Path) -> None:
+    """A read-only role answering files-in-JSON writes nothing: its answer is only text."""
+    with StubLLMServer(Script(openai=[Rule(_edits(("x.txt", "x")))])) as stub:
+        result = OpenAIChatBackend(openai_settings(stub)).run(make_request(work))
+    assert result.ok, result.error
+    assert not (work / "x.txt").exists()
+
+
+def test_server_errors_are_retried_then_fail(work: Path) -> None:
+    """HTTP 503 is retried ``max_retries`` times, then the call fails naming the status."""
+    with StubLLMServer(Script(default=Reply.fail(503, "overloaded"))) as stub:
+        backend = OpenAIChatBackend(openai_settings(stub, max_retries=1))
+        result = backend.run(make_request(work))
+        calls = len(stub.model_requests("openai"))
+    assert not result.ok
+    assert result.error is not None and "HTTP 503" in result.error and "overloaded" in result.error
+    assert calls == 2
+
+
+def test_client_errors_are_not_retried(work: Path) -> None:
+    """HTTP 400 cannot get better by retrying: one request, then failure."""
+    with StubLLMServer(Script(default=Reply.fail(400, "bad model"))) as stub:
+        result = OpenAIChatBackend(openai_settings(stub, max_retries=3)).run(make_request(work))
+        calls = len(stub.model_requests("openai"))
+    assert not result.ok and calls == 1
+
+
+def test_hung_server_is_bounded_by_the_timeout(work: Path) -> None:
+    """A server that never answers: the call returns as a timeout right after the limit."""
+    with StubLLMServer(Script(openai=[Rule(Reply.stall(), times=None)])) as stub:
+        backend = OpenAIChatBackend(openai_settings(stub))
+        started = time.monotonic()
+        result = backend.run(make_request(work, timeout=1.5))
+        elapsed = time.monotonic() - started
+    assert not result.ok and result.exit_status == 124
+    assert elapsed < 1.5 + 2.0
+
+
+def test_secret_in_the_answer_is_redacted(work: Path) -> None:
+    """The API key echoed by the model does not come back in the result."""
+    with StubLLMServer(Script(default=Reply(text=f"key={STUB_KEY}"))) as stub:
+        result = OpenAIChatBackend(openai_settings(stub)).run(make_request(work))
+    assert STUB_KEY not in result.text and "[REDACTED]" in result.text
+
+
+def test_model_is_required(tmp_path: Path) -> None:
+    """Without a model the backend is a configuration error naming the setting."""
+    with pytest.raises(ConfigError, match=r"backends\.openai\.model"):
+        OpenAIChatBackend({"base_url": "http://127.0.0.1:9/v1"})
+
+
+def test_hosted_api_without_a_key_is_unavailable(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No base_url (the hosted API) and no key: BackendUnavailable names the variable."""
+    monkeypatch.delenv("OPENAI_API_KEY")
+    backend = OpenAIChatBackend({"model": "gpt-5.5"})
+    with pytest.raises(BackendUnavailable, match="OPENAI_API_KEY is not set"):
+        backend.run(make_request(work))

@@ -1,0 +1,179 @@
+"""``phasegate archive``: requirement-level merge into the living specs, then the archive."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from change_helpers import changes, complete
+
+from phasegate.change import ArchiveConflict, ChangeNotReady, ChangePhase, merge_spec
+from phasegate.errors import ExitCode
+
+LIVING = """\
+# Auth
+
+## Requirements
+
+### AUTH-R1: Login
+Users log in with a password.
+
+### AUTH-R2: Session expiry
+Sessions expire after one hour.
+"""
+
+
+def editing(old: str, new: str) -> Callable[[str, str | None], str]:
+    """A spec writer that changes one sentence of the living auth spec."""
+
+    def write(name: str, living: str | None) -> str:
+        assert living is not None and old in living
+        return living.replace(old, new)
+
+    return write
+
+
+def living_spec(repo: Path) -> Path:
+    path = repo / "specs" / "auth.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(LIVING)
+    return path
+
+
+def two_changes(repo: Path, first: tuple[str, str], second: tuple[str, str]) -> None:
+    """Both changes are planned and completed before either is archived."""
+    complete(repo, "change-a", specs=["auth"], spec_writer=editing(*first))
+    complete(repo, "change-b", specs=["auth"], spec_writer=editing(*second))
+
+
+def test_two_changes_to_different_requirements_of_one_spec_both_survive(repo: Path) -> None:
+    """Archive merge: two changes touching the same spec file do not overwrite each other."""
+    spec = living_spec(repo)
+    two_changes(
+        repo,
+        ("with a password.", "with a password or OAuth."),
+        ("after one hour.", "after thirty minutes."),
+    )
+    changes(repo).archive("change-a")
+    changes(repo).archive("change-b")
+    text = spec.read_text()
+    assert "Users log in with a password or OAuth." in text
+    assert "Sessions expire after thirty minutes." in text
+
+
+def test_both_changing_one_requirement_is_refused_and_nothing_is_lost(repo: Path) -> None:
+    """Archive merge: a true conflict stops with a clear message and loses nothing."""
+    spec = living_spec(repo)
+    two_changes(
+        repo,
+        ("with a password.", "with a password or OAuth."),
+        ("with a password.", "with a passkey."),
+    )
+    changes(repo).archive("change-a")
+    after_a = spec.read_bytes()
+    change_b = repo / "changes/change-b"
+    with pytest.raises(ArchiveConflict) as caught:
+        changes(repo).archive("change-b")
+    message = str(caught.value)
+    assert "specs/auth.md 'AUTH-R1: Login'" in message and "nothing was written" in message
+    assert caught.value.exit_code is ExitCode.BLOCKED
+    assert spec.read_bytes() == after_a
+    assert "with a passkey." in (change_b / "specs/auth.md").read_text()
+    assert changes(repo).state("change-b").phase.value == "complete"
+
+
+def test_resolved_takes_the_changes_version_of_a_conflict(repo: Path) -> None:
+    """After merging by hand into the change's spec, --resolved archives it."""
+    spec = living_spec(repo)
+    two_changes(
+        repo,
+        ("with a password.", "with a password or OAuth."),
+        ("with a password.", "with a passkey."),
+    )
+    changes(repo).archive("change-a")
+    merged = repo / "changes/change-b/specs/auth.md"
+    merged.write_text(merged.read_text().replace("with a passkey.", "with OAuth or a passkey."))
+    changes(repo).archive("change-b", resolved=True)
+    assert "Users log in with OAuth or a passkey." in spec.read_text()
+
+
+def test_archive_moves_the_change_and_sets_archived(repo: Path) -> None:
+    """State diagram: complete -> archived; the folder moves to the archive."""
+    complete(repo, "add-oauth")
+    outcome = changes(repo).archive("add-oauth")
+    assert not (repo / "changes/add-oauth").exists()
+    target = outcome.archived_to
+    assert target.parent == repo / "changes/archive" and target.name.endswith("-add-oauth")
+    state_text = (target / "STATE.yaml").read_text()
+    assert "phase: archived" in state_text
+    assert (target / "REVIEW.md").is_file() and (target / "proposal.md").is_file()
+
+
+def test_a_new_spec_is_added_to_the_living_specs(repo: Path) -> None:
+    """archive_workflow: updates specs/ (a spec the change creates appears there)."""
+    complete(repo, "add-oauth")
+    changes(repo).archive("add-oauth")
+    assert "First requirement of session" in (repo / "specs/session.md").read_text()
+    assert "First requirement of oauth-login" in (repo / "specs/oauth-login.md").read_text()
+
+
+def test_archiving_again_reports_where_it_went(repo: Path) -> None:
+    """archive is safe to repeat: an archived change is found in the archive."""
+    complete(repo, "add-oauth")
+    first = changes(repo).archive("add-oauth")
+    again = changes(repo).archive("add-oauth")
+    assert again.action == "already-archived" and again.archived_to == first.archived_to
+
+
+def test_plan_and_impl_on_an_archived_change_find_it_in_the_archive(repo: Path) -> None:
+    """Plan flow: archived is beyond planning; impl flow: archived is not ready."""
+    agents = complete(repo, "add-oauth")
+    changes(repo).archive("add-oauth")
+    outcome = changes(repo).plan("add-oauth", backends={"default": agents.backend()})
+    assert outcome.action == "beyond-planning" and "phase archived" in outcome.message
+    with pytest.raises(ChangeNotReady, match="is in phase archived"):
+        changes(repo).impl("add-oauth", backends={"default": agents.backend()})
+
+
+def test_a_run_killed_before_the_move_is_finished_by_the_next(repo: Path) -> None:
+    """Crash safety: STATE.yaml says archived, the folder is still in changes/."""
+    complete(repo, "add-oauth")
+    change = changes(repo).change("add-oauth")
+    state = change.load()
+    change.move(state, ChangePhase.ARCHIVED, "specs merged")
+    state.archived_to = "changes/archive/2026-01-01-add-oauth"
+    change.save(state)
+    outcome = changes(repo).archive("add-oauth")
+    assert outcome.archived_to == repo / "changes/archive/2026-01-01-add-oauth"
+    assert (outcome.archived_to / "STATE.yaml").is_file()
+
+
+def test_merging_is_idempotent() -> None:
+    """A repeated merge (a re-run after a crash) changes nothing more."""
+    change = LIVING.replace("one hour", "two hours")
+    once = merge_spec(LIVING, LIVING, change)
+    twice = merge_spec(LIVING, once.text, change)
+    assert twice.text == once.text and twice.changed == [] and twice.conflicts == []
+
+
+def test_a_requirement_marked_removed_is_deleted() -> None:
+    """A change removes a requirement by leaving REMOVED as its body."""
+    change = LIVING.replace("Sessions expire after one hour.", "REMOVED")
+    merged = merge_spec(LIVING, LIVING, change)
+    assert "AUTH-R2" not in merged.text and "AUTH-R1: Login" in merged.text
+
+
+def test_a_requirement_the_change_leaves_out_is_kept() -> None:
+    """Omission is not deletion: a change spec listing only what it edits loses nothing."""
+    change = "# Auth\n\n## Requirements\n\n### AUTH-R2: Session expiry\nTwo hours.\n"
+    merged = merge_spec(LIVING, LIVING, change)
+    assert "Users log in with a password." in merged.text and "Two hours." in merged.text
+
+
+def test_a_new_requirement_lands_in_its_section() -> None:
+    """New requirements are placed after their neighbour in the change's spec."""
+    change = LIVING.replace("### AUTH-R2", "### AUTH-R5: Logout\nUsers can log out.\n\n### AUTH-R2")
+    merged = merge_spec(LIVING, LIVING + "\n## Notes\nnone\n", change).text
+    assert merged.index("AUTH-R1") < merged.index("AUTH-R5") < merged.index("AUTH-R2")
+    assert merged.index("AUTH-R2") < merged.index("## Notes")

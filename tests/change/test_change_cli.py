@@ -1,0 +1,140 @@
+"""``phasegate plan / impl / archive / change`` as a user runs them: subprocesses, no terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from phasegate.errors import ExitCode
+
+PROPOSAL = "---\nchange_id: add-oauth\nspecs: []\n---\n# Proposal\nOAuth.\n"
+TASKS = "## 1. Data Layer\n- [ ] 1.1 token model\n"
+
+
+def phasegate(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "phasegate", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        env={**os.environ},
+    )
+
+
+def configure(repo: Path, verdict: dict[str, Any]) -> None:
+    """Scripted agents (a YAML script, as a user would write one) answering by step."""
+    script = {
+        "proposal-author": {
+            "proposal": [{"write": {"{item_dir}/proposal.md": PROPOSAL}}],
+            "tasks": [{"write": {"{item_dir}/tasks.md": TASKS}}],
+        },
+        "challenger": {"challenge": [{"json": verdict}]},
+    }
+    config = {
+        "roles": {"default": {"backend": "scripted"}},
+        "backends": {"scripted": {"script": ".phasegate/agents.yaml"}},
+    }
+    (repo / ".phasegate").mkdir(exist_ok=True)
+    yaml = YAML(typ="safe", pure=True)
+    for name, data in (("agents.yaml", script), ("config.yaml", config)):
+        with open(repo / ".phasegate" / name, "w") as handle:
+            yaml.dump(data, handle)
+
+
+APPROVED = {"verdict": "APPROVED", "summary": "ok", "issues": []}
+
+
+@pytest.fixture
+def planned(repo: Path) -> Path:
+    """A repository whose change add-oauth was planned through the CLI."""
+    configure(repo, APPROVED)
+    result = phasegate(repo, "plan", "add-oauth", "Add OAuth login")
+    assert result.returncode == 0, result.stderr
+    assert "Next: phasegate impl add-oauth" in result.stdout
+    return repo
+
+
+def test_help_lists_the_change_commands(repo: Path) -> None:
+    """plan/impl/archive (and the change group) are discoverable in --help."""
+    top = phasegate(repo, "--help").stdout
+    for command in ("plan", "impl", "archive", "mcp", "change"):
+        assert f"\n  {command} " in top, command
+    group = phasegate(repo, "change", "--help").stdout
+    for command in ("plan", "impl", "archive", "status", "list"):
+        assert f"\n  {command} " in group, command
+
+
+def test_workflows_lists_the_change_workflow(repo: Path) -> None:
+    """The built-in change.yaml validates and is listed with its phases."""
+    result = phasegate(repo, "workflows")
+    assert result.returncode == 0, result.stderr
+    assert "change (built-in)" in result.stdout
+    assert "proposal → specs → tasks → implement → archive" in result.stdout
+
+
+def test_plan_writes_state_yaml_with_the_phase(planned: Path) -> None:
+    """WF-R1: STATE.yaml with the phase field; WF-R2: APPROVED -> challenged."""
+    state = YAML(typ="safe", pure=True).load((planned / "changes/add-oauth/STATE.yaml").read_text())
+    assert (state["change_id"], state["phase"]) == ("add-oauth", "challenged")
+
+
+def test_a_command_in_the_wrong_phase_exits_4_saying_what_to_run(planned: Path) -> None:
+    """WF-R1: the wrong phase is one clear line naming the phase and the next command."""
+    result = phasegate(planned, "archive", "add-oauth")
+    assert result.returncode == ExitCode.BLOCKED
+    assert result.stderr.strip() == (
+        "phasegate: error: change 'add-oauth' is in phase challenged; 'archive' acts only on "
+        "complete changes. Next: phasegate impl add-oauth"
+    )
+
+
+def test_change_status_lists_the_changes_and_their_next_command(planned: Path) -> None:
+    """phasegate change list / status: where each change stands."""
+    listing = phasegate(planned, "change", "list")
+    assert "add-oauth" in listing.stdout and "challenged" in listing.stdout
+    status = json.loads(phasegate(planned, "change", "status", "add-oauth", "--json").stdout)
+    assert (status["phase"], status["next"]) == ("challenged", "phasegate impl add-oauth")
+
+
+def test_the_generic_commands_refuse_a_change(planned: Path) -> None:
+    """The change workflow keeps its own state machine: new/run point to its commands."""
+    run = phasegate(planned, "run", "add-oauth")
+    assert run.returncode == ExitCode.BAD_INPUT
+    assert "phasegate plan, phasegate impl, phasegate archive" in run.stderr
+    new = phasegate(planned, "new", "other", "--workflow", "change")
+    assert new.returncode == ExitCode.BAD_INPUT
+    assert "whose items are created and run with its own commands" in new.stderr
+
+
+def test_rejected_plan_exits_4(repo: Path) -> None:
+    """WF-R2: REJECTED -> rejected, manual intervention needed."""
+    configure(repo, {"verdict": "REJECTED", "summary": "wrong approach", "issues": []})
+    result = phasegate(repo, "plan", "add-oauth", "Add OAuth login")
+    assert result.returncode == ExitCode.BLOCKED
+    assert "REJECTED by the challenger: wrong approach" in result.stderr
+    assert "--rechallenge" in result.stderr
+
+
+def test_the_limit_without_a_terminal_exits_3_with_the_question(repo: Path) -> None:
+    """Non-interactive use never waits on stdin: exit 3 (waiting on a human), flag named."""
+    minor = {
+        "verdict": "NEEDS_REVISION",
+        "summary": "wording",
+        "issues": [{"severity": "low", "description": "typo", "location": None}],
+    }
+    configure(repo, minor)
+    result = phasegate(repo, "plan", "add-oauth", "Add OAuth login", "--mode", "quick")
+    assert result.returncode == ExitCode.WAITING
+    assert "--on-limit implement or --on-limit continue" in result.stderr
+    accepted = phasegate(repo, "plan", "add-oauth", "--on-limit", "implement")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "challenged (iteration limit reached with minor issues" in accepted.stdout
