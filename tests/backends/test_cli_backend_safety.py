@@ -41,6 +41,13 @@ def test_environment_carries_only_this_providers_credentials(
     assert "OPENAI_API_KEY" not in env and "GITHUB_TOKEN" not in env
 
 
+def test_agent_sessions_are_marked_as_phasegate_agents(tmp_path: Path, work: Path) -> None:
+    """PHASEGATE_AGENT is set, so the SessionStart hook stays silent inside our own agents."""
+    env = _report(tmp_path, work)["env"]
+    assert isinstance(env, list)
+    assert "PHASEGATE_AGENT" in env
+
+
 def test_pass_env_and_env_settings_extend_the_environment(
     tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -105,6 +105,16 @@ def test_change_status_lists_the_changes_and_their_next_command(planned: Path) -
     assert (status["phase"], status["next"]) == ("challenged", "phasegate impl add-oauth")
 
 
+def test_plain_status_lists_changes_beside_work_items(planned: Path) -> None:
+    """`phasegate status` with no name shows every item of every workflow, changes too."""
+    rows = json.loads(phasegate(planned, "status", "--json").stdout)
+    (row,) = [r for r in rows if r["workflow"] == "change"]
+    assert (row["id"], row["status"]) == ("add-oauth", "challenged")
+    assert row["nextCommand"] == "phasegate impl add-oauth"
+    table = phasegate(planned, "status").stdout
+    assert "add-oauth" in table and "phasegate impl add-oauth" in table
+
+
 def test_the_generic_commands_refuse_a_change(planned: Path) -> None:
     """The change workflow keeps its own state machine: new/run point to its commands."""
     run = phasegate(planned, "run", "add-oauth")

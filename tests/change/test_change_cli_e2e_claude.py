@@ -52,12 +52,7 @@ def configure(repo: Path, claude: Path, stub: StubLLMServer) -> None:
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "CLAUDE_CODE_MAX_RETRIES": "0",
-            # Claude Code otherwise defers MCP tools behind its ToolSearch tool.
-            "ENABLE_TOOL_SEARCH": "false",
         },
-        # Plan mode refuses MCP tool calls even when --allowedTools lists them; the
-        # reviewer stays read-only through --tools (no write tool is offered at all).
-        "extra_args": ["--permission-mode", "default"],
     }
     config = {
         "roles": {"default": {"backend": "scripted"}, "reviewer": reviewer},

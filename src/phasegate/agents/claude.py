@@ -91,6 +91,10 @@ class ClaudeBackend(CliBackend):
             env["CLAUDE_CONFIG_DIR"] = str(config_dir)
         if self.cfg.base_url:
             env["ANTHROPIC_BASE_URL"] = self.cfg.base_url
+        if request is not None and request.mcp_servers:
+            # Otherwise Claude Code defers MCP tools behind its ToolSearch tool and
+            # the model never sees the tool it must call (e.g. create_review).
+            env["ENABLE_TOOL_SEARCH"] = "false"
         return env
 
     def arguments(self, request: AgentRequest, scratch: Path) -> list[str]:

@@ -278,6 +278,10 @@ class CliBackend(Backend):
         if request is not None:
             env.update(request.env)
         env["NO_COLOR"] = "1"
+        # Marks the session as one of phasegate's own agents: its SessionStart
+        # hook then stays silent (an agent must not drive the workflow it is a
+        # step of); the state guard still applies to it.
+        env["PHASEGATE_AGENT"] = "1"
         return env
 
     def config_dir(self) -> Path | None:

@@ -63,7 +63,13 @@ class AgentCalls:
         result = dispatch(self.change.item, state, self.backends, spec, resumed=True)
         # The result is journaled but not yet applied: where a resumed run must recover it.
         crash_point("change.agent_returned")
-        state.usage.add(result.usage.input_tokens, result.usage.output_tokens, result.cost_usd)
+        state.usage.add(
+            result.usage.input_tokens,
+            result.usage.output_tokens,
+            result.cost_usd,
+            result.usage.cache_read_tokens,
+            result.usage.cache_write_tokens,
+        )
         return result
 
     def produce(

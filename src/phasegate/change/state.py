@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from phasegate.change.phases import ChangePhase, check_transition
 from phasegate.change.review import Finding, ReviewVerdict
 from phasegate.errors import StateCorruptError
+from phasegate.state.item import UsageTotals
 from phasegate.state.journal import utc_now
 
 PlanStep = Literal["proposal", "specs", "tasks", "challenge", "reproposal", "decide", "done"]
@@ -27,19 +28,8 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="allow", validate_assignment=False)
 
 
-class Usage(_Record):
-    """Agent calls, tokens and cost summed over the change."""
-
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-
-    def add(self, input_tokens: int, output_tokens: int, cost: float | None) -> None:
-        self.calls += 1
-        self.input_tokens += input_tokens
-        self.output_tokens += output_tokens
-        self.cost_usd = round(self.cost_usd + (cost or 0.0), 6)
+class Usage(UsageTotals):
+    """Agent calls, tokens and cost summed over the change (snake_case, as STATE.yaml is)."""
 
 
 class ChallengeIssue(_Record):

@@ -17,6 +17,7 @@ from phasegate.cli.progress import ProgressPrinter
 from phasegate.cli.views import print_item_status, print_item_table
 from phasegate.config import (
     CONFIG_DIR,
+    Config,
     config_path,
     detect_test_command,
     find_repo,
@@ -236,12 +237,39 @@ def status(
             rows.append(item_status(item, item.load()))
         except PhasegateError as exc:
             rows.append({"id": item_name, "workflow": workflow_name, "error": str(exc)})
+    rows += change_rows(root, config, registry)
     if as_json:
         out.print_json(json.dumps(rows))
     elif not rows:
         out.print("No work items yet. Create one with: phasegate new NAME --description '...'")
     else:
         print_item_table(out, rows)
+
+
+def change_rows(root: Path, config: Config, registry: WorkflowRegistry) -> list[dict[str, Any]]:
+    """The changes of the ``change`` workflow, in the shape of status rows."""
+    from phasegate.change.handle import list_changes, open_change
+    from phasegate.change.phases import next_command as change_next
+
+    rows: list[dict[str, Any]] = []
+    for change_id in list_changes(root, config, registry):
+        try:
+            state = open_change(root, change_id, config).load()
+        except PhasegateError as exc:
+            rows.append({"id": change_id, "workflow": "change", "error": str(exc)})
+            continue
+        phase = state.phase.value
+        rows.append(
+            {
+                "id": change_id,
+                "workflow": "change",
+                "status": phase,
+                "currentPhase": phase,
+                "inProgress": None,
+                "nextCommand": change_next(state.phase, change_id),
+            }
+        )
+    return rows
 
 
 @app.command()

@@ -66,15 +66,24 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     cost = f", ${usage['costUsd']:.4f}" if usage.get("costUsd") else ""
     console.print(
         f"  Usage: {usage['calls']} agent calls, "
-        f"{usage['inputTokens'] + usage['outputTokens']} tokens{cost}"
+        f"{usage['inputTokens'] + usage['outputTokens']} tokens in and out"
+        f"{_cached(usage)}{cost}"
     )
+    if status.get("worktree"):
+        console.print(f"  Worktree: {status['worktree']} (branch {status.get('branch') or '?'})")
+
+
+def _cached(usage: dict[str, Any]) -> str:
+    cached = int(usage.get("cacheReadTokens", 0)) + int(usage.get("cacheWriteTokens", 0))
+    return f" (+{cached} cached)" if cached else ""
 
 
 def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
     """One line per work item."""
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
     for column in ("item", "workflow", "status", "phase", "next"):
-        table.add_column(column)
+        # Names and commands must stay copy-pasteable: never wrap them.
+        table.add_column(column, no_wrap=column in ("item", "next"))
     for row in rows:
         if "error" in row:
             table.add_row(

@@ -84,6 +84,7 @@ def item_status(item: WorkItem, state: ItemState) -> dict[str, Any]:
         "blocked": blocked,
         "nextCommand": next_command(item.name, state, blocked),
         "worktree": state.worktree,
+        "branch": state.branch,
         "stateFile": str(item.state_path),
         "phases": phases,
         "unresolvedConcerns": concerns,

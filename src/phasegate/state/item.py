@@ -26,8 +26,13 @@ class _Record(BaseModel):
     )
 
 
-class Usage(_Record):
-    """Tokens and cost summed over agent calls."""
+class UsageTotals(BaseModel):
+    """Tokens and cost summed over agent calls (field names as written, snake_case).
+
+    Subclasses choose how the names appear in their state file.
+    """
+
+    model_config = ConfigDict(extra="allow")
 
     calls: int = 0
     input_tokens: int = 0
@@ -52,6 +57,10 @@ class Usage(_Record):
         self.cache_read_tokens += cache_read_tokens
         self.cache_write_tokens += cache_write_tokens
         self.cost_usd = round(self.cost_usd + (cost or 0.0), 6)
+
+
+class Usage(_Record, UsageTotals):
+    """Usage as ``.meta.json`` writes it (camelCase)."""
 
 
 class PhaseRecord(_Record):
