@@ -244,3 +244,36 @@ def test_whole_feature_workflow_finishes_and_deletes_the_history(git_repo: Path)
         "finish",
     ]
     assert list(state["phases"]) == expected
+
+
+def test_state_file_is_current_while_a_slow_agent_works(git_repo: Path) -> None:
+    """Group commit never hides progress from a slow agent's watchers.
+
+    Once an agent call takes longer than the coalescing window, every step is
+    committed before the next call starts, so `phasegate status` read during
+    that call shows where the run stands.
+    """
+    import time
+
+    from phasegate.agents.base import AgentRequest
+    from phasegate.agents.scripted import ScriptedReply
+
+    state_file = git_repo / "docs/features/item/.meta.json"
+    seen: list[tuple[str, str, int]] = []
+
+    def agent(request: AgentRequest) -> ScriptedReply:
+        on_disk = json.loads(state_file.read_text())["engine"]["cursor"]
+        seen.append((request.role, on_disk["stage"], on_disk["iteration"]))
+        time.sleep(0.3)
+        if request.role == "executor":
+            return ScriptedReply(write={"{item_dir}/brainstorm.md": "# B\n"})
+        return ScriptedReply(structured={"approved": True, "issues": [], "summary": "ok"})
+
+    repo = make_repo(git_repo)
+    repo.new("item")
+    repo.run(
+        "item",
+        backends={"default": ScriptedBackend(handler=agent)},
+        options=RunOptions(until="brainstorm"),
+    )
+    assert seen == [("executor", "execute", 1), ("chain-reviewer", "review", 1)]

@@ -58,9 +58,9 @@ class AgentCalls:
             build_prompt=build,
             mcp_servers=server_for_role(self.change.repo, self.change.id, role),
         )
-        # Always look for a journaled result first: keys are unique per logical
-        # call, so a match can only be this call made by an interrupted run.
-        result = dispatch(self.change.item, state, self.backends, spec, resumed=True)
+        # dispatch() looks for a journaled result first: keys are unique per
+        # logical call, so a match can only be this call made by an interrupted run.
+        result = dispatch(self.change.item, state, self.backends, spec)
         # The result is journaled but not yet applied: where a resumed run must recover it.
         crash_point("change.agent_returned")
         state.usage.add(

@@ -84,11 +84,11 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
     for column in ("item", "workflow", "status", "phase", "next"):
         # Names and commands must stay copy-pasteable: never wrap them.
         table.add_column(column, no_wrap=column in ("item", "next"))
+    errors: list[str] = []
     for row in rows:
         if "error" in row:
-            table.add_row(
-                row["id"], row["workflow"], "[red]unreadable[/]", "", escape(row["error"])
-            )
+            table.add_row(row["id"], row["workflow"], "[red]unreadable[/]", "", "(see below)")
+            errors.append(row["error"])
             continue
         progress = row["inProgress"]
         phase = (
@@ -100,3 +100,5 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
             row["id"], row["workflow"], row["status"], phase, escape(row["nextCommand"] or "")
         )
     console.print(table)
+    for error in errors:
+        console.print(f"[red]{escape(error)}[/]")

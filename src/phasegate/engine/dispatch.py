@@ -16,6 +16,7 @@ a new attempt id (the earlier one is journaled as abandoned).
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from phasegate.agents.base import (
 )
 from phasegate.agents.registry import create_backend
 from phasegate.config import Config, RoleBinding
+from phasegate.engine.recorded import call_key
 from phasegate.engine.workitem import Placed, WorkItem
 from phasegate.errors import AgentError, BackendUnavailable, ConfigError
 from phasegate.faults import crash_point
@@ -115,18 +117,11 @@ def dispatch(
     state: Placed,
     backends: Backends,
     spec: CallSpec,
-    *,
-    resumed: bool,
 ) -> AgentResult:
-    """Run ``spec`` (or recover its journaled result); raise AgentError when retries run out.
-
-    ``resumed`` says the cursor came from disk rather than from this process,
-    so an earlier process may already have made (part of) this call.
-    """
-    if resumed:
-        recovered = _recover(item, spec)
-        if recovered is not None:
-            return recovered
+    """Run ``spec`` (or reuse its journaled result); raise AgentError when retries run out."""
+    recovered = _recover(item, spec)
+    if recovered is not None:
+        return recovered
     try:
         backend = backends.for_role(spec.role)
     except (ConfigError, BackendUnavailable) as exc:
@@ -159,42 +154,29 @@ def dispatch(
     )
 
 
-def _key(event: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (
-        event.get("role"),
-        event.get("phase"),
-        event.get("epoch"),
-        event.get("iteration"),
-        event.get("stage"),
-    )
-
-
 def _recover(item: WorkItem, spec: CallSpec) -> AgentResult | None:
-    """A result an earlier process journaled for this very call, if any."""
-    key = (spec.role, spec.phase, spec.epoch, spec.iteration, spec.stage)
-    dispatched: list[str] = []
-    finished: dict[str, dict[str, Any]] = {}
-    for event in item.journal.events():
-        name = event.get("event")
-        if name == "agent.dispatched" and _key(event) == key:
-            dispatched.append(str(event.get("attempt")))
-        elif name == "agent.finished" and event.get("attempt") in dispatched:
-            finished[str(event["attempt"])] = event
-    for attempt in dispatched:
-        found = finished.get(attempt)
-        if found is not None and found.get("ok"):
-            item.record(
-                "agent.recovered",
-                attempt=attempt,
-                role=spec.role,
-                phase=spec.phase,
-                iteration=spec.iteration,
-            )
-            return result_from_event(found)
-    if dispatched and dispatched[-1] not in finished:
+    """A result an earlier run journaled for this very call, if any.
+
+    Keys are unique per logical call and the cursor only moves forward, so a
+    recorded result for the current key can only be one not yet applied.
+    """
+    recorded = item.recorded()
+    key = call_key(spec.role, spec.phase, spec.epoch, spec.iteration, spec.stage)
+    found = recorded.result(key)
+    if found is not None:
+        item.record(
+            "agent.recovered",
+            attempt=found.get("attempt"),
+            role=spec.role,
+            phase=spec.phase,
+            iteration=spec.iteration,
+        )
+        return result_from_event(found)
+    abandoned = recorded.abandoned(key)
+    if abandoned is not None:
         item.record(
             "agent.abandoned",
-            attempt=dispatched[-1],
+            attempt=abandoned,
             role=spec.role,
             phase=spec.phase,
             iteration=spec.iteration,
@@ -222,7 +204,9 @@ def _attempt(
         access=spec.access,
         timeout=backends.timeout(spec.role),
         output_schema=spec.output_schema,
-        extra_dirs=(item.item_dir,) if item.item_dir.resolve() != workdir.resolve() else (),
+        # The item folder is writable too when it lies outside the work tree
+        # (a worktree's agents write artifacts to the main checkout's folder).
+        extra_dirs=() if _inside(item.item_dir, workdir) else (item.item_dir,),
         mcp_servers=spec.mcp_servers,
         labels={
             "attempt": attempt_id,
@@ -248,6 +232,8 @@ def _attempt(
         prompt_chars=len(request.prompt_text()),
     )
     crash_point("dispatch.before_call")
+    item.before_slow_work()
+    started = time.monotonic()
     try:
         result = backend.run(request)
     except ConnectionError as exc:
@@ -259,6 +245,7 @@ def _attempt(
             exit_status=1,
             error=f"lost the connection to the agent ({exc.__class__.__name__}: {exc})",
         )
+    item.slow_work_done(time.monotonic() - started)
     crash_point("dispatch.after_call")
     # Written to the OS now (a killed process keeps it) and fsync'd by the
     # commit that applies it, before the state file is replaced.
@@ -271,6 +258,10 @@ def _attempt(
         iteration=spec.iteration,
     )
     return result, attempt_id
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents or root.resolve() in path.resolve().parents
 
 
 def result_to_event(result: AgentResult) -> dict[str, Any]:

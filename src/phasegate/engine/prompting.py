@@ -16,6 +16,11 @@ from phasegate.workflow.prompts import render
 MAX_ARTIFACT_CHARS = 60_000
 MAX_DIFF_CHARS = 120_000
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+ANSWER_PART = PromptPart(
+    "Your answer",
+    "Answer with only a JSON object matching this schema. `approved` is true only "
+    "when no issue is a blocker.\n\n```json\n" + json.dumps(VERDICT_SCHEMA, indent=2) + "\n```",
+)
 
 
 def clip(text: str, limit: int) -> str:
@@ -128,15 +133,7 @@ def reviewer_prompt(
     if changes is not None:
         parts.append(PromptPart("Implementation changes", changes))
     parts.append(PromptPart("What the next phase needs", phase.expectations or "(not stated)"))
-    parts.append(
-        PromptPart(
-            "Your answer",
-            "Answer with only a JSON object matching this schema. `approved` is true only "
-            "when no issue is a blocker.\n\n```json\n"
-            + json.dumps(VERDICT_SCHEMA, indent=2)
-            + "\n```",
-        )
-    )
+    parts.append(ANSWER_PART)
     return item.redactor.text(instructions), _redacted(item, parts)
 
 

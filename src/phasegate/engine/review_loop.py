@@ -13,6 +13,9 @@ the executor; the reviewer is not asked until the checks pass.
 
 from __future__ import annotations
 
+import dataclasses
+import time
+
 from phasegate.agents.base import Access, AgentResult
 from phasegate.agents.verdict import (
     VERDICT_SCHEMA,
@@ -22,7 +25,7 @@ from phasegate.agents.verdict import (
     VerdictReading,
     read_verdict,
 )
-from phasegate.engine.checks import run_checks
+from phasegate.engine.checks import CheckOutcome, run_checks
 from phasegate.engine.dispatch import Backends, CallSpec, dispatch
 from phasegate.engine.prompting import (
     executor_prompt,
@@ -44,17 +47,6 @@ class ReviewLoop:
     def __init__(self, item: WorkItem, backends: Backends) -> None:
         self.item = item
         self.backends = backends
-        # Cursor positions this process created; any other came from disk and
-        # may have an agent result journaled by an earlier, interrupted run.
-        self._own_positions: set[tuple[str, int, int, str]] = set()
-
-    def _resumed(self, cursor: Cursor) -> bool:
-        return (cursor.phase, cursor.epoch, cursor.iteration, cursor.stage) not in (
-            self._own_positions
-        )
-
-    def _moved(self, cursor: Cursor) -> None:
-        self._own_positions.add((cursor.phase, cursor.epoch, cursor.iteration, cursor.stage))
 
     @property
     def workflow(self) -> Workflow:
@@ -75,7 +67,6 @@ class ReviewLoop:
         state.engine.cursor = Cursor(
             phase=phase.name, epoch=state.engine.epoch, no_review=no_review
         )
-        self._moved(state.engine.cursor)
         self.item.record(
             "phase.started",
             phase=phase.name,
@@ -83,7 +74,7 @@ class ReviewLoop:
             max_iterations=self.workflow.max_iterations(state.mode),
             no_review=no_review,
         )
-        self.item.save(state)
+        self.item.save(state, lazy=True)
 
     def run(self, state: ItemState, phase: Phase) -> None:
         """Advance the cursor until ``phase`` is complete."""
@@ -111,34 +102,18 @@ class ReviewLoop:
             output_schema=None,
             build_prompt=lambda: executor_prompt(self.item, state, phase, cursor),
         )
-        result = dispatch(self.item, state, self.backends, spec, resumed=self._resumed(cursor))
+        result = dispatch(self.item, state, self.backends, spec)
         cursor.changes = _summary_of(result)
         self._add_usage(state, phase, result)
         if phase.checks:
             cursor.stage = "checks"
-            self._moved(cursor)
-            self.item.save(state)
+            self.item.save(state, lazy=True)
         else:
             self._after_checks(state, phase, cursor)
 
     def _checks(self, state: ItemState, phase: Phase, cursor: Cursor) -> None:
-        outcomes = run_checks(phase, self.item.config, self.item.workdir(state), self.item.redactor)
-        failures = []
-        for outcome in outcomes:
-            self.item.record(
-                "check.finished",
-                phase=phase.name,
-                iteration=cursor.iteration,
-                check=outcome.name,
-                command=outcome.command,
-                passed=outcome.passed,
-                skipped=outcome.skipped,
-                exit_code=outcome.exit_code,
-                duration_s=outcome.duration_s,
-                output=outcome.output_tail,
-            )
-            if not outcome.passed:
-                failures.append(outcome)
+        outcomes = self._check_round(state, phase, cursor)
+        failures = [outcome for outcome in outcomes if not outcome.passed]
         if failures:
             issues = tuple(
                 ReviewIssue(
@@ -157,12 +132,42 @@ class ReviewLoop:
             return
         self._after_checks(state, phase, cursor)
 
+    def _check_round(self, state: ItemState, phase: Phase, cursor: Cursor) -> list[CheckOutcome]:
+        """Run the phase's checks, or reuse the outcomes a run recorded before it died."""
+        recorded = self.item.recorded().checks(phase.name, cursor.epoch, cursor.iteration)
+        if recorded is not None:
+            return [CheckOutcome(**outcome) for outcome in recorded]
+        self.item.before_slow_work()
+        started = time.monotonic()
+        outcomes = run_checks(phase, self.item.config, self.item.workdir(state), self.item.redactor)
+        self.item.slow_work_done(time.monotonic() - started)
+        for outcome in outcomes:
+            self.item.record(
+                "check.finished",
+                phase=phase.name,
+                iteration=cursor.iteration,
+                check=outcome.name,
+                command=outcome.command,
+                passed=outcome.passed,
+                skipped=outcome.skipped,
+                exit_code=outcome.exit_code,
+                duration_s=outcome.duration_s,
+                output=outcome.output_tail,
+            )
+        self.item.record(
+            "checks.completed",
+            phase=phase.name,
+            epoch=cursor.epoch,
+            iteration=cursor.iteration,
+            outcomes=[dataclasses.asdict(outcome) for outcome in outcomes],
+        )
+        return outcomes
+
     def _after_checks(self, state: ItemState, phase: Phase, cursor: Cursor) -> None:
         """Checks passed (or there are none): on to the reviewer, or done without one."""
         if phase.reviewer and not cursor.no_review:
             cursor.stage = "review"
-            self._moved(cursor)
-            self.item.save(state)
+            self.item.save(state, lazy=True)
         else:
             self._complete(state, phase, cursor, "skipped" if phase.reviewer else "none", [], "")
 
@@ -183,7 +188,7 @@ class ReviewLoop:
                 output_schema=VERDICT_SCHEMA,
                 build_prompt=lambda: reviewer_prompt(self.item, state, phase, cursor, changes),
             )
-            result = dispatch(self.item, state, self.backends, spec, resumed=self._resumed(cursor))
+            result = dispatch(self.item, state, self.backends, spec)
             self._add_usage(state, phase, result)
             reading = read_verdict(result)
         self._conclude(state, phase, cursor, reading, final=unfixable)
@@ -262,8 +267,7 @@ class ReviewLoop:
             cursor.stage = "execute"
             cursor.feedback = issues
             cursor.changes = ""
-            self._moved(cursor)
-            self.item.save(state)
+            self.item.save(state, lazy=True)
         else:
             notes = [_note(i) for i in issues if i.severity != "note"] or [_note(i) for i in issues]
             self._complete(state, phase, cursor, "concerns", notes, reading.verdict.summary)
@@ -295,7 +299,7 @@ class ReviewLoop:
             review=review,
             reviewer_notes=notes,
         )
-        self.item.save(state)
+        self.item.save(state, lazy=True)
 
     def _add_usage(self, state: ItemState, phase: Phase, result: AgentResult) -> None:
         for usage in (state.phase(phase.name).usage, state.usage):

@@ -98,22 +98,29 @@ class Runner:
             if state.worktree:  # agents work there: it must be a working checkout
                 ensure_worktree(self.item.repo, state.worktree, self.item.name, state.branch)
             self.item.save(state)  # repairs a history file a crash left behind
-            if self.options.phase is not None:
-                return self._single_phase(state, self.options.phase)
-            if self.options.until is not None:
-                self._known_phase(self.options.until)
-            self._resume_partial(state)
-            while True:
-                phase = self._next_phase(state)
-                if phase is None:
-                    return self._finish(state, None)
-                if state.engine.cursor is None:
-                    self._enter(state, phase, check_warnings=False)
-                if phase.kind == "finish":
-                    return self._finish(state, phase)
-                self.loop.run(state, phase)
-                if phase.name == self.options.until:
-                    return RunOutcome("phase-done", state, f"stopped after {phase.name} (--until)")
+            try:
+                return self._walk(state)
+            finally:
+                # However the run ends, a coalesced state commit is written.
+                self.item.flush()
+
+    def _walk(self, state: ItemState) -> RunOutcome:
+        if self.options.phase is not None:
+            return self._single_phase(state, self.options.phase)
+        if self.options.until is not None:
+            self._known_phase(self.options.until)
+        self._resume_partial(state)
+        while True:
+            phase = self._next_phase(state)
+            if phase is None:
+                return self._finish(state, None)
+            if state.engine.cursor is None:
+                self._enter(state, phase, check_warnings=False)
+            if phase.kind == "finish":
+                return self._finish(state, phase)
+            self.loop.run(state, phase)
+            if phase.name == self.options.until:
+                return RunOutcome("phase-done", state, f"stopped after {phase.name} (--until)")
 
     def _remove_stale_temp_files(self) -> None:
         """Temp files an atomic write left when the process died; we hold the item's lock."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -15,10 +18,11 @@ import filelock
 
 from phasegate.config import CONFIG_DIR, Config
 from phasegate.engine.history import sync_history
+from phasegate.engine.recorded import RecordedCalls
 from phasegate.engine.worktree import add_worktree
 from phasegate.errors import BadInputError, BusyError, NotFoundError, WorkflowError
 from phasegate.redact import Redactor
-from phasegate.state.item import ItemState
+from phasegate.state.item import ItemState, IterationRecord
 from phasegate.state.journal import Journal, utc_now
 from phasegate.state.store import StateStore
 from phasegate.workflow.loader import LoadedWorkflow
@@ -26,6 +30,24 @@ from phasegate.workflow.model import Workflow
 from phasegate.workflow.registry import WorkflowRegistry
 
 _ALLOWED_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+
+#: State commits within this many seconds of the last one are coalesced while
+#: agents and checks answer faster than this; slower work commits every step.
+#: ``PHASEGATE_COALESCE_SECONDS=0`` commits every step.
+COALESCE_SECONDS = 0.25
+COALESCE_ENV = "PHASEGATE_COALESCE_SECONDS"
+
+
+def coalesce_seconds() -> float:
+    """The group-commit window (``PHASEGATE_COALESCE_SECONDS`` overrides the default)."""
+    raw = os.environ.get(COALESCE_ENV)
+    if raw is None:
+        return COALESCE_SECONDS
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        raise BadInputError(f"{COALESCE_ENV}={raw!r} is not a number of seconds") from None
+
 
 #: Receives every journaled event (the CLI turns them into progress lines).
 EventSink = Callable[[dict[str, Any]], None]
@@ -79,28 +101,34 @@ class WorkItem:
         )
         self.journal = Journal(self.item_dir / self.workflow.journal_file, self.redactor)
         self._history_records: int | None = None
+        self._recorded: RecordedCalls | None = None
+        self._last_commit: float | None = None
+        self._unwritten: tuple[dict[str, Any], str, list[IterationRecord]] | None = None
+        # Until work is seen to be fast, every save is committed at once.
+        self._fast_work = False
+        self._coalesce = coalesce_seconds()
 
     @property
     def workflow(self) -> Workflow:
         return self.loaded.workflow
 
-    @property
+    @cached_property
     def item_dir(self) -> Path:
         return self.repo / items_dir(self.workflow, self.config) / self.name
 
-    @property
+    @cached_property
     def state_path(self) -> Path:
         return self.item_dir / self.workflow.state_file
 
-    @property
+    @cached_property
     def history_path(self) -> Path:
         return self.item_dir / self.workflow.history_file
 
-    @property
+    @cached_property
     def lock_path(self) -> Path:
         return self.repo / CONFIG_DIR / "locks" / f"{self.workflow.name}--{self.name}.lock"
 
-    @property
+    @cached_property
     def run_lock_path(self) -> Path:
         return self.repo / CONFIG_DIR / "locks" / f"{self.workflow.name}--{self.name}.run.lock"
 
@@ -130,14 +158,55 @@ class WorkItem:
             raise NotFoundError(f"work item {self.name!r} has no state file at {self.state_path}")
         return ItemState.from_document(self.store.load(), self.state_path)
 
-    def save(self, state: ItemState) -> None:
-        """Commit ``state`` (journal first), then bring ``.review-history.md`` in line."""
+    def save(self, state: ItemState, *, lazy: bool = False) -> None:
+        """Make ``state`` durable: the journal is fsync'd, then the state file is committed.
+
+        With ``lazy`` the state file commit may be coalesced with later ones
+        while agents answer fast (group commit): the journal, fsync'd here,
+        already holds every result, and a resumed run replays it (see
+        :mod:`phasegate.engine.recorded`). A snapshot is kept, so what a later
+        commit writes is always a consistent state.
+        """
         self.journal.sync()
-        self.store.commit(state.to_document())
-        count = len(state.engine.iterations)
-        if state.status == "active" and count != self._history_records:
-            sync_history(self.history_path, self.name, state.engine.iterations, self.redactor)
-            self._history_records = count
+        if (
+            lazy
+            and self._fast_work
+            and self._last_commit is not None
+            and time.monotonic() - self._last_commit < self._coalesce
+        ):
+            self._unwritten = (state.to_document(), state.status, list(state.engine.iterations))
+            return
+        self._commit(state.to_document(), state.status, state.engine.iterations)
+
+    def flush(self) -> None:
+        """Write a coalesced state commit now, if one is waiting."""
+        if self._unwritten is not None:
+            self._commit(*self._unwritten)
+
+    def _commit(
+        self, document: dict[str, Any], status: str, iterations: list[IterationRecord]
+    ) -> None:
+        self.store.commit(document)
+        self._last_commit = time.monotonic()
+        self._unwritten = None
+        if status == "active" and len(iterations) != self._history_records:
+            sync_history(self.history_path, self.name, iterations, self.redactor)
+            self._history_records = len(iterations)
+
+    def before_slow_work(self) -> None:
+        """Before an agent call or a check: commit now unless the work has been fast."""
+        if not self._fast_work:
+            self.flush()
+
+    def slow_work_done(self, seconds: float) -> None:
+        """Remember how long the last agent call or check took (see :meth:`save`)."""
+        self._fast_work = seconds < self._coalesce
+
+    def recorded(self) -> RecordedCalls:
+        """The index of agent results and check rounds in the journal (built once)."""
+        if self._recorded is None:
+            self._recorded = RecordedCalls(self.journal.events())
+        return self._recorded
 
     def record(self, event: str, *, sync_now: bool = False, **data: Any) -> dict[str, Any]:
         """Append an event to the journal and pass it to the progress sink.

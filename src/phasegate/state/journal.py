@@ -37,6 +37,7 @@ class Journal:
         self.path = path
         self._redactor = redactor or Redactor()
         self._unsynced = False
+        self._folder_made = False
 
     def append(self, event: str, *, sync_now: bool = True, **data: Any) -> dict[str, Any]:
         """Append one event and return it as written.
@@ -49,9 +50,13 @@ class Journal:
         record: dict[str, Any] = {"ts": utc_now(), "event": event}
         record.update(self._redactor.data(data))
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self._folder_made:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._folder_made = True
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
+            # Checked on every append: another process (an MCP server writing
+            # to the same journal) may have died mid-line since our last one.
             self._drop_torn_tail(fd)
             crash_point("journal.before_append")
             os.write(fd, line)
