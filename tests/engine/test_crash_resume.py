@@ -136,7 +136,9 @@ def differences(got: Any, want: Any, path: str = "") -> list[str]:
         return found
     if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
         return [
-            d for i, (g, w) in enumerate(zip(got, want)) for d in differences(g, w, f"{path}[{i}]")
+            d
+            for i, (g, w) in enumerate(zip(got, want, strict=True))
+            for d in differences(g, w, f"{path}[{i}]")
         ]
     return [] if got == want else [f"{path}: {got!r} != {want!r}"]
 
