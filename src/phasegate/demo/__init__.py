@@ -8,6 +8,7 @@ shown before anything runs.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -23,14 +24,14 @@ def _say(text: str) -> None:
     print(f"\n\033[1m== {text}\033[0m", flush=True)
 
 
-def _run(cmd: list[str], cwd: Path, *, expect: int = 0) -> int:
+def _run(cmd: list[str], cwd: Path, *, expect: int = 0, env: dict[str, str] | None = None) -> int:
     shown = (
         " ".join(shlex.quote(c) for c in ["phasegate", *cmd[3:]])
         if cmd[:3] == [sys.executable, "-m", "phasegate"]
         else " ".join(shlex.quote(c) for c in cmd)
     )
     print(f"$ {shown}", flush=True)
-    code = subprocess.run(cmd, cwd=cwd, check=False).returncode
+    code = subprocess.run(cmd, cwd=cwd, check=False, env={**os.environ, **(env or {})}).returncode
     if code != expect:
         raise SystemExit(f"demo: '{shown}' exited {code}, expected {expect}")
     if code:
@@ -64,7 +65,8 @@ def run_demo(target: Path) -> None:
     _say(f"A sample project in a throwaway git repo: {target}")
     repo = make_sample_repo(target)
     test_command = f"{shlex.quote(sys.executable)} -m pytest -q -p no:cacheprovider"
-    _run([*pg, "init", "--test-command", test_command], repo)
+    # The demo's agents are scripted even where real agent CLIs are installed.
+    _run([*pg, "init", "--test-command", test_command], repo, env={"PHASEGATE_AGENT_CLIS": "none"})
     shutil.copy(HERE / "agents.yaml", repo / ".phasegate" / "agents.yaml")
     print("(scripted agents: .phasegate/agents.yaml)")
 
