@@ -11,12 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from phasegate.change.phases import ChangePhase, check_transition
 from phasegate.change.review import Finding, ReviewVerdict
-from phasegate.errors import StateCorruptError
-from phasegate.state.item import UsageTotals
+from phasegate.state.item import UsageTotals, validate_document
 from phasegate.state.journal import utc_now
 
 PlanStep = Literal["proposal", "specs", "tasks", "challenge", "reproposal", "decide", "done"]
@@ -117,11 +116,4 @@ class ChangeState(_Record):
 
     @classmethod
     def from_document(cls, data: dict[str, Any], path: Path) -> ChangeState:
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            field = ".".join(str(p) for p in error["loc"])
-            raise StateCorruptError(
-                f"state file {path} is invalid at {field}: {error['msg']}; it was left untouched"
-            ) from None
+        return validate_document(cls, data, path)

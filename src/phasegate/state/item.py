@@ -10,7 +10,7 @@ person adds are kept.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 from phasegate.errors import StateCorruptError
 
 Stage = Literal["execute", "checks", "review"]
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 class _Record(BaseModel):
@@ -146,11 +147,16 @@ class ItemState(_Record):
 
     @classmethod
     def from_document(cls, data: dict[str, Any], path: Path) -> ItemState:
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            field = ".".join(str(p) for p in error["loc"])
-            raise StateCorruptError(
-                f"state file {path} is invalid at {field}: {error['msg']}; it was left untouched"
-            ) from None
+        return validate_document(cls, data, path)
+
+
+def validate_document(model: type[ModelT], data: dict[str, Any], path: Path) -> ModelT:
+    """Validate a parsed state file; a mismatch names the file and the field."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"])
+        raise StateCorruptError(
+            f"state file {path} is invalid at {field}: {error['msg']}; it was left untouched"
+        ) from None
