@@ -67,7 +67,7 @@ def test_init_outside_a_git_repository_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_new_run_status_walk_the_whole_workflow(repo: Path) -> None:
-    """The issue's user story: new, run to the end, status --json."""
+    """The main user story: new, run to the end, status --json."""
     created = phasegate(
         repo,
         "new",
