@@ -204,6 +204,15 @@ _BACKEND_EXAMPLES = {
 }
 
 
+def _change_roles(clis: tuple[str, ...], executor: str) -> str:
+    """The change workflow's writers: the implementer codes like the executor, and
+    the proposal author runs on gemini when present (seed 002's Gemini / Codex /
+    Claude split); its challenger and reviewer take the default."""
+    lines = f"  implementer: {{backend: {executor}}}   # the change workflow's writers\n"
+    author = "gemini" if "gemini" in clis else executor
+    return lines + f"  proposal-author: {{backend: {author}}}\n"
+
+
 def _roles_section(clis: tuple[str, ...]) -> str:
     chosen = default_roles(clis)
     if chosen is None:
@@ -226,6 +235,7 @@ def _roles_section(clis: tuple[str, ...]) -> str:
     else:
         roles = f"roles:\n  default: {{backend: {reviewer}}}   # the reviewers\n"
         roles += f"  executor: {{backend: {executor}}}\n"
+        roles += _change_roles(clis, executor)
         note = (
             f"# Found on PATH: {', '.join(clis)}. The executor runs on {executor} and the\n"
             f"# reviewers on {reviewer} (cross-model review).\n"

@@ -95,6 +95,16 @@ def test_init_puts_reviewers_on_another_cli_than_the_executor(tmp_path: Path) ->
     assert config.commands == {"test": "make check"}
 
 
+def test_init_gives_the_change_workflow_seed_002s_split(tmp_path: Path) -> None:
+    """All three CLIs: proposal author on gemini, challenger and reviewer on codex,
+    implementer on claude (seed 002's Gemini / Codex / Claude split)."""
+    root = init_git_repo(tmp_path / "repo")
+    phasegate(root, "init", PHASEGATE_AGENT_CLIS="claude,codex,gemini")
+    config = load_config(root)
+    roles = ("proposal-author", "challenger", "implementer", "reviewer")
+    assert [config.binding(r).backend for r in roles] == ["gemini", "codex", "claude", "codex"]
+
+
 def test_init_without_any_cli_uses_the_scripted_backend(tmp_path: Path) -> None:
     """No agent CLI found: the scripted backend, with a comment saying how to switch."""
     root = init_git_repo(tmp_path / "repo")
