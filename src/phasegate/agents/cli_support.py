@@ -261,6 +261,16 @@ class CliBackend(Backend):
         """Variables this backend always sets (config dir, base URL...)."""
         return {}
 
+    def scratch_env(
+        self, request: AgentRequest, scratch: Path, env: Mapping[str, str]
+    ) -> dict[str, str]:
+        """Variables for this call only, pointing into ``scratch`` (a private temp dir).
+
+        ``env`` is the child's environment so far. Called after :meth:`arguments`;
+        whatever the backend writes into ``scratch`` lives until the CLI exits.
+        """
+        return {}
+
     # -- shared -------------------------------------------------------------------------
 
     def child_env(self, request: AgentRequest | None = None) -> dict[str, str]:
@@ -322,11 +332,12 @@ class CliBackend(Backend):
         redactor = Redactor(secret_values(env))
         with tempfile.TemporaryDirectory(prefix=f"phasegate-{self.name}-") as scratch:
             argv = [str(self.binary), *self.arguments(request, Path(scratch))]
+            call_env = {**env, **self.scratch_env(request, Path(scratch), env)}
             proc = run_process(
                 argv,
                 cwd=request.workdir,
                 timeout=request.timeout,
-                env=env,
+                env=call_env,
                 input_text=request.prompt_text(),
                 output_limit=self.cfg.max_output_bytes,
             )

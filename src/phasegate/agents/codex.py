@@ -7,6 +7,15 @@ writers with ``-s workspace-write``; ``bypass_permissions: true`` (explicit
 opt-in) gives writers ``-s danger-full-access``. A session continues with
 ``codex exec resume``, which takes its sandbox as ``-c sandbox_mode=...``.
 
+MCP servers go in as ``-c mcp_servers.NAME.*``: ``enabled_tools`` (the other
+tools are neither offered nor callable), ``tools.TOOL.approval_mode =
+"approve"`` for each listed tool (``exec`` runs with approval policy
+``never``, so an MCP call needing approval would fail) and ``required`` (a
+server that cannot start fails the call at once). Codex 0.169 always defers
+MCP tools behind its ``tool_search`` tool (the ``tool_search*`` features are
+removed, so ``--disable`` changes nothing): the model finds them there and
+calls them in the ``mcp__NAME`` namespace.
+
 Token usage comes from ``turn.completed``; after a resume Codex reports it
 cumulatively for the thread, so the previous total seen by this backend is
 subtracted.
@@ -22,7 +31,7 @@ from typing import Any
 
 from pydantic import Field
 
-from phasegate.agents.base import Access, AgentRequest, AgentResult, TokenUsage
+from phasegate.agents.base import Access, AgentRequest, AgentResult, McpServer, TokenUsage
 from phasegate.agents.cli_support import CliBackend, CliSettings, tail
 from phasegate.errors import ConfigError
 from phasegate.process import ProcessResult
@@ -107,12 +116,7 @@ class CodexBackend(CliBackend):
             args += ["-c", f"model_providers.{PROVIDER_ID}={toml_value(provider)}"]
             args += ["-c", f"model_provider={PROVIDER_ID}"]
         for server in request.mcp_servers:
-            prefix = f"mcp_servers.{server.name}"
-            args += ["-c", f"{prefix}.command={toml_value(server.command)}"]
-            args += ["-c", f"{prefix}.args={toml_value(list(server.args))}"]
-            if server.env:
-                args += ["-c", f"{prefix}.env={toml_value(dict(server.env))}"]
-            args += ["-c", f"{prefix}.enabled_tools={toml_value(list(server.tools))}"]
+            args += mcp_server_args(server)
         if request.output_schema is not None:
             schema_file = scratch / "output-schema.json"
             schema_file.write_text(json.dumps(dict(request.output_schema)), encoding="utf-8")
@@ -205,6 +209,26 @@ class CodexBackend(CliBackend):
         if self.codex_settings.base_url:
             return f"set {self.codex_settings.api_key_env} for {self.codex_settings.base_url}"
         return "set OPENAI_API_KEY, or run 'codex login'"
+
+
+def mcp_server_args(server: McpServer) -> list[str]:
+    """``-c`` overrides giving Codex ``server``, with only its listed tools, pre-approved."""
+    prefix = f"mcp_servers.{server.name}"
+    approved = {tool: {"approval_mode": "approve"} for tool in server.tools}
+    settings: list[tuple[str, Any]] = [
+        ("command", server.command),
+        ("args", list(server.args)),
+        ("enabled_tools", list(server.tools)),
+        ("tools", approved),
+        ("required", True),
+        ("enabled", True),
+    ]
+    if server.env:
+        settings.append(("env", dict(server.env)))
+    args: list[str] = []
+    for key, value in settings:
+        args += ["-c", f"{prefix}.{key}={toml_value(value)}"]
+    return args
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:

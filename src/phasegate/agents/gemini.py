@@ -8,6 +8,12 @@ writers with ``auto_edit``; ``bypass_permissions: true`` (explicit opt-in)
 gives writers ``yolo``. ``--skip-trust`` trusts the working directory for this
 session only.
 
+MCP servers go in through a per-call settings overlay (``GEMINI_CLI_HOME``,
+see :mod:`phasegate.agents.gemini_mcp`) with ``includeTools`` and policy
+rules allowing exactly the listed tools, which plan mode then runs headless;
+``--allowed-mcp-server-names`` keeps any other server (an extension's) from
+starting. Gemini names the tools ``mcp_<server>_<tool>``.
+
 Gemini has no structured-output flag: the reviewer prompt asks for JSON and
 the verdict reader parses the text. On an API error stdout is empty and the
 JSON error report is the last object on stderr. Gemini retries failed
@@ -26,7 +32,7 @@ from typing import Any
 
 from phasegate.agents.base import Access, AgentRequest, AgentResult, TokenUsage
 from phasegate.agents.cli_support import CliBackend, last_line, tail
-from phasegate.errors import ConfigError
+from phasegate.agents.gemini_mcp import check_servers, overlay_home
 from phasegate.process import ProcessResult
 
 #: Gemini CLI's own exit statuses (others are the HTTP status of an API error, mod 256).
@@ -68,12 +74,18 @@ class GeminiBackend(CliBackend):
             env["GOOGLE_GEMINI_BASE_URL"] = self.cfg.base_url
         return env
 
+    def scratch_env(
+        self, request: AgentRequest, scratch: Path, env: Mapping[str, str]
+    ) -> dict[str, str]:
+        if not request.mcp_servers:
+            return {}
+        base = env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.path.expanduser("~")
+        home = scratch / "gemini-home"
+        overlay_home(Path(base), home, request.mcp_servers, scratch)
+        return {"GEMINI_CLI_HOME": str(home)}
+
     def arguments(self, request: AgentRequest, scratch: Path) -> list[str]:
-        if request.mcp_servers:
-            raise ConfigError(
-                "backend 'gemini': MCP servers cannot be passed per call "
-                "(configure them in Gemini's settings.json instead)"
-            )
+        check_servers(request.mcp_servers)
         if request.access is Access.READ_ONLY:
             mode = "plan"
         else:
@@ -86,6 +98,8 @@ class GeminiBackend(CliBackend):
             args += ["--include-directories", str(directory)]
         if request.session:
             args += ["--resume", request.session]
+        # "=" form: the option takes an array and would swallow the words after it.
+        args += [f"--allowed-mcp-server-names={server.name}" for server in request.mcp_servers]
         return args + self.cfg.extra_args
 
     def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:

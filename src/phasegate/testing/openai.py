@@ -3,7 +3,11 @@
 Codex uses ``POST /v1/responses`` (always streaming SSE); the ``openai``
 Python SDK uses either that or ``POST /v1/chat/completions`` (JSON or SSE).
 A tool call becomes a ``function_call`` item, or a ``custom_tool_call`` when
-the request declares the tool as freeform (codex's ``apply_patch``).
+the request declares the tool as freeform (codex's ``apply_patch``). A call of
+``tool_search`` (declared ``type: tool_search``, as codex does) becomes a
+client-executed ``tool_search_call``; tools inside a ``namespace`` (codex's
+MCP tools, ``mcp__SERVER``) are called with their ``namespace``, named either
+bare (``create_review``) or in full (``mcp__phasegate__create_review``).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from phasegate.testing.request_log import LoggedRequest, View
@@ -26,7 +31,12 @@ _ERROR_TYPES = {
     429: "rate_limit_exceeded",
 }
 _MODELS = ("gpt-5.5", "gpt-5.6-sol")
-_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+_TOOL_OUTPUTS = (
+    "function_call_output",
+    "custom_tool_call_output",
+    "local_shell_call_output",
+    "tool_search_output",
+)
 
 
 def view(api: str, body: Any) -> View:
@@ -48,14 +58,18 @@ def _responses_view(body: Mapping[str, Any]) -> View:
     prompt = [flatten(i.get("content")) for i in items if i.get("role") == "user"]
     last = items[-1] if items else {}
     text_format = (body.get("text") or {}).get("format") or {}
+    found = _discovered(items)
     return View(
         model=body.get("model"),
         stream=bool(body.get("stream")),
         system=_join(system),
         prompt=_join(prompt),
-        last=flatten(last),
+        # A tool search's output is a list of tool definitions: its names stand for it.
+        last=_join(list(_tool_names(last.get("tools") or [])))
+        if last.get("type") == "tool_search_output"
+        else flatten(last),
         text=_join([system[0], *(flatten(i) for i in items)]),
-        tools=tuple(_tool_names(body.get("tools") or [])),
+        tools=tuple(dict.fromkeys([*_tool_names(body.get("tools") or []), *_tool_names(found)])),
         tool_result=last.get("type") in _TOOL_OUTPUTS,
         schema=text_format.get("type") == "json_schema",
     )
@@ -94,6 +108,16 @@ def _tool_names(tools: Sequence[Any]) -> Iterator[str]:
             yield str(tool.get("name") or tool.get("type"))
 
 
+def _discovered(items: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """Tools a client-side tool search loaded into the conversation (offered from then on)."""
+    return [
+        tool
+        for item in items
+        if item.get("type") == "tool_search_output"
+        for tool in item.get("tools") or []
+    ]
+
+
 def side_reply(request: LoggedRequest) -> tuple[str, Reply] | None:
     """Codex makes no side requests in ``exec`` mode that need a special answer."""
     return None
@@ -130,23 +154,58 @@ def _answer_text(reply: Reply) -> str:
     return reply.text + json.dumps(reply.structured)
 
 
-def _tool_kinds(body: Any) -> dict[str, str]:
-    """Tool name -> declared type (``function`` or ``custom``), namespaces flattened."""
-    kinds: dict[str, str] = {}
+@dataclass(frozen=True)
+class _Declared:
+    """How the request declares a tool: its type and, inside a namespace, the namespace."""
 
-    def walk(tools: Sequence[Any]) -> None:
+    kind: str
+    namespace: str | None = None
+
+
+def _declared_tools(body: Any) -> dict[str, _Declared]:
+    """Tool name -> declaration, from ``tools`` and from tool searches in ``input``.
+
+    A namespaced tool is listed under its bare name (unless a top-level tool
+    has it) and under ``NAMESPACE__NAME``, the name codex itself gives it.
+    """
+    declared: dict[str, _Declared] = {}
+    if not isinstance(body, Mapping):
+        return declared
+    raw = body.get("input")
+    items = [i for i in raw if isinstance(i, Mapping)] if isinstance(raw, list) else []
+
+    def walk(tools: Sequence[Any], namespace: str | None) -> None:
         for tool in tools:
-            if isinstance(tool, Mapping) and tool.get("type") == "namespace":
-                walk(tool.get("tools") or [])
-            elif isinstance(tool, Mapping) and tool.get("name"):
-                kinds[str(tool["name"])] = str(tool.get("type", "function"))
+            if not isinstance(tool, Mapping):
+                continue
+            kind = str(tool.get("type", "function"))
+            name = str(tool.get("name") or kind)
+            if kind == "namespace":
+                walk(tool.get("tools") or [], name)
+            elif namespace is None:
+                declared[name] = _Declared(kind)
+            else:
+                declared.setdefault(name, _Declared(kind, namespace))
+                declared[f"{namespace}__{name}"] = _Declared(kind, namespace)
 
-    walk(body.get("tools") or [] if isinstance(body, Mapping) else [])
-    return kinds
+    walk(body.get("tools") or [], None)
+    walk(_discovered(items), None)
+    return declared
 
 
-def _call_item(call: ToolCall, kind: str) -> dict[str, Any]:
+def _call_item(call: ToolCall, declared: _Declared | None) -> dict[str, Any]:
     call_id = call.id or new_id("call_stub_")
+    kind = declared.kind if declared else "function"
+    if kind == "tool_search":
+        # Codex runs the search itself ("client") and sends the result back.
+        return {
+            "type": "tool_search_call",
+            "id": new_id("tsc_stub_"),
+            "call_id": call_id,
+            "execution": "client",
+            "arguments": dict(call.args),
+            "status": "completed",
+        }
     if kind == "custom":
         text = call.input if call.input is not None else json.dumps(dict(call.args))
         return {
@@ -158,7 +217,7 @@ def _call_item(call: ToolCall, kind: str) -> dict[str, Any]:
             "status": "completed",
         }
     arguments = call.input if call.input is not None else json.dumps(dict(call.args))
-    return {
+    item = {
         "type": "function_call",
         "id": new_id("fc_stub_"),
         "call_id": call_id,
@@ -166,11 +225,19 @@ def _call_item(call: ToolCall, kind: str) -> dict[str, Any]:
         "arguments": arguments,
         "status": "completed",
     }
+    namespace = declared.namespace if declared else None
+    if namespace is None and declared is None and "__" in call.name:
+        # Not offered (yet): codex still resolves a deferred tool by namespace and name.
+        namespace = call.name.rsplit("__", 1)[0]
+    if namespace is not None:
+        item["namespace"] = namespace
+        item["name"] = call.name.removeprefix(f"{namespace}__")
+    return item
 
 
 def _render_responses(request: LoggedRequest, reply: Reply) -> Answer:
     text = _answer_text(reply)
-    kinds = _tool_kinds(request.body)
+    declared = _declared_tools(request.body)
     message = {
         "type": "message",
         "id": new_id("msg_stub_"),
@@ -178,7 +245,7 @@ def _render_responses(request: LoggedRequest, reply: Reply) -> Answer:
         "role": "assistant",
         "content": [{"type": "output_text", "text": text, "annotations": []}],
     }
-    calls = [_call_item(call, kinds.get(call.name, "function")) for call in reply.tool_calls]
+    calls = [_call_item(call, declared.get(call.name)) for call in reply.tool_calls]
     output = ([message] if text or not calls else []) + calls
     usage = {
         "input_tokens": reply.usage.input_tokens + reply.usage.cache_read_tokens,
@@ -264,6 +331,11 @@ def _item_events(event: Any, index: int, item: dict[str, Any], partial: bool) ->
                 content_index=0,
                 part=item["content"][0],
             ),
+            event("response.output_item.done", output_index=index, item=item),
+        ]
+    if item["type"] == "tool_search_call":  # arguments are an object: no deltas
+        return [
+            event("response.output_item.added", output_index=index, item=item),
             event("response.output_item.done", output_index=index, item=item),
         ]
     field, kind = (
