@@ -45,6 +45,12 @@ def main(argv: list[str] | None = None) -> int:
         hint = " (see --help)" if "--help" not in message else ""
         err.print(f"phasegate: error: {message}{hint}", markup=False)
         return int(ExitCode.BAD_INPUT)
+    except BrokenPipeError:
+        # The reader of our output went away (e.g. `phasegate status | head`):
+        # stop quietly, as other command-line tools do on SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13
     except KeyboardInterrupt:
         err.print("phasegate: interrupted; run the same command again to resume", markup=False)
         return 130
