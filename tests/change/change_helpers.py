@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml import YAML
+
 from phasegate.agents.base import AgentRequest
 from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
 from phasegate.change import Changes, ChangeTools
@@ -210,3 +212,17 @@ def complete(repo: Path, change: str, **kwargs: Any) -> ChangeAgents:
     outcome = changes(repo).impl(change, backends={"default": agents.backend()})
     assert outcome.status == "complete", outcome.message
     return agents
+
+
+def configure_real_reviewer(repo: Path, reviewer: Mapping[str, Any]) -> None:
+    """Scripted implementer (writes app/oauth.py); the reviewer role bound to ``reviewer``."""
+    config = {
+        "roles": {"default": {"backend": "scripted"}, "reviewer": dict(reviewer)},
+        "backends": {"scripted": {"script": ".phasegate/agents.yaml"}},
+    }
+    script = {"implementer": {"*": [{"write": {"app/oauth.py": "def callback():\n    pass\n"}}]}}
+    (repo / ".phasegate").mkdir(exist_ok=True)
+    yaml = YAML(typ="safe", pure=True)
+    for name, data in (("config.yaml", config), ("agents.yaml", script)):
+        with open(repo / ".phasegate" / name, "w") as handle:
+            yaml.dump(data, handle)

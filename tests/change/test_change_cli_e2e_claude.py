@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from change_helpers import FINDING, changes, plan_approved, review
-from ruamel.yaml import YAML
+from change_helpers import FINDING, changes, configure_real_reviewer, plan_approved, review
 
 from phasegate.change import read_review
 from phasegate.errors import ExitCode
@@ -54,16 +53,7 @@ def configure(repo: Path, claude: Path, stub: StubLLMServer) -> None:
             "CLAUDE_CODE_MAX_RETRIES": "0",
         },
     }
-    config = {
-        "roles": {"default": {"backend": "scripted"}, "reviewer": reviewer},
-        "backends": {"scripted": {"script": ".phasegate/agents.yaml"}},
-    }
-    script = {"implementer": {"*": [{"write": {"app/oauth.py": "def callback():\n    pass\n"}}]}}
-    (repo / ".phasegate").mkdir(exist_ok=True)
-    yaml = YAML(typ="safe", pure=True)
-    for name, data in (("config.yaml", config), ("agents.yaml", script)):
-        with open(repo / ".phasegate" / name, "w") as handle:
-            yaml.dump(data, handle)
+    configure_real_reviewer(repo, reviewer)
 
 
 def submits(*reviews: dict[str, Any]) -> Script:

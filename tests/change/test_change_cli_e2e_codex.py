@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from change_helpers import FINDING, changes, plan_approved, review
-from ruamel.yaml import YAML
+from change_helpers import FINDING, changes, configure_real_reviewer, plan_approved, review
 
 from phasegate.agents.base import Access, AgentRequest, McpServer, PromptPart
 from phasegate.agents.codex import CodexBackend
@@ -59,16 +58,7 @@ def reviewer_settings(repo: Path, codex: Path, stub: StubLLMServer) -> dict[str,
 def configure(repo: Path, codex: Path, stub: StubLLMServer) -> None:
     """Scripted implementer; the reviewer is the codex backend pointed at the stub."""
     reviewer = {"backend": "codex", **reviewer_settings(repo, codex, stub)}
-    config = {
-        "roles": {"default": {"backend": "scripted"}, "reviewer": reviewer},
-        "backends": {"scripted": {"script": ".phasegate/agents.yaml"}},
-    }
-    script = {"implementer": {"*": [{"write": {"app/oauth.py": "def callback():\n    pass\n"}}]}}
-    (repo / ".phasegate").mkdir(exist_ok=True)
-    yaml = YAML(typ="safe", pure=True)
-    for name, data in (("config.yaml", config), ("agents.yaml", script)):
-        with open(repo / ".phasegate" / name, "w") as handle:
-            yaml.dump(data, handle)
+    configure_real_reviewer(repo, reviewer)
 
 
 def submits(*reviews: dict[str, Any]) -> Script:

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from change_helpers import FINDING, changes, plan_approved, review
-from ruamel.yaml import YAML
+from change_helpers import FINDING, changes, configure_real_reviewer, plan_approved, review
 
 from phasegate.agents.base import Access, AgentRequest, McpServer, PromptPart
 from phasegate.agents.gemini import GeminiBackend
@@ -61,16 +60,7 @@ def reviewer_settings(repo: Path, gemini: Path, stub: StubLLMServer) -> dict[str
 def configure(repo: Path, gemini: Path, stub: StubLLMServer) -> None:
     """Scripted implementer; the reviewer is the gemini backend pointed at the stub."""
     reviewer = {"backend": "gemini", **reviewer_settings(repo, gemini, stub)}
-    config = {
-        "roles": {"default": {"backend": "scripted"}, "reviewer": reviewer},
-        "backends": {"scripted": {"script": ".phasegate/agents.yaml"}},
-    }
-    script = {"implementer": {"*": [{"write": {"app/oauth.py": "def callback():\n    pass\n"}}]}}
-    (repo / ".phasegate").mkdir(exist_ok=True)
-    yaml = YAML(typ="safe", pure=True)
-    for name, data in (("config.yaml", config), ("agents.yaml", script)):
-        with open(repo / ".phasegate" / name, "w") as handle:
-            yaml.dump(data, handle)
+    configure_real_reviewer(repo, reviewer)
 
 
 def submits(*reviews: dict[str, Any]) -> Script:
