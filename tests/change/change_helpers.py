@@ -226,3 +226,12 @@ def configure_real_reviewer(repo: Path, reviewer: Mapping[str, Any]) -> None:
     for name, data in (("config.yaml", config), ("agents.yaml", script)):
         with open(repo / ".phasegate" / name, "w") as handle:
             yaml.dump(data, handle)
+
+
+def assert_fixed_once_then_complete(repo: Path) -> None:
+    """WF-R4 after NEEDS_FIX then APPROVED: complete in round 2, the first review kept."""
+    state = changes(repo).state("add-oauth")
+    assert state.phase.value == "complete" and state.impl is not None
+    assert state.impl.iteration == 2
+    kept = list((repo / "changes/add-oauth/reviews").iterdir())
+    assert len(kept) == 1 and "NEEDS_FIX" in kept[0].read_text()

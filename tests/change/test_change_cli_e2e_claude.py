@@ -15,7 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from change_helpers import FINDING, changes, configure_real_reviewer, plan_approved, review
+from change_helpers import (
+    FINDING,
+    assert_fixed_once_then_complete,
+    changes,
+    configure_real_reviewer,
+    plan_approved,
+    review,
+)
 
 from phasegate.change import read_review
 from phasegate.errors import ExitCode
@@ -109,11 +116,7 @@ def test_claude_reviewer_needs_fix_then_approves(repo: Path, claude_bin: Path) -
     assert result.returncode == 0, result.stderr
     assert len(turns) == 2
     assert "Open findings" not in turns[0].prompt
-    state = changes(repo).state("add-oauth")
-    assert state.phase.value == "complete" and state.impl is not None
-    assert state.impl.iteration == 2
-    kept = list((repo / "changes/add-oauth/reviews").iterdir())
-    assert len(kept) == 1 and "NEEDS_FIX" in kept[0].read_text()
+    assert_fixed_once_then_complete(repo)
 
 
 def test_claude_reviewer_major_issues_stop_for_a_person(repo: Path, claude_bin: Path) -> None:

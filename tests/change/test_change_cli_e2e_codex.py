@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from change_helpers import FINDING, changes, configure_real_reviewer, plan_approved, review
+from change_helpers import (
+    FINDING,
+    assert_fixed_once_then_complete,
+    changes,
+    configure_real_reviewer,
+    plan_approved,
+    review,
+)
 
 from phasegate.agents.base import Access, AgentRequest, McpServer, PromptPart
 from phasegate.agents.codex import CodexBackend
@@ -115,11 +122,7 @@ def test_codex_reviewer_needs_fix_then_approves(repo: Path, codex_bin: Path) -> 
         openings = [r for r in stub.model_requests("openai") if not r.tool_result]
     assert result.returncode == 0, result.stderr
     assert len(openings) == 2
-    state = changes(repo).state("add-oauth")
-    assert state.phase.value == "complete" and state.impl is not None
-    assert state.impl.iteration == 2
-    kept = list((repo / "changes/add-oauth/reviews").iterdir())
-    assert len(kept) == 1 and "NEEDS_FIX" in kept[0].read_text()
+    assert_fixed_once_then_complete(repo)
 
 
 def test_only_the_listed_mcp_tools_are_offered_and_callable(
