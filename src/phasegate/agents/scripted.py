@@ -92,8 +92,14 @@ class ScriptedBackend(Backend):
         *,
         handler: Handler | None = None,
         script: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
     ) -> None:
         super().__init__(settings)
+        # A scripted agent stands in for a backend that enforces a schema on its
+        # answer, unless told to act as a text-only one (whose free text is read).
+        if structured_output is None:
+            structured_output = bool(self.settings.get("structured_output", True))
+        self.structured_output = structured_output
         self._handler = handler
         self._script = script
         #: Every request this backend received, in order (for assertions in tests).

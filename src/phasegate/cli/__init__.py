@@ -19,9 +19,10 @@ from phasegate.errors import ExitCode, PhasegateError
 
 # Each module below adds its commands to ``app`` when imported.
 _COMMAND_MODULES: tuple[str, ...] = (
+    "phasegate.cli.decisions",
     "phasegate.cli.doctor",
     "phasegate.cli.integrations",
-    "phasegate.cli.change",
+    # "phasegate.cli.change",
 )
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module)

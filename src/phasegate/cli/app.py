@@ -25,10 +25,10 @@ from phasegate.config import (
     load_config,
     render_default_config,
 )
-from phasegate.engine.dispatch import Backends
-from phasegate.engine.runner import PARTIAL_CHOICES, NoTerminal, Runner, RunOptions
-from phasegate.engine.status import item_status
-from phasegate.engine.workitem import create_item, iter_items, locate_item
+from phasegate.api import status_of
+from phasegate.engine.calls import Backends
+from phasegate.engine.items import create_item, iter_items, locate_item
+from phasegate.engine.runner import PARTIAL_CHOICES, NoTerminal, Runner, RunOptions, RunOutcome
 from phasegate.errors import BadInputError, ConfigError, PhasegateError, WorkflowError
 from phasegate.integrations.claude_code.install import sync_worktrees
 from phasegate.workflow.loader import WorkflowProblems, load_workflow
@@ -66,8 +66,10 @@ class TerminalAsker:
 
     interactive = True
 
-    def choose(self, question: str, choices: Sequence[str], default: str) -> str:
-        return Prompt.ask(question, choices=list(choices), default=default, console=err)
+    def ask(self, question: str, choices: Sequence[str], default: str | None) -> str:
+        err.print(question, markup=False)
+        prompt = f"Answer ({' / '.join(choices)})"
+        return Prompt.ask(prompt, default=default, console=err) or ""
 
     def confirm(self, question: str, default: bool) -> bool:
         return Confirm.ask(question, default=default, console=err)
@@ -138,14 +140,52 @@ def new(
     item = create_item(
         root, name, loaded, config, mode=mode, description=description, worktree=worktree
     )
-    state = item.load()
+    state = item.load(read_journal=False)
     out.print(
         f"Created {name} ({workflow}, mode {state.mode}) in "
         f"{item.item_dir.relative_to(root)}.\nNext: phasegate run {name}"
     )
     if state.worktree:
         sync_worktrees(root)  # Claude Code sessions started in the worktree get the hooks too
-        out.print(f"Worktree: {state.worktree} (branch {state.branch}); agents work there.")
+        out.print(f"Worktree: {state.worktree} (branch {state['branch']}); agents work there.")
+
+
+def parse_answers(values: list[str] | None) -> dict[str, str]:
+    """``--answer ID=CHOICE`` options as a mapping (bad ones are refused)."""
+    answers: dict[str, str] = {}
+    for raw in values or []:
+        decision, sep, choice = raw.partition("=")
+        if not sep or not decision.strip() or not choice.strip():
+            raise BadInputError(f"--answer {raw!r}: write it as DECISION=CHOICE")
+        answers[decision.strip()] = choice.strip()
+    return answers
+
+
+def run_item(
+    root: Path,
+    name: str,
+    options: RunOptions,
+    *,
+    workflow: str | None = None,
+    quiet: bool = False,
+    show_status: bool = True,
+) -> RunOutcome:
+    """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
+    config = load_config(root)
+    item = locate_item(
+        root, name, WorkflowRegistry(root), config, workflow, command=options.command
+    )
+    printer = ProgressPrinter(err, quiet=quiet)
+    item.sink = printer
+    asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
+    try:
+        outcome = Runner(item, Backends(config, root), asker, options).run()
+    finally:
+        printer.close()
+    if show_status and not quiet:
+        # Re-read from disk: the recorded state is the redacted one.
+        print_item_status(err, status_of(item, item.load(read_journal=False)))
+    return outcome
 
 
 @app.command()
@@ -158,6 +198,10 @@ def run(
     until: Annotated[
         str | None,
         typer.Option("--until", "-u", help="Stop after this phase completes."),
+    ] = None,
+    command: Annotated[
+        str | None,
+        typer.Option("--command", "-c", help="Run one of the workflow's commands (e.g. plan)."),
     ] = None,
     no_review: Annotated[
         bool, typer.Option("--no-review", help="Skip the reviewer in the phases this run executes.")
@@ -173,40 +217,51 @@ def run(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Proceed through transition warnings.")
     ] = False,
+    answer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--answer",
+            "-a",
+            help="Answer a decision before it is asked: DECISION=CHOICE (repeatable).",
+        ),
+    ] = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="At a decision without a terminal, wait for 'phasegate answer' (or the "
+            "dashboard) instead of exiting 3.",
+        ),
+    ] = False,
     workflow: Annotated[
         str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
     repo: RepoOption = None,
 ) -> None:
-    """Walk a work item through its phases until done, a human decision, or a hard block.
+    """Walk a work item through its workflow until done, a human decision, or a hard block.
 
-    Running again after an interruption resumes from the recorded state.
+    Running again after an interruption resumes from the recorded state, inside
+    a loop too, without calling an agent whose answer is already recorded.
     """
     if partial is not None and partial not in PARTIAL_CHOICES:
         raise BadInputError(f"--partial must be one of {', '.join(PARTIAL_CHOICES)}")
-    root = _repo(repo)
-    config = load_config(root)
-    item = locate_item(root, name, WorkflowRegistry(root), config, workflow)
-    printer = ProgressPrinter(err, quiet=quiet)
-    item.sink = printer
     if phase is not None and until is not None:
         raise BadInputError("--phase and --until cannot be combined")
+    root = _repo(repo)
     options = RunOptions(
         phase=phase,
         until=until,
         no_review=no_review,
         partial=partial,
         yes=yes,
+        command=command,
+        answers=parse_answers(answer),
+        wait=wait,
     )
-    asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
-    try:
-        Runner(item, Backends(config, root), asker, options).run()
-    finally:
-        printer.close()
-    if not quiet:
-        # Re-read from disk: the recorded state is the redacted one.
-        print_item_status(err, item_status(item, item.load()))
+    outcome = run_item(root, name, options, workflow=workflow, quiet=quiet)
+    if outcome.status == "stopped":
+        out.print(escape(outcome.message))
 
 
 @app.command()
@@ -218,58 +273,37 @@ def status(
     ] = None,
     repo: RepoOption = None,
 ) -> None:
-    """Show phase, next command, iterations and unresolved reviewer concerns."""
+    """Show phase, next command, iterations, pending decisions and reviewer concerns."""
     root = _repo(repo)
     config = load_config(root)
     registry = WorkflowRegistry(root)
     if name is not None:
-        item = locate_item(root, name, registry, config, workflow)
-        data = item_status(item, item.load())
+        item = locate_item(root, name, registry, config, workflow, command="status")
+        data = status_of(item, item.load(read_journal=False))
         if as_json:
-            out.print_json(json.dumps(data))
+            print_json(data)
         else:
             print_item_status(out, data)
         return
     rows: list[dict[str, Any]] = []
     for workflow_name, item_name, _ in iter_items(root, registry, config):
         try:
-            item = locate_item(root, item_name, registry, config, workflow_name)
-            rows.append(item_status(item, item.load()))
+            item = locate_item(root, item_name, registry, config, workflow_name, command="status")
+            rows.append(status_of(item, item.load(read_journal=False)))
         except PhasegateError as exc:
             rows.append({"id": item_name, "workflow": workflow_name, "error": str(exc)})
-    rows += change_rows(root, config, registry)
     if as_json:
-        out.print_json(json.dumps(rows))
+        print_json(rows)
     elif not rows:
         out.print("No work items yet. Create one with: phasegate new NAME --description '...'")
     else:
         print_item_table(out, rows)
 
 
-def change_rows(root: Path, config: Config, registry: WorkflowRegistry) -> list[dict[str, Any]]:
-    """The changes of the ``change`` workflow, in the shape of status rows."""
-    from phasegate.change.handle import list_changes, open_change
-    from phasegate.change.phases import next_command as change_next
-
-    rows: list[dict[str, Any]] = []
-    for change_id in list_changes(root, config, registry):
-        try:
-            state = open_change(root, change_id, config).load()
-        except PhasegateError as exc:
-            rows.append({"id": change_id, "workflow": "change", "error": str(exc)})
-            continue
-        phase = state.phase.value
-        rows.append(
-            {
-                "id": change_id,
-                "workflow": "change",
-                "status": phase,
-                "currentPhase": phase,
-                "inProgress": None,
-                "nextCommand": change_next(state.phase, change_id),
-            }
-        )
-    return rows
+def print_json(data: Any) -> None:
+    """JSON on stdout with the C encoder (fast for a thousand items), never through rich."""
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
 
 
 @app.command()
@@ -290,7 +324,9 @@ def workflows(repo: RepoOption = None) -> None:
         wf = loaded.workflow
         modes = ", ".join(f"{m}={v.max_iterations}" for m, v in wf.modes.items())
         out.print(f"[bold]{name}[/] ({source}) {escape(wf.description)}")
-        out.print(f"    phases: {' → '.join(wf.phase_names)}")
+        out.print(f"    phases: {' → '.join(wf.label_names)}")
+        if wf.commands:
+            out.print(f"    commands: {', '.join(wf.commands)}")
         out.print(f"    modes (max review iterations): {modes}; default {wf.default_mode}")
         if source == "repo":
             out.print(f"    file: {path}")
@@ -315,6 +351,8 @@ def validate(
             f"{path} is not a valid workflow ({count} problem{'s' if count > 1 else ''})"
         ) from None
     wf = loaded.workflow
+    count = sum(1 for _ in wf.walk())
+    phases = f"{len(wf.label_names)} phases, " if wf.label_names else ""
     out.print(
-        f"{path}: ok: workflow {wf.name!r}, {len(wf.phases)} phases, modes {', '.join(wf.modes)}"
+        f"{path}: ok: workflow {wf.name!r}, {phases}{count} nodes, modes {', '.join(wf.modes)}"
     )

@@ -18,7 +18,7 @@ from phasegate.agents.base import Availability, Backend
 from phasegate.agents.registry import backend_classes, create_backend
 from phasegate.cli.app import RepoOption, app, out
 from phasegate.config import Config, find_repo, load_config
-from phasegate.engine.dispatch import Backends
+from phasegate.engine.calls import Backends
 from phasegate.errors import BackendUnavailable, ConfigError, PhasegateError
 from phasegate.workflow.registry import WorkflowRegistry
 

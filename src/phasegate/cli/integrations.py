@@ -10,7 +10,7 @@ import typer
 
 from phasegate.cli.app import RepoOption, _repo, app, out
 from phasegate.config import load_config
-from phasegate.engine.workitem import locate_item
+from phasegate.engine.items import locate_item
 from phasegate.engine.worktree import check_worktree, describe, remove_worktree
 from phasegate.errors import BadInputError
 from phasegate.integrations.claude_code.hook import EVENTS, run_hook

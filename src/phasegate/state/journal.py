@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +39,8 @@ class Journal:
         self._redactor = redactor or Redactor()
         self._unsynced = False
         self._folder_made = False
+        # Agents of parallel items finish on worker threads: one line at a time.
+        self._lock = threading.Lock()
 
     def append(self, event: str, *, sync_now: bool = True, **data: Any) -> dict[str, Any]:
         """Append one event and return it as written.
@@ -50,6 +53,12 @@ class Journal:
         record: dict[str, Any] = {"ts": utc_now(), "event": event}
         record.update(self._redactor.data(data))
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+        with self._lock:
+            self._write(line, sync_now)
+        crash_point("journal.after_append")
+        return record
+
+    def _write(self, line: bytes, sync_now: bool) -> None:
         if not self._folder_made:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._folder_made = True
@@ -67,8 +76,6 @@ class Journal:
                 self._unsynced = True
         finally:
             os.close(fd)
-        crash_point("journal.after_append")
-        return record
 
     def sync(self) -> None:
         """Flush appends made without ``sync_now`` to stable storage."""
@@ -123,6 +130,48 @@ class Journal:
                 raise StateCorruptError(f"journal {self.path} line {number} is not a JSON object")
             yield record
         del torn_tail  # a fragment cut short by a crash: never an event
+
+    def size(self) -> int:
+        """The journal's length in bytes (0 when it does not exist)."""
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def tail(self, offset: int, first_line: int = 1) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(line number, event)`` of every complete event from byte ``offset`` on.
+
+        Reading starts where the last state commit left off, so a resumed run
+        costs the same however long the journal is. A corrupt line, or one
+        that is not an event object, raises :class:`StateCorruptError` naming
+        the file and line; a torn last line (a crash mid-append) is skipped.
+        """
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(offset)
+                raw = handle.read()
+        except FileNotFoundError:
+            return
+        lines = raw.split(b"\n")
+        lines.pop()  # a fragment cut short by a crash, or b"" after the last newline
+        for number, line in enumerate(lines, start=first_line):
+            if not line.strip():
+                continue
+            yield number, self._decode(line, number)
+
+    def _decode(self, line: bytes, number: int) -> dict[str, Any]:
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise StateCorruptError(
+                f"journal {self.path} line {number} is corrupt ({exc.__class__.__name__}); "
+                "it was left untouched"
+            ) from None
+        if not isinstance(record, dict) or not isinstance(record.get("event"), str):
+            raise StateCorruptError(
+                f"journal {self.path} line {number} is not an event object; it was left untouched"
+            )
+        return record
 
     def find(self, event: str, **match: Any) -> dict[str, Any] | None:
         """The last event named ``event`` whose fields equal ``match``."""

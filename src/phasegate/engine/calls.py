@@ -1,12 +1,12 @@
-"""Dispatch one agent call durably: intent journaled, result journaled first, never repeated.
+"""Agent calls made durably: intent journaled, result journaled before it is used, never repeated.
 
-For every call:
+For every call, under a key the engine owns (node path, visit, iteration, stage, try):
 
 1. journal ``agent.dispatched`` with a fresh attempt id;
 2. run the backend;
 3. journal ``agent.finished`` with the whole result (the write-ahead record);
-4. the caller applies the result to the state file in one atomic commit,
-   which fsyncs the journal before replacing the state file.
+4. the engine applies the result to its state in the next commit, which fsyncs
+   the journal before replacing the state file.
 
 A run that dies after step 3 finds the result in the journal when it resumes
 and does not call the agent again; one that dies before it calls again under
@@ -18,7 +18,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +33,14 @@ from phasegate.agents.base import (
 )
 from phasegate.agents.registry import create_backend
 from phasegate.config import Config, RoleBinding
-from phasegate.engine.recorded import call_key
-from phasegate.engine.workitem import Placed, WorkItem
+from phasegate.engine.item import WorkItem
+from phasegate.engine.state import EngineState
 from phasegate.errors import AgentError, BackendUnavailable, ConfigError
 from phasegate.faults import crash_point
-from phasegate.state.item import Stage
 
 #: How much of an agent's text the journal keeps.
 JOURNAL_TEXT_LIMIT = 20_000
+STDERR_LIMIT = 2_000
 
 PromptBuilder = Callable[[], tuple[str, tuple[PromptPart, ...]]]
 
@@ -95,28 +95,26 @@ class Backends:
 
 @dataclass(frozen=True)
 class CallSpec:
-    """One logical agent call (of the review loop, or of a workflow with its own commands).
+    """One logical agent call."""
 
-    ``mcp_servers`` are the MCP servers the agent is given, each with the only
-    tools it may call.
-    """
-
+    key: str
     role: str
-    phase: str
-    epoch: int
+    path: str
+    label: str
     iteration: int
-    stage: Stage
+    stage: str
     access: Access
     output_schema: Mapping[str, Any] | None
     build_prompt: PromptBuilder
     mcp_servers: tuple[McpServer, ...] = ()
+    task: str | None = None
+    timeout: float | None = None
+    #: Hints for backends that answer without a model (the ``auto`` backend).
+    hints: Mapping[str, Any] = field(default_factory=dict)
 
 
-def dispatch(
-    item: WorkItem,
-    state: Placed,
-    backends: Backends,
-    spec: CallSpec,
+def call_agent(
+    item: WorkItem, state: EngineState, backends: Backends, spec: CallSpec
 ) -> AgentResult:
     """Run ``spec`` (or reuse its journaled result); raise AgentError when retries run out."""
     recovered = _recover(item, spec)
@@ -129,19 +127,18 @@ def dispatch(
     # Each run gets the whole retry budget: a person re-running after a
     # failure has usually fixed its cause.
     limit = backends.config.retries.agent + 1
-    tries = 0
     last_error = ""
-    while tries < limit:
-        tries += 1
+    for tries in range(1, limit + 1):
         result, attempt_id = _attempt(item, state, backends, backend, spec, tries)
         if result.ok:
             return result
         last_error = result.error or f"exit status {result.exit_status}"
         item.record(
             "agent.failed",
+            key=spec.key,
             attempt=attempt_id,
             role=spec.role,
-            phase=spec.phase,
+            phase=spec.label,
             iteration=spec.iteration,
             tries=tries,
             of=limit,
@@ -149,36 +146,34 @@ def dispatch(
             sync_now=True,
         )
     raise AgentError(
-        f"{spec.role} ({backends.describe(spec.role)}) failed in phase {spec.phase} "
+        f"{spec.role} ({backends.describe(spec.role)}) failed in phase {spec.label} "
         f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
     )
 
 
 def _recover(item: WorkItem, spec: CallSpec) -> AgentResult | None:
-    """A result an earlier run journaled for this very call, if any.
-
-    Keys are unique per logical call and the cursor only moves forward, so a
-    recorded result for the current key can only be one not yet applied.
-    """
+    """A result an earlier run journaled for this very call, if any."""
     recorded = item.recorded()
-    key = call_key(spec.role, spec.phase, spec.epoch, spec.iteration, spec.stage)
-    found = recorded.result(key)
+    found = recorded.result(spec.key)
     if found is not None:
         item.record(
             "agent.recovered",
+            key=spec.key,
             attempt=found.get("attempt"),
             role=spec.role,
-            phase=spec.phase,
+            phase=spec.label,
             iteration=spec.iteration,
         )
+        recorded.forget(spec.key)
         return result_from_event(found)
-    abandoned = recorded.abandoned(key)
+    abandoned = recorded.abandoned(spec.key)
     if abandoned is not None:
         item.record(
             "agent.abandoned",
+            key=spec.key,
             attempt=abandoned,
             role=spec.role,
-            phase=spec.phase,
+            phase=spec.label,
             iteration=spec.iteration,
             reason="the run stopped before this call returned",
         )
@@ -187,44 +182,51 @@ def _recover(item: WorkItem, spec: CallSpec) -> AgentResult | None:
 
 def _attempt(
     item: WorkItem,
-    state: Placed,
+    state: EngineState,
     backends: Backends,
     backend: Backend,
     spec: CallSpec,
     tries: int,
 ) -> tuple[AgentResult, str]:
-    attempt_id = f"{spec.phase}.{spec.iteration}.{spec.role}.{secrets.token_hex(3)}"
+    attempt_id = f"{spec.label}.{spec.iteration}.{spec.role}.{secrets.token_hex(3)}"
     instructions, parts = spec.build_prompt()
     workdir = item.workdir(state)
+    labels = {
+        "attempt": attempt_id,
+        "item": item.name,
+        "workflow": item.workflow.name,
+        "phase": spec.label,
+        "node": spec.path.rsplit("/", 1)[-1].split("[", 1)[0],
+        "path": spec.path,
+        "iteration": str(spec.iteration),
+        "stage": spec.stage,
+        "item_dir": item.relative(item.item_dir, state),
+    }
+    if spec.task is not None:
+        labels["task"] = spec.task
     request = AgentRequest(
         role=spec.role,
         prompt=parts,
         instructions=instructions,
         workdir=workdir,
         access=spec.access,
-        timeout=backends.timeout(spec.role),
+        timeout=spec.timeout or backends.timeout(spec.role),
         output_schema=spec.output_schema,
         # The item folder is writable too when it lies outside the work tree
         # (a worktree's agents write artifacts to the main checkout's folder).
         extra_dirs=() if _inside(item.item_dir, workdir) else (item.item_dir,),
         mcp_servers=spec.mcp_servers,
-        labels={
-            "attempt": attempt_id,
-            "item": item.name,
-            "workflow": item.workflow.name,
-            "phase": spec.phase,
-            "iteration": str(spec.iteration),
-            "stage": spec.stage,
-            "item_dir": item.relative(item.item_dir, state),
-        },
+        labels=labels,
+        hints=spec.hints,
     )
     item.record(
         "agent.dispatched",
+        key=spec.key,
         attempt=attempt_id,
         role=spec.role,
         backend=backends.describe(spec.role),
-        phase=spec.phase,
-        epoch=spec.epoch,
+        phase=spec.label,
+        path=spec.path,
         iteration=spec.iteration,
         stage=spec.stage,
         access=spec.access.value,
@@ -251,10 +253,11 @@ def _attempt(
     # commit that applies it, before the state file is replaced.
     item.record(
         "agent.finished",
-        **result_to_event(result),
+        **result_to_event(result, item),
+        key=spec.key,
         attempt=attempt_id,
         role=spec.role,
-        phase=spec.phase,
+        phase=spec.label,
         iteration=spec.iteration,
     )
     return result, attempt_id
@@ -264,13 +267,18 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents or root.resolve() in path.resolve().parents
 
 
-def result_to_event(result: AgentResult) -> dict[str, Any]:
-    """The journal fields of a result (enough to rebuild it on resume)."""
+def result_to_event(result: AgentResult, item: WorkItem | None = None) -> dict[str, Any]:
+    """The journal fields of a result (enough to rebuild it on resume).
+
+    Long text is redacted before it is cut, so no tail of a secret survives
+    the cut.
+    """
+    redact = item.redactor.text if item is not None else (lambda text: text)
     return {
         "ok": result.ok,
         "exit_status": result.exit_status,
         "error": result.error,
-        "text": result.text[:JOURNAL_TEXT_LIMIT],
+        "text": redact(result.text)[:JOURNAL_TEXT_LIMIT],
         "structured": dict(result.structured) if result.structured is not None else None,
         "usage": {
             "input_tokens": result.usage.input_tokens,
@@ -281,7 +289,7 @@ def result_to_event(result: AgentResult) -> dict[str, Any]:
         "cost_usd": result.cost_usd,
         "duration_s": round(result.duration_s, 3),
         "session_id": result.session_id,
-        "stderr": result.stderr[-2000:],
+        "stderr": redact(result.stderr)[-STDERR_LIMIT:],
     }
 
 
@@ -302,4 +310,16 @@ def result_from_event(event: Mapping[str, Any]) -> AgentResult:
         duration_s=float(event.get("duration_s") or 0.0),
         session_id=event.get("session_id"),
         error=event.get("error"),
+        stderr=str(event.get("stderr") or ""),
     )
+
+
+def usage_of(result: AgentResult) -> dict[str, Any]:
+    """A result's spend in the shape :meth:`EngineState.add_usage` takes."""
+    return {
+        "input_tokens": result.usage.input_tokens,
+        "output_tokens": result.usage.output_tokens,
+        "cache_read_tokens": result.usage.cache_read_tokens,
+        "cache_write_tokens": result.usage.cache_write_tokens,
+        "cost_usd": result.cost_usd,
+    }
