@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+
 from collections.abc import Callable
 from pathlib import Path
 
@@ -139,14 +144,22 @@ def test_plan_and_impl_on_an_archived_change_find_it_in_the_archive(repo: Path) 
 def test_a_run_killed_before_the_move_is_finished_by_the_next(repo: Path) -> None:
     """Crash safety: STATE.yaml says archived, the folder is still in changes/."""
     complete(repo, "add-oauth")
-    change = changes(repo).change("add-oauth")
-    state = change.load()
-    change.move(state, ChangePhase.ARCHIVED, "specs merged")
-    state.archived_to = "changes/archive/2026-01-01-add-oauth"
-    change.save(state)
+    killed = subprocess.run(
+        [sys.executable, "-m", "phasegate", "archive", "add-oauth"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PHASEGATE_CRASH_AT": "change.before_move"},
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    state = changes(repo).state("add-oauth")
+    assert state.phase is ChangePhase.ARCHIVED and state.archived_to
+    assert (repo / "changes/add-oauth/STATE.yaml").is_file()
     outcome = changes(repo).archive("add-oauth")
-    assert outcome.archived_to == repo / "changes/archive/2026-01-01-add-oauth"
+    assert outcome.archived_to == repo / state.archived_to
     assert (outcome.archived_to / "STATE.yaml").is_file()
+    assert not (repo / "changes/add-oauth").exists()
 
 
 def test_merging_is_idempotent() -> None:

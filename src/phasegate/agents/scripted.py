@@ -147,15 +147,24 @@ class ScriptedBackend(Backend):
         if self._handler is not None:
             return self._handler(request)
         script = self._load_script()
-        phase = request.labels.get("phase", "")
+        labels = request.labels
+        phase = labels.get("phase", "")
+        node = labels.get("node", phase)
+        task = labels.get("task")
+        keys = [f"{node}:{task}"] if task else []
+        keys += [k for k in dict.fromkeys((node, phase)) if k]
         replies = None
-        # Most specific first: role+phase, role+"*", "*"+phase, "*"+"*".
+        # Most specific first: the role's node (and item), its phase, "*"; then "*"'s.
         for role_key in (request.role, "*"):
             by_role = script.get(role_key)
-            if isinstance(by_role, Mapping):
-                replies = by_role.get(phase, by_role.get("*"))
-                if replies is not None:
+            if not isinstance(by_role, Mapping):
+                continue
+            for key in (*keys, "*"):
+                if key in by_role:
+                    replies = by_role[key]
                     break
+            if replies is not None:
+                break
         if replies is None:
             return None
         if isinstance(replies, Mapping):

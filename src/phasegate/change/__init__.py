@@ -1,16 +1,21 @@
 """The ``change`` workflow (seed 002): ``plan``, ``impl`` and ``archive`` over STATE.yaml's phase.
 
-See ``docs/change-workflow.md``. The engine pieces underneath (work item,
-journal, state store, durable dispatch, backends) are the same as the
-``feature`` workflow's; the phase-only state machine is this package's own.
+See ``docs/change-workflow.md``. The workflow itself is a definition on the
+engine (``workflow/builtin/change.yaml``); this package holds only what is its
+own: the tasks.md parser, spec order and merge, the archive action, the
+REVIEW.md reader, the MCP server and its tools, and the STATE.yaml view.
 """
 
-from phasegate.change.api import Changes
-from phasegate.change.archiving import ArchiveConflict, ArchiveOutcome, archive_change
-from phasegate.change.handle import Change, open_change
-from phasegate.change.implementing import ImplOptions, ImplOutcome, implement_change
+from phasegate.change.api import (
+    ArchiveOutcome,
+    Changes,
+    ImplOptions,
+    ImplOutcome,
+    PlanOptions,
+    PlanOutcome,
+)
 from phasegate.change.phases import TRANSITIONS, ChangeNotReady, ChangePhase
-from phasegate.change.planning import PlanOptions, PlanOutcome, plan_change
+from phasegate.change.plugins import ArchiveConflict
 from phasegate.change.review import RecordedReview, ReviewVerdict, read_review
 from phasegate.change.specmerge import merge_spec
 from phasegate.change.state import ChangeState
@@ -21,7 +26,6 @@ __all__ = [
     "TRANSITIONS",
     "ArchiveConflict",
     "ArchiveOutcome",
-    "Change",
     "ChangeNotReady",
     "ChangePhase",
     "ChangeState",
@@ -35,12 +39,8 @@ __all__ = [
     "ReviewVerdict",
     "TaskList",
     "ToolCallError",
-    "archive_change",
-    "implement_change",
     "merge_spec",
-    "open_change",
     "parse_tasks",
-    "plan_change",
     "read_review",
     "read_tasks",
 ]

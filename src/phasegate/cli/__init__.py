@@ -22,7 +22,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "phasegate.cli.decisions",
     "phasegate.cli.doctor",
     "phasegate.cli.integrations",
-    # "phasegate.cli.change",
+    "phasegate.cli.change",
 )
 for _module in _COMMAND_MODULES:
     importlib.import_module(_module)

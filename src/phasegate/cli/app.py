@@ -66,7 +66,7 @@ class TerminalAsker:
 
     interactive = True
 
-    def ask(self, question: str, choices: Sequence[str], default: str | None) -> str:
+    def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
         err.print(question, markup=False)
         prompt = f"Answer ({' / '.join(choices)})"
         return Prompt.ask(prompt, default=default, console=err) or ""

@@ -68,11 +68,11 @@ class ProgressPrinter:
         status = e.get("status")
         title = f": {escape(str(e.get('title')))}" if e.get("title") else ""
         if status == "running":
-            self._line(f"  [bold]• {escape(str(e.get('item')))}[/]{title}")
+            self._line(f"  [bold]• {escape(str(e.get('key')))}[/]{title}")
         elif status == "skipped":
-            self._line(f"  - {escape(str(e.get('item')))} skipped ({e.get('reason')})")
+            self._line(f"  - {escape(str(e.get('key')))} skipped ({e.get('reason')})")
 
-    def _on_decision_pending(self, e: dict[str, Any]) -> None:
+    def _on_decision_needed(self, e: dict[str, Any]) -> None:
         self._line(f"[yellow]? {escape(str(e.get('id')))}: {escape(str(e.get('question')))}[/]")
 
     def _on_decision_waiting(self, e: dict[str, Any]) -> None:

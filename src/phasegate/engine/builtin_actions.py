@@ -21,3 +21,16 @@ class FinishAction(Action):
 
 
 FINISH = FinishAction()
+
+
+class ProceedAction(Action):
+    """A waypoint: a place a workflow's command stops at and the next one continues from."""
+
+    name = "proceed"
+    outcomes = ("done",)
+
+    def run(self, ctx: PluginContext) -> str:
+        return "done"
+
+
+PROCEED = ProceedAction()

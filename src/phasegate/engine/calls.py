@@ -146,9 +146,14 @@ def call_agent(
             sync_now=True,
         )
     raise AgentError(
-        f"{spec.role} ({backends.describe(spec.role)}) failed in phase {spec.label} "
+        f"{spec.role} ({backends.describe(spec.role)}) failed in phase {_where(spec)} "
         f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
     )
+
+
+def _where(spec: CallSpec) -> str:
+    """The node a call belongs to, as a person finds it in the workflow (``specs[auth.md]/spec``)."""
+    return spec.path
 
 
 def _recover(item: WorkItem, spec: CallSpec) -> AgentResult | None:
@@ -260,6 +265,8 @@ def _attempt(
         phase=spec.label,
         iteration=spec.iteration,
     )
+    # The result is journaled but not yet applied: where a resumed run must recover it.
+    crash_point("agent.returned")
     return result, attempt_id
 
 

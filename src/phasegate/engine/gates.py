@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from phasegate.engine.item import WorkItem
@@ -69,6 +69,8 @@ class Question:
     unanswered_message: str = ""
     attempts: int = 3
     context: str = ""
+    #: Choices not offered now, and what choosing one anyway says.
+    unavailable: Mapping[str, str] = field(default_factory=dict)
 
 
 def split_choice(raw: str) -> tuple[str, str]:
@@ -124,7 +126,7 @@ def ask(run: Run, q: Question) -> Answer:
             "answer": None,
         }
         state.decisions[q.id] = record
-        item.record("decision.pending", id=q.id, visit=q.visit, question=q.question,
+        item.record("decision.needed", id=q.id, visit=q.visit, question=q.question,
                     choices=list(q.choices), sync_now=True)
         run.save(durable=True)  # pending on disk BEFORE it is asked
     if record.get("status") == "answered" and record.get("answer"):
@@ -136,6 +138,9 @@ def ask(run: Run, q: Question) -> Answer:
                                        str(journaled.get("by") or "command")), journal=False)
     preset = run.presets.get(q.id)
     if preset is not None:
+        wanted = split_choice(preset)[0]
+        if wanted in q.unavailable:
+            raise BlockedError(q.unavailable[wanted])
         given = canonical(record, preset)
         return _persist(run, q, Answer(given.choice, given.note, "flag"))
     if q.timeout_minutes is not None and q.timeout_choice and _expired(record, q.timeout_minutes):
@@ -176,8 +181,15 @@ def _prompt(run: Run, q: Question) -> Answer:
     if q.recommendation:
         lines.append(f"Recommended: {q.recommendation}")
     text = "\n".join(lines)
+    offered = list(choices)
+    if q.files:
+        offered.insert(max(len(offered) - 1, 0), "view")  # view comes before the last choice
     for _ in range(q.attempts):
-        raw = run.asker.ask(text, choices, q.recommendation or q.default)
+        raw = run.asker.choose(text, offered, q.recommendation or q.default or offered[0])
+        if raw.strip() == "view" and "view" in offered:
+            _show_files(run, q.files)
+            offered.remove("view")
+            continue
         picked = classify(raw) if classify is not None else raw
         try:
             given = canonical({"id": q.id, "choices": q.choices,
@@ -188,6 +200,25 @@ def _prompt(run: Run, q: Question) -> Answer:
         note = given.note or (split_choice(raw)[1] if picked != raw else "")
         return Answer(given.choice, note, "prompt")
     return Answer("invalid", f"no valid answer after {q.attempts} attempts", "prompt")
+
+
+def _show_files(run: Run, files: Sequence[str]) -> None:
+    """``view`` at a gate: the files it names, each with its content."""
+    from phasegate.engine.prompting import MAX_ARTIFACT_CHARS, clip, read_file
+
+    parts = []
+    for name in files:
+        path = run.item.item_dir / name
+        text = read_file(path)
+        shown = clip(text, MAX_ARTIFACT_CHARS) if text is not None else "(missing)"
+        parts.append(f"--- {run.item.relative(path, run.state)}\n{shown}")
+    text = run.item.redactor.text("\n".join(parts))
+    if run.options.viewer is not None:
+        run.options.viewer(text)
+    else:
+        show = getattr(run.asker, "show", None)
+        if callable(show):
+            show(text)
 
 
 def _wait(run: Run, q: Question, record: Mapping[str, Any]) -> Answer:

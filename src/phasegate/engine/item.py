@@ -271,6 +271,7 @@ class WorkItem:
         state["updated"] = utc_now()
         self._journal_position(state)
         changed = self._refresh_brief(state)
+        self.view.prepare(state)
         payload = state.encode(self.redactor)
         with self.locked():
             crash_point("state.before_commit")

@@ -81,6 +81,8 @@ class PluginContext:
     verdict: Verdict | None = None
     #: The review round (``visit.iteration``) of the node, where there is one.
     round: str = ""
+    #: Answers given for this run (``--answer ID=CHOICE`` and the flags that alias them).
+    answers: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def repo(self) -> Path:
@@ -192,6 +194,9 @@ class StateView:
     def adopt(self) -> EngineState | None:
         """An engine state made from a hand-written view file, when there is no engine state."""
         return None
+
+    def prepare(self, state: EngineState) -> None:
+        """Note in ``state`` what the coming render will write (called before each commit)."""
 
     def render(self, state: EngineState) -> None:
         """Write the view's files for ``state``."""

@@ -148,7 +148,7 @@ class PromptFor:
     def executor(self, iteration: int, feedback: list[dict[str, Any]]) -> tuple[str, tuple[PromptPart, ...]]:
         node = self.node
         assert node.executor is not None
-        revising = bool(feedback) or iteration > 1
+        revising = bool(feedback) or iteration > 1 or node.start_with == "review"
         template = (
             node.revise_prompt if revising and node.revise_prompt else node.prompt or f"{node.id}.md"
         )

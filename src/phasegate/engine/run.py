@@ -42,7 +42,7 @@ class Asker(Protocol):
     @property
     def interactive(self) -> bool: ...
 
-    def ask(self, question: str, choices: Sequence[str], default: str | None) -> str: ...
+    def choose(self, question: str, choices: Sequence[str], default: str | None) -> str: ...
 
     def confirm(self, question: str, default: bool) -> bool: ...
 
@@ -52,7 +52,7 @@ class NoTerminal:
 
     interactive = False
 
-    def ask(self, question: str, choices: Sequence[str], default: str | None) -> str:
+    def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
         return default or ""
 
     def confirm(self, question: str, default: bool) -> bool:
@@ -74,6 +74,8 @@ class RunOptions:
     #: Wait for decisions answered by ``phasegate answer`` instead of exiting 3.
     wait: bool = False
     jobs: int | None = None
+    #: Shows a person the files of a decision when they answer ``view`` at a terminal.
+    viewer: Callable[[str], None] | None = None
 
 
 @dataclass
@@ -85,6 +87,10 @@ class Outcome:
     issues: list[dict[str, Any]] = field(default_factory=list)
     #: Continue the target node's loop with this much more budget (a gate's ``extend``).
     extend: int | None = None
+    #: Enter the target at its reviewers (``review``) rather than its executor.
+    start_with: str | None = None
+    #: Why the item moved on, as its history records it.
+    cause: str | None = None
 
 
 @dataclass(frozen=True)
@@ -159,6 +165,32 @@ def definition_path(path: str) -> str:
     return _ITEM_KEY.sub("", path)
 
 
+def enter_node(
+    workflow: Any,
+    state: EngineState,
+    path: str,
+    incoming: Mapping[str, Any] | None = None,
+    start_with: str | None = None,
+) -> None:
+    """Start a fresh visit of ``path``: its state reset, the incoming issues kept.
+
+    ``start_with: review`` starts an agent node at its reviewers (the work is there).
+    """
+    previous = state.peek(path)
+    visit = (previous.visit if previous is not None else 0) + 1
+    node = workflow.node(definition_path(path))
+    fresh: dict[str, Any] = {"visit": visit, "entered": utc_now()}
+    if isinstance(node, AgentNode):
+        first = start_with or node.start_with
+        fresh["stage"] = "review:0" if first == "review" else "execute"
+        fresh["iteration"] = 1
+    if incoming:
+        fresh["incoming"] = dict(incoming)
+    if previous is not None and previous.get("usage"):
+        fresh["usage"] = previous.get("usage")
+    state.node(path).d = fresh
+
+
 class Run:
     """One run of one work item (under its run lock)."""
 
@@ -192,7 +224,9 @@ class Run:
     def context(
         self, path: str, node: AnyNode | None, task: Task | None, settings: Mapping[str, Any]
     ) -> PluginContext:
-        return PluginContext(self.item, self.state, path, node, task, settings)
+        return PluginContext(
+            self.item, self.state, path, node, task, settings, answers=self.presets
+        )
 
     def limit(self, path: str, node: AgentNode, reviewer: str | None = None) -> int:
         """How many review iterations ``node`` may use (its budget, extensions included)."""
@@ -274,6 +308,9 @@ class Run:
             index = ids.index(node_id)
             node = scope[index]
             path = run_prefix + node_id
+            found = self.state.peek(path)
+            if found is None or not found.get("visit"):
+                self.enter(path, None)  # a cursor put here by hand (or by a view) enters fresh
             if isinstance(node, EndNode):
                 return self.reach_end(path, node)
             if not def_prefix:
@@ -291,20 +328,11 @@ class Run:
             if not def_prefix:
                 self.after_node(path, node, outcome)
 
-    def enter(self, path: str, incoming: Mapping[str, Any] | None) -> None:
+    def enter(
+        self, path: str, incoming: Mapping[str, Any] | None, start_with: str | None = None
+    ) -> None:
         """Start a fresh visit of ``path``: its state reset, the incoming issues kept."""
-        previous = self.state.peek(path)
-        visit = (previous.visit if previous is not None else 0) + 1
-        node = self.workflow.node(definition_path(path))
-        fresh: dict[str, Any] = {"visit": visit, "entered": utc_now()}
-        if isinstance(node, AgentNode):
-            fresh["stage"] = "review:0" if node.start_with == "review" else "execute"
-            fresh["iteration"] = 1
-        if incoming:
-            fresh["incoming"] = dict(incoming)
-        if previous is not None and previous.get("usage"):
-            fresh["usage"] = previous.get("usage")
-        self.state.node(path).d = fresh
+        enter_node(self.workflow, self.state, path, incoming, start_with)
 
     def move(
         self, path: str, target_path: str, outcome: Outcome, cursor: Cursor, target: str
@@ -316,20 +344,30 @@ class Run:
         if outcome.extend is not None and self.state.peek(target_path) is not None:
             self.resume_loop(target_path, outcome.extend, outcome.issues)
         else:
-            self.enter(target_path, incoming if outcome.issues else None)
+            self.enter(target_path, incoming if outcome.issues else None, outcome.start_with)
         self.item.record(
             "node.transition", node=path, to=target_path, outcome=outcome.name
         )
         if before != after:
+            cause = outcome.cause or f"{path} {outcome.name}"
+            self.state.d.setdefault("history", []).append(
+                {"at": utc_now(), "from": before, "to": after, "cause": cause}
+            )
             self.item.record("label.changed", from_label=before, to=after, node=path,
-                             outcome=outcome.name)
+                             outcome=outcome.name, cause=cause)
         self.save(lazy=True)
 
     def resume_loop(self, path: str, extra: int, issues: list[dict[str, Any]]) -> None:
         """Continue an agent node's revise loop with ``extra`` more iterations (one answer,
         one extension)."""
         ns = self.state.node(path)
-        ns["extra_budget"] = int(ns.get("extra_budget", 0)) + extra
+        node = self.workflow.node(definition_path(path))
+        budget = node.budget.max if isinstance(node, AgentNode) else "mode"
+        if isinstance(budget, str) and budget != "mode" and budget in self.state.data:
+            # A number a view reads back (STATE.yaml's planning_iterations): it grows there.
+            self.state.data[budget] = int(self.state.data[budget]) + extra
+        else:
+            ns["extra_budget"] = int(ns.get("extra_budget", 0)) + extra
         last = [r for r in ns.list("iterations") if not r.get("approved")]
         feedback = issues or (list(last[-1].get("issues") or []) if last else [])
         ns.iteration = ns.iteration + 1

@@ -42,6 +42,11 @@ __all__ = [
 OutcomeStatus = Literal["completed", "phase-done", "stopped"]
 
 
+class CommandRefused(BlockedError):
+    """A workflow command run on an item at a label it does not act on (seed 002's
+    ``ChangeNotReady``): the message says where the item stands and what to run."""
+
+
 @dataclass(frozen=True)
 class RunOutcome:
     """How a run ended."""
@@ -75,12 +80,12 @@ class Runner:
         with self.item.run_lock():
             self.item.remove_stale_temp_files()
             state = self.item.load()  # everything is checked before anything is written
-            if state.status == "completed":
-                self.item.view.completed(state)
-                return RunOutcome("completed", state, f"{self.item.name} is already complete")
             refusal = self._command_refusal(state)
             if refusal is not None:
                 return refusal
+            if state.status == "completed":
+                self.item.view.completed(state)
+                return RunOutcome("completed", state, f"{self.item.name} is already complete")
             if state.worktree:  # agents work there: it must be a working checkout
                 ensure_worktree(self.item.repo, state.worktree, self.item.name, state["branch"])
             run = Run(self.item, state, self.backends, self.asker, self.options)
@@ -115,7 +120,7 @@ class Runner:
             self.workflow, state, label, name,
         )
         if refusal is None or refusal.exit == "blocked":
-            raise BlockedError(message)
+            raise CommandRefused(message)
         if refusal.exit == "waiting":
             raise WaitingForHuman(message)
         return RunOutcome("stopped", state, message, label)

@@ -145,6 +145,7 @@ _TOP_KEYS = (
     "branch",
     "at",
     "summary",
+    "history",
     "brief",
     "decisions",
     "usage",

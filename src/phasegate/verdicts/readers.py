@@ -147,10 +147,7 @@ class ApprovalReader(VerdictReader):
         if isinstance(found, ApprovalAnswer):
             return self._verdict(found, "json-text")
         if ctx.structured_enforced:
-            return unclear(
-                "The reviewer was asked for a structured verdict and answered in free text; "
-                "treated as not approved."
-            )
+            return unclear(FREE_TEXT)
         # Praise alone never approves here: only an explicit first-line approval does.
         status = fuzzy_status(result.text, implicit_approval=False)
         if status == UNCLEAR:
@@ -223,10 +220,7 @@ class WordsReader(VerdictReader):
         if found is not None:
             return self._verdict(found, "json-text", ctx)
         if ctx.structured_enforced:
-            return unclear(
-                "The reviewer was asked for a structured verdict and answered in free text; "
-                "treated as not approved."
-            )
+            return unclear(FREE_TEXT)
         said = first_line_word(result.text, ctx.words)
         if said is None:
             return unclear(
@@ -266,10 +260,7 @@ class FuzzyReader(VerdictReader):
         if result.structured is not None or json_document(result.text) is not None:
             return WordsReader().read(result, inner)
         if ctx.structured_enforced:
-            return unclear(
-                "The reviewer was asked for a structured verdict and answered in free text; "
-                "treated as not approved."
-            )
+            return unclear(FREE_TEXT)
         status = fuzzy_status(result.text)
         text = result.text.strip()
         if status == UNCLEAR:
@@ -284,6 +275,12 @@ class FuzzyReader(VerdictReader):
 
     def approving(self, word: str, ctx: ReadContext) -> Mapping[str, Any]:
         return {"verdict": word, "summary": f"auto: {word}", "issues": []}
+
+
+FREE_TEXT = (
+    "The reviewer's answer could not be read as a verdict: it was asked for a structured "
+    "verdict and answered in free text; treated as not approved."
+)
 
 
 def schema_text(schema: Mapping[str, Any]) -> str:

@@ -448,7 +448,7 @@ def _plugin_problems(workflow: Workflow, base: Location) -> list[Problem]:
                     need("selectors", reviewer.selector.plugin, (*at, "selector"))
             for position, output in enumerate(node.outputs):
                 need("parsers", output.parser, (*where, "outputs", position, "parser"))
-            for field in ("context", "after_execute", "after_verdict"):
+            for field in ("context", "on_enter", "after_execute", "after_verdict"):
                 refs: tuple[PluginRef, ...] = getattr(node, field)
                 group = "context" if field == "context" else "actions"
                 for position, ref in enumerate(refs):
@@ -462,6 +462,9 @@ def _plugin_problems(workflow: Workflow, base: Location) -> list[Problem]:
         elif isinstance(node, GateNode):
             need("predicates", node.recommend, (*where, "recommend"))
             need("predicates", node.classify, (*where, "classify"))
+            need("predicates", node.detail, (*where, "detail"))
+            for name, choice in node.choices.items():
+                need("predicates", choice.when, (*where, "choices", name, "when"))
     return problems
 
 

@@ -182,7 +182,8 @@ def templates_of(workflow: Workflow) -> list[tuple[Location, str, str]]:
             where: Location = (*base, index)
             if isinstance(node, AgentNode):
                 if node.executor is not None:
-                    wanted.append((where, "prompt", node.prompt or f"{node.id}.md"))
+                    if node.start_with == "execute" or not node.revise_prompt or node.prompt:
+                        wanted.append((where, "prompt", node.prompt or f"{node.id}.md"))
                     if node.revise_prompt:
                         wanted.append((where, "revise_prompt", node.revise_prompt))
                 if node.reviewer is not None:

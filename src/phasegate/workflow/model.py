@@ -88,10 +88,16 @@ class Role(_Strict):
 
 
 class Label(_Strict):
-    """What a label (the phase a view writes) means to a person: description, next command."""
+    """What a label (the phase a view writes) means to a person: description, next command.
+
+    ``entry`` is the node an item continues from when a person sets this label by
+    hand (STATE.yaml's ``phase``), entered at its reviewers with ``start_with: review``.
+    """
 
     description: str = ""
     next: str = ""
+    entry: str | None = None
+    start_with: Literal["execute", "review"] | None = None
 
 
 class InlineCheck(_Strict):
@@ -221,6 +227,8 @@ class AgentNode(_Node):
     reviewers: tuple[Reviewer, ...] = ()
     budget: Budget = Budget()
     context: tuple[PluginRef, ...] = ()
+    #: Actions run when a visit starts, after each executor call, after each verdict.
+    on_enter: tuple[PluginRef, ...] = ()
     after_execute: tuple[PluginRef, ...] = ()
     after_verdict: tuple[PluginRef, ...] = ()
 
@@ -230,7 +238,7 @@ class AgentNode(_Node):
     _outputs = field_validator("outputs", mode="before")(
         lambda v: [_as_file(x) for x in v] if isinstance(v, list | tuple) else v
     )
-    _refs = field_validator("context", "after_execute", "after_verdict", mode="before")(
+    _refs = field_validator("context", "on_enter", "after_execute", "after_verdict", mode="before")(
         lambda v: [_plugin_ref(x) for x in v] if isinstance(v, list | tuple) else v
     )
     _previous = field_validator("previous")(lambda v: confined_path(v) if v else v)
@@ -259,6 +267,12 @@ class Choice(_Strict):
     description: str = ""
     note: Literal["none", "optional", "required"] = "optional"
     extend: int | Literal["mode"] | None = None
+    #: Enter ``to`` at its reviewers (the work is there; review it again).
+    start_with: Literal["execute", "review"] | None = None
+    #: A predicate plug-in: the choice is offered only when it holds.
+    when: str | None = None
+    #: What refusing an unavailable choice says (templated).
+    unavailable: str = ""
 
 
 class GateTimeout(_Strict):
@@ -281,6 +295,8 @@ class GateNode(_Node):
     kind: Literal["gate"]
     decision: str | None = None
     question: str
+    #: A predicate plug-in whose text fills ``{{ detail }}`` in the question.
+    detail: str | None = None
     show: tuple[str, ...] = ()
     choices: dict[str, Choice]
     default: str | None = None
@@ -467,7 +483,7 @@ class Workflow(_Strict):
         """Every label in graph order (a node's label, else its id, top level only)."""
         seen: list[str] = []
         for node in self.nodes:
-            if isinstance(node, EndNode):
+            if isinstance(node, EndNode) and not node.label:
                 continue
             name = node.label or node.id
             if name not in seen:

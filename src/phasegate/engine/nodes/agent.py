@@ -46,6 +46,10 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
     ctx = run.context(path, node, task, {})
     prompts = PromptFor(run, path, node, ctx)
     reviewers = node.all_reviewers()
+    if node.on_enter and not ns.get("entered_hooks"):
+        _hooks(run, node.on_enter, path, node, task)
+        run.state.node(path)["entered_hooks"] = True
+        run.save(lazy=True)
     while True:
         ns = run.state.node(path)
         stage = ns.stage
@@ -245,9 +249,10 @@ def _no_more_reviewers(
     else:
         review = "none"
     records = run.state.node(path).list("iterations")
-    summary = str(records[-1].get("summary") or "") if records and review == "approved" else ""
-    _complete(run, path, review, [], summary)
-    return Outcome(PASS)
+    last = records[-1] if records and review == "approved" else {}
+    _complete(run, path, review, [], str(last.get("summary") or ""))
+    cause = f"{last.get('reviewer')} {last.get('iteration')} {last.get('word')}" if last else None
+    return Outcome(PASS, cause=cause)
 
 
 def _review(
@@ -305,6 +310,15 @@ def _review(
     elif reader.channel == "file":
         answer = reader_part(reader, rctx)
     iteration, tries = ns.iteration, int(ns.get("review_tries", 0))
+    key = f"{path}#{ns.visit}/{iteration}/review:{reviewer.key}/{tries}"
+    if reader.channel == "file" and run.item.recorded().result(key) is None:
+        # The verdict will be read from a file a tool writes during the call: whatever
+        # is there now is set aside, and the state the tool checks is on disk. (A call
+        # whose result was recorded before a crash is not made again: its file stays.)
+        prepare = getattr(reader, "prepare", None)
+        if callable(prepare):
+            prepare(rctx)
+        run.save()
     previous = _previous_issues(run, path, reviewer.key)
     expectations = reviewer.expectations or node.expectations
     template = reviewer.prompt or (
@@ -313,7 +327,7 @@ def _review(
     pass_word = next((w for w, a in reviewer.on.items() if a == PASS), words[0] if words else "")
     approving = reader.approving(pass_word, rctx)
     spec = CallSpec(
-        key=f"{path}#{ns.visit}/{iteration}/review:{reviewer.key}/{tries}",
+        key=key,
         role=role,
         path=path,
         label=run.label(path),
@@ -467,6 +481,7 @@ def _conclude(
     ns = run.state.node(path)
     issues = [i.model_dump() for i in verdict.issues]
     approved = action == PASS
+    cause = f"{reviewer} {ns.iteration} {verdict.word}"
     record = {
         "phase": run.label(path),
         "iteration": ns.iteration,
@@ -517,13 +532,13 @@ def _conclude(
             return None
         _complete(run, path, "concerns", notes, verdict.summary)
         if verdict.source == "checks":
-            return Outcome("checks-failed", issues=issues)
+            return Outcome("checks-failed", issues=issues, cause=cause)
         policy = node.budget.on_exhausted
         run.item.record("node.budget_spent", node=path, reviewer=reviewer,
                         iterations=ns.iteration, policy=policy)
-        return Outcome(PASS if policy == COMPLETE else policy, issues=issues)
+        return Outcome(PASS if policy == COMPLETE else policy, issues=issues, cause=cause)
     _complete(run, path, "concerns", notes, verdict.summary)
-    return Outcome(action, issues=issues)
+    return Outcome(action, issues=issues, cause=cause)
 
 
 def _notes(issues: list[dict[str, Any]]) -> list[str]:

@@ -98,13 +98,13 @@ def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> St
             continue
         if node.skip_done and entry.get("done") and entry["status"] == "pending":
             entry["status"] = "skipped"
-            run.item.record("foreach.item", node=path, item=key, status="skipped",
+            run.item.record("foreach.item", node=path, key=key, status="skipped",
                             reason="already done")
             run.save(lazy=True)
             continue
         if entry["status"] != "running":
             entry["status"] = "running"
-            run.item.record("foreach.item", node=path, item=key, status="running",
+            run.item.record("foreach.item", node=path, key=key, status="running",
                             title=entry.get("title", ""))
             run.save(lazy=True)
         current = Task.from_dict(key, entry)
@@ -114,7 +114,7 @@ def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> St
         )
         entry = run.state.node(path)["items"][key]
         entry["status"] = DONE if end.outcome == DONE else end.outcome
-        run.item.record("foreach.item", node=path, item=key, status=entry["status"])
+        run.item.record("foreach.item", node=path, key=key, status=entry["status"])
         run.save(lazy=True)
         if end.outcome != DONE:
             return Outcome(end.outcome)

@@ -36,31 +36,46 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
     ns = run.state.node(path)
     if node.max_visits is not None and ns.visit > node.max_visits:
         return Outcome("exhausted")
+    ctx = run.context(path, node, task, {})
     values = gate_values(run, path, task)
+    if node.detail is not None:
+        found = plugin("predicates", node.detail)(ctx)
+        values["detail"] = str(found) if found else ""
     recommendation = None
     if node.recommend is not None:
-        found = plugin("predicates", node.recommend)(run.context(path, node, task, {}))
+        found = plugin("predicates", node.recommend)(ctx)
         recommendation = str(found) if found else None
+    offered: dict[str, str] = {}
+    unavailable: dict[str, str] = {}
+    for name, choice in node.choices.items():
+        if choice.when is None or plugin("predicates", choice.when)(ctx):
+            offered[name] = choice.description
+        else:
+            unavailable[name] = " ".join(render(choice.unavailable, values).split()) or (
+                f"{name!r} is not possible now for {run.item.name} "
+                f"(choices: {', '.join(n for n in node.choices if n not in unavailable)})"
+            )
     question = Question(
         id=render(node.decision or node.id, values),
-        question=render(node.question, values).strip(),
-        choices={name: choice.description for name, choice in node.choices.items()},
+        question=" ".join(render(node.question, values).split()),
+        choices=offered,
         visit=ns.visit,
         files=[render(f, values) for f in node.show],
-        default=node.default,
+        default=node.default if node.default in offered else None,
         recommendation=recommendation,
         notes_required=[n for n, c in node.choices.items() if c.note == "required"],
         timeout_minutes=node.timeout.minutes if node.timeout else None,
         timeout_choice=node.timeout.choice if node.timeout else None,
         ask_at_terminal=node.ask == "terminal",
         unanswered_exit=node.unanswered.exit,
-        unanswered_message=render(node.unanswered.message, values).strip(),
+        unanswered_message=" ".join(render(node.unanswered.message, values).split()),
         attempts=node.attempts,
         context=path,
+        unavailable=unavailable,
     )
     answer = ask(run, question)
     yield from ()
-    if answer.choice not in node.choices:
+    if answer.choice not in offered:
         return Outcome("invalid")
     choice = node.choices[answer.choice]
     issues = (
@@ -73,4 +88,11 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         extend = (
             run.workflow.max_iterations(run.state.mode) if choice.extend == "mode" else choice.extend
         )
-    return Outcome(answer.choice, target=choice.to, issues=issues, extend=extend)
+    return Outcome(
+        answer.choice,
+        target=choice.to,
+        issues=issues,
+        extend=extend,
+        start_with=choice.start_with,
+        cause=" ".join(render(choice.description, values).split()) or None,
+    )
