@@ -9,9 +9,29 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from phasegate.agents.base import Access, AgentRequest, PromptPart
+from phasegate.agents.base import Access, AgentRequest, AgentResult, PromptPart
 from phasegate.testing import StubLLMServer
 from phasegate.testing.clis import find_cli, gemini_env
+from phasegate.verdicts import ReadContext
+from phasegate.verdicts.readers import APPROVAL
+
+#: The schema of seed 000's approval review, as reviewers are handed it.
+VERDICT_SCHEMA = APPROVAL.schema(ReadContext())
+
+
+class Reading:
+    """How a reviewer's answer was read: approved or not, and from where."""
+
+    def __init__(self, result: AgentResult) -> None:
+        verdict = APPROVAL.read(result, ReadContext())
+        self.verdict = verdict
+        self.source = verdict.source
+        self.approved = verdict.word == "APPROVED"
+
+
+def read_verdict(result: AgentResult) -> Reading:
+    """Read ``result`` as the engine reads an approval review."""
+    return Reading(result)
 
 REPO = Path(__file__).resolve().parents[2]
 #: The provider keys handed to the CLIs (through phasegate's environment, like a user's).

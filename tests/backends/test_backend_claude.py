@@ -8,11 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
-from backend_helpers import APPROVE, CLAUDE_MODEL, STUB_KEY, claude_settings, make_request
+from backend_helpers import APPROVE, CLAUDE_MODEL, STUB_KEY, VERDICT_SCHEMA, claude_settings, make_request
 
 from phasegate.agents.base import Access, McpServer
 from phasegate.agents.claude import ClaudeBackend
-from phasegate.agents.verdict import VERDICT_SCHEMA
 from phasegate.testing import LoggedRequest, Match, Reply, Rule, Script, StubLLMServer, Usage
 
 pytestmark = pytest.mark.cli_e2e

@@ -7,11 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
-from backend_helpers import APPROVE, GEMINI_MODEL, gemini_settings, make_request
+from backend_helpers import APPROVE, GEMINI_MODEL, VERDICT_SCHEMA, gemini_settings, make_request, read_verdict
 
 from phasegate.agents.base import Access
 from phasegate.agents.gemini import GeminiBackend
-from phasegate.agents.verdict import VERDICT_SCHEMA, read_verdict
 from phasegate.testing import Match, Reply, Rule, Script, StubLLMServer, Usage
 
 pytestmark = pytest.mark.cli_e2e

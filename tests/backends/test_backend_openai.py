@@ -7,11 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
-from backend_helpers import APPROVE, STUB_KEY, make_request, openai_settings
+from backend_helpers import APPROVE, STUB_KEY, VERDICT_SCHEMA, make_request, openai_settings
 
 from phasegate.agents.base import Access
 from phasegate.agents.openai_chat import OpenAIChatBackend
-from phasegate.agents.verdict import VERDICT_SCHEMA
 from phasegate.errors import BackendUnavailable, ConfigError
 from phasegate.testing import Match, Reply, Rule, Script, StubLLMServer, Usage
 

@@ -265,6 +265,8 @@ def _attempt(
         phase=spec.label,
         iteration=spec.iteration,
     )
+    if result.ok:
+        item.hold(spec.key)
     # The result is journaled but not yet applied: where a resumed run must recover it.
     crash_point("agent.returned")
     return result, attempt_id

@@ -107,11 +107,13 @@ def run_check_round(item: WorkItem, state: EngineState, round_: CheckRound) -> l
     item.record(
         "checks.completed",
         key=round_.key,
+        sync_now=False,
         node=round_.path,
         phase=round_.label,
         iteration=round_.iteration,
         outcomes=[dataclasses.asdict(outcome) for outcome in outcomes],
     )
+    item.hold(round_.key)
     return outcomes
 
 

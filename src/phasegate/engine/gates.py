@@ -110,7 +110,14 @@ def ask(run: Run, q: Question) -> Answer:
     """Ask ``q`` (or take its recorded answer); raise WaitingForHuman when nobody can answer."""
     state, item = run.state, run.item
     record = state.decisions.get(q.id)
-    if record is None or int(record.get("visit", 0)) != q.visit:
+    fresh = record is None or int(record.get("visit", 0)) != q.visit
+    if fresh and q.default is not None and q.id not in run.presets and not (
+        q.ask_at_terminal and run.asker.interactive
+    ):
+        # Nobody is asked: the documented default applies; journaled, never pending.
+        item.record("decision", id=q.id, answer=q.default, by="default", question=q.question)
+        return Answer(q.default, "", "default")
+    if fresh:
         record = {
             "id": q.id,
             "visit": q.visit,
@@ -227,7 +234,7 @@ def _wait(run: Run, q: Question, record: Mapping[str, Any]) -> Answer:
     item.record("decision.waiting", id=q.id, command=how)
     while True:
         time.sleep(POLL_SECONDS)
-        for _, event in item.journal.tail(run.state.journal_offset, run.state.journal_lines + 1):
+        for _, _, event in item.journal.tail(run.state.journal_offset, run.state.journal_lines + 1):
             item.recorded().add(event)
         found = item.recorded().answer(q.id, q.visit)
         if found is not None:
@@ -246,6 +253,7 @@ def _persist(run: Run, q: Question, answer: Answer, *, journal: bool = True) -> 
         item.record("decision.answered", id=q.id, visit=q.visit, choice=answer.choice,
                     note=answer.note, by=answer.by, sync_now=True)
     apply_answer(state, q.id, answer)
+    item.applied(f"decision:{q.id}:{q.visit}")
     item.record("decision", id=q.id, answer=answer.choice, note=answer.note, by=answer.by,
                 question=q.question)
     run.save(durable=True)

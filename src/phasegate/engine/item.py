@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import filelock
 
 from phasegate.config import CONFIG_DIR, Config
-from phasegate.engine.recorded import RecordedCalls, event_problem
+from phasegate.engine.recorded import RecordedCalls, event_problem, result_key
 from phasegate.engine.state import ENGINE_FILE, EngineState
 from phasegate.errors import BadInputError, BusyError, NotFoundError, StateCorruptError
 from phasegate.faults import crash_point
@@ -115,6 +115,9 @@ class WorkItem:
         self._coalesce = coalesce_seconds()
         self._view: StateView | None = None
         self._brief_key: tuple[Any, ...] | None = None
+        #: Results in the journal not yet applied to the state (key -> where they begin):
+        #: a commit never moves the state's journal offset past one of them.
+        self._unapplied: dict[str, int] = {}
 
     # -- paths ----------------------------------------------------------------------
 
@@ -224,14 +227,26 @@ class WorkItem:
     def _read_journal(self, state: EngineState) -> None:
         recorded = RecordedCalls()
         lines = state.journal_lines
-        for number, event in self.journal.tail(state.journal_offset, lines + 1):
+        self._unapplied = {}
+        for number, offset, event in self.journal.tail(state.journal_offset, lines + 1):
             problem = event_problem(event)
             if problem:
                 raise StateCorruptError(
                     f"journal {self.journal.path} line {number}: {problem}; it was left untouched"
                 )
             recorded.add(event)
+            key = result_key(event)
+            if key is not None:
+                self._unapplied.setdefault(key, offset)
         self._recorded = recorded
+
+    def hold(self, key: str) -> None:
+        """The result just journaled under ``key`` is not applied yet (see :meth:`applied`)."""
+        self._unapplied.setdefault(key, self.journal.last_offset)
+
+    def applied(self, key: str) -> None:
+        """The result under ``key`` is now part of the state: commits may move past it."""
+        self._unapplied.pop(key, None)
 
     def recorded(self) -> RecordedCalls:
         """The agent results, check rounds and actions journaled after the last commit."""
@@ -317,6 +332,9 @@ class WorkItem:
 
     def _journal_position(self, state: EngineState) -> None:
         size = self.journal.size()
+        if self._unapplied:
+            # A result journaled but not applied must be found again after a crash.
+            size = min(size, *self._unapplied.values())
         offset = state.journal_offset
         if size == offset:
             return

@@ -36,6 +36,19 @@ def event_problem(event: Mapping[str, Any]) -> str | None:
     return None
 
 
+def result_key(event: Mapping[str, Any]) -> str | None:
+    """The key of a result a resumed run reuses (an agent's, a check round's, an action's,
+    a decision's answer), ``None`` for other events."""
+    name = event.get("event")
+    if name == "agent.finished" and event.get("ok"):
+        return str(event["key"])
+    if name in ("checks.completed", "action.done"):
+        return str(event["key"])
+    if name == "decision.answered":
+        return f"decision:{event['id']}:{event['visit']}"
+    return None
+
+
 class RecordedCalls:
     """An index of the agent calls, check rounds and actions of a journal's tail."""
 

@@ -278,8 +278,14 @@ class Run:
 
     def perform(self, effect: Effect) -> Any:
         if isinstance(effect, Call):
-            return call_agent(self.item, self.state, self.backends, effect.spec)
-        return run_check_round(self.item, self.state, effect.round)
+            result = call_agent(self.item, self.state, self.backends, effect.spec)
+            key = effect.spec.key
+        else:
+            result = run_check_round(self.item, self.state, effect.round)
+            key = effect.round.key
+        # Delivered to the node, which applies it before its next commit.
+        self.item.applied(key)
+        return result
 
     def walk(self) -> End:
         """Walk the top-level graph from the cursor to an end node (or a stop)."""
@@ -385,7 +391,14 @@ class Run:
         ns = self.state.node(path)
         if ns.get("outcome") is not None:
             if not ns.get("blocked"):
-                return Outcome(str(ns.get("outcome")), ns.get("target"), list(ns.get("issues") or []))
+                return Outcome(
+                    str(ns.get("outcome")),
+                    ns.get("target"),
+                    list(ns.get("issues") or []),
+                    extend=ns.get("extend"),
+                    start_with=ns.get("start_with"),
+                    cause=ns.get("cause"),
+                )
             issues = list(ns.get("issues") or [])
             self.enter(path, {"from": path, "outcome": ns.get("outcome"), "issues": issues})
             self.item.record("node.retried", node=path, after=ns.get("blocked"))
@@ -396,6 +409,9 @@ class Run:
         ns = self.state.node(path)
         ns["outcome"] = outcome.name
         ns["target"] = outcome.target
+        for key in ("extend", "start_with", "cause"):
+            if getattr(outcome, key) is not None:
+                ns[key] = getattr(outcome, key)
         if outcome.issues:
             ns["issues"] = outcome.issues
         ns["completed"] = ns.get("completed") or utc_now()

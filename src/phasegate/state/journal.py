@@ -41,6 +41,7 @@ class Journal:
         self._folder_made = False
         # Agents of parallel items finish on worker threads: one line at a time.
         self._lock = threading.Lock()
+        self.last_offset = 0
 
     def append(self, event: str, *, sync_now: bool = True, **data: Any) -> dict[str, Any]:
         """Append one event and return it as written.
@@ -67,6 +68,8 @@ class Journal:
             # Checked on every append: another process (an MCP server writing
             # to the same journal) may have died mid-line since our last one.
             self._drop_torn_tail(fd)
+            #: Where the line just appended begins (another process may append too).
+            self.last_offset = os.fstat(fd).st_size
             crash_point("journal.before_append")
             os.write(fd, line)
             if sync_now:
@@ -138,8 +141,10 @@ class Journal:
         except FileNotFoundError:
             return 0
 
-    def tail(self, offset: int, first_line: int = 1) -> Iterator[tuple[int, dict[str, Any]]]:
-        """``(line number, event)`` of every complete event from byte ``offset`` on.
+    def tail(
+        self, offset: int, first_line: int = 1
+    ) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """``(line number, byte offset, event)`` of every complete event from ``offset`` on.
 
         Reading starts where the last state commit left off, so a resumed run
         costs the same however long the journal is. A corrupt line, or one
@@ -154,10 +159,13 @@ class Journal:
             return
         lines = raw.split(b"\n")
         lines.pop()  # a fragment cut short by a crash, or b"" after the last newline
+        position = offset
         for number, line in enumerate(lines, start=first_line):
+            start = position
+            position += len(line) + 1
             if not line.strip():
                 continue
-            yield number, self._decode(line, number)
+            yield number, start, self._decode(line, number)
 
     def _decode(self, line: bytes, number: int) -> dict[str, Any]:
         try:

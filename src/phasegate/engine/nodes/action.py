@@ -21,6 +21,7 @@ def run_action(run: Run, path: str, node: ActionNode, task: Task | None) -> Step
     key = f"{path}#{ns.visit}/action"
     recorded = run.item.recorded().action(key)
     if recorded is not None:
+        run.item.applied(key)  # its outcome is recorded below, before the next commit
         return Outcome(recorded)
     action: Action = plugin("actions", node.action)
     outcome = action.run(run.context(path, node, task, node.with_))
