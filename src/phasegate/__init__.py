@@ -50,9 +50,9 @@ if TYPE_CHECKING:
     )
     from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
     from phasegate.api import Repo, open_repo
-    from phasegate.verdicts.model import Issue, Verdict
     from phasegate.engine.runner import RunOptions, RunOutcome
     from phasegate.errors import ExitCode, PhasegateError
+    from phasegate.verdicts.model import Issue, Verdict
     from phasegate.workflow.transitions import TransitionResult, validate_transition
 
 

@@ -51,9 +51,7 @@ class Repo:
 
     def item(self, name: str, workflow: str | None = None, command: str | None = None) -> WorkItem:
         """The handle of an existing work item."""
-        return locate_item(
-            self.root, name, self.registry, self.config, workflow, command=command
-        )
+        return locate_item(self.root, name, self.registry, self.config, workflow, command=command)
 
     def run(
         self,

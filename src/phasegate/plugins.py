@@ -157,7 +157,7 @@ def exists(group: str, name: str) -> bool:
 
 
 def register(group: str, name: str, value: Any) -> None:
-    """Register an object directly (for a user's own tests and scripts), shadowing any entry point."""
+    """Register an object directly (a user's own tests and scripts), over any entry point."""
     full = GROUPS.get(group, group)
     _all_entry_points().setdefault(full, {})[name] = EntryPoint(full, name, "", "<registered>")
     _loaded[(full, name)] = value

@@ -33,6 +33,7 @@ def read_verdict(result: AgentResult) -> Reading:
     """Read ``result`` as the engine reads an approval review."""
     return Reading(result)
 
+
 REPO = Path(__file__).resolve().parents[2]
 #: The provider keys handed to the CLIs (through phasegate's environment, like a user's).
 STUB_KEY = "stub-provider-key-0123456789"

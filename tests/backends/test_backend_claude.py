@@ -8,7 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
-from backend_helpers import APPROVE, CLAUDE_MODEL, STUB_KEY, VERDICT_SCHEMA, claude_settings, make_request
+from backend_helpers import (
+    APPROVE,
+    CLAUDE_MODEL,
+    STUB_KEY,
+    VERDICT_SCHEMA,
+    claude_settings,
+    make_request,
+)
 
 from phasegate.agents.base import Access, McpServer
 from phasegate.agents.claude import ClaudeBackend

@@ -6,7 +6,14 @@ import time
 from pathlib import Path
 
 import pytest
-from backend_helpers import APPROVE, CODEX_MODEL, STUB_KEY, VERDICT_SCHEMA, codex_settings, make_request
+from backend_helpers import (
+    APPROVE,
+    CODEX_MODEL,
+    STUB_KEY,
+    VERDICT_SCHEMA,
+    codex_settings,
+    make_request,
+)
 
 from phasegate.agents.base import Access
 from phasegate.agents.codex import CodexBackend

@@ -7,7 +7,14 @@ import time
 from pathlib import Path
 
 import pytest
-from backend_helpers import APPROVE, GEMINI_MODEL, VERDICT_SCHEMA, gemini_settings, make_request, read_verdict
+from backend_helpers import (
+    APPROVE,
+    GEMINI_MODEL,
+    VERDICT_SCHEMA,
+    gemini_settings,
+    make_request,
+    read_verdict,
+)
 
 from phasegate.agents.base import Access
 from phasegate.agents.gemini import GeminiBackend

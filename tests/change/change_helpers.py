@@ -104,7 +104,7 @@ Reviewer = Callable[[AgentRequest], str]
 
 
 def step_of(request: AgentRequest) -> str:
-    """The seed 002 step a request is for (``proposal``, ``spec:NAME``, ``challenge``, ``fix``...)."""
+    """The seed 002 step of a request (``proposal``, ``spec:NAME``, ``challenge``, ``fix``...)."""
     labels = request.labels
     node, stage, task = labels["node"], labels["stage"], labels.get("task", "")
     iteration = int(labels.get("iteration", "1"))

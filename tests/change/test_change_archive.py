@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-
 from collections.abc import Callable
 from pathlib import Path
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from change_helpers import (
-    step_of,
     APPROVED,
     MINOR_REVISION,
     NEEDS_REVISION,
@@ -16,6 +15,7 @@ from change_helpers import (
     ChangeAgents,
     changes,
     plan_approved,
+    step_of,
 )
 
 from phasegate.agents.base import AgentRequest

@@ -11,9 +11,9 @@ import pytest
 
 from phasegate.agents.base import Access, AgentRequest, AgentResult, PromptPart
 from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
+from phasegate.errors import ConfigError
 from phasegate.verdicts import ReadContext
 from phasegate.verdicts.readers import APPROVAL
-from phasegate.errors import ConfigError
 
 ITEM_DIR = "docs/features/auth"
 

@@ -113,8 +113,9 @@ class Changes:
         if not item.exists():
             archived = archived_folder(self.changes_root, change_id)
             if archived is not None:
-                item = WorkItem(self.root, change_id, loaded, self.config, sink=sink,
-                                folder=archived)
+                item = WorkItem(
+                    self.root, change_id, loaded, self.config, sink=sink, folder=archived
+                )
         return item
 
     def paths(self, change_id: str) -> ChangePaths:
@@ -125,8 +126,9 @@ class Changes:
         """What STATE.yaml records about ``change_id``."""
         paths = self.paths(change_id)
         if not paths.state_path.is_file():
-            raise NotFoundError(f"change {change_id!r} has no state file at "
-                                f"{paths.rel(paths.state_path)}")
+            raise NotFoundError(
+                f"change {change_id!r} has no state file at {paths.rel(paths.state_path)}"
+            )
         return read_change_state(paths.state_path)
 
     def _run(
@@ -163,8 +165,15 @@ class Changes:
                     f"change {change_id!r} does not exist yet: give a description "
                     f'(phasegate plan {change_id} "what the change is about")'
                 )
-            create_item(self.root, change_id, item.loaded, self.config, mode=opts.mode,
-                        description=text, through_command=True)
+            create_item(
+                self.root,
+                change_id,
+                item.loaded,
+                self.config,
+                mode=opts.mode,
+                description=text,
+                through_command=True,
+            )
             item = self.item(change_id, sink)
         answers: dict[str, str] = {}
         if opts.on_limit is not None:
@@ -228,7 +237,8 @@ class Changes:
         item = self.item(change_id, sink)
         if not item.exists():
             raise BlockedError(
-                f"change {change_id!r} does not exist in {ChangePaths(self.root, change_id, item.item_dir).rel(self.changes_root)}; "
+                f"change {change_id!r} does not exist in "
+                f"{ChangePaths(self.root, change_id, item.item_dir).rel(self.changes_root)}; "
                 f'plan it first: phasegate plan {change_id} "what the change is about"'
             )
         opts = options or ImplOptions()
@@ -278,7 +288,9 @@ class Changes:
         paths = ChangePaths(self.root, change_id, item.item_dir)
         if paths.archived:
             return ArchiveOutcome(
-                "already-archived", (), paths.dir,
+                "already-archived",
+                (),
+                paths.dir,
                 f"{change_id} is already archived at {paths.rel(paths.dir)}",
             )
         answers = {"archive-conflict": "resolved"} if resolved else {}
@@ -293,8 +305,8 @@ class Changes:
         target = self.root / str(state.data.get("archived_to"))
         specs = ", ".join(merged) if merged else "no spec changes"
         return ArchiveOutcome(
-            "archived", merged, target,
+            "archived",
+            merged,
+            target,
             f"{change_id} archived to {paths.rel(target)} ({specs})",
         )
-
-

@@ -54,7 +54,7 @@ def check_transition(current: ChangePhase, target: ChangePhase) -> str:
 
 
 def next_command(phase: ChangePhase, change_id: str) -> str:
-    """What a person (or agent) should run next for a change in ``phase`` (the workflow's labels)."""
+    """What a person (or agent) should run next for a change in ``phase`` (from its label)."""
     from phasegate.workflow.prompts import render
     from phasegate.workflow.registry import WorkflowRegistry
 

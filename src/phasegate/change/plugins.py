@@ -57,7 +57,7 @@ class SpecsParser(ItemParser):
 
 
 class TaskGroupsParser(ItemParser):
-    """tasks.md's groups of tasks (layers, or document sections), each done when all its tasks are."""
+    """tasks.md's groups of tasks (layers, or document sections); done when all their tasks are."""
 
     name = "change-task-groups"
 
@@ -153,7 +153,8 @@ class GroupTasks(ContextProvider):
         if foreach is not None:
             items = foreach.get("items") or {}
             done = [
-                k for k in foreach.get("order") or []
+                k
+                for k in foreach.get("order") or []
                 if items.get(k, {}).get("status") in ("done", "skipped")
             ]
         return [
@@ -253,7 +254,11 @@ class ChallengeBlock(Action):
         path = paths_of(ctx).proposal_path
         text = path.read_text(encoding="utf-8") if path.exists() else ""
         if block_marker(ctx.round) not in text:  # a resumed run already wrote it
-            sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+            sep = (
+                ""
+                if not text or text.endswith("\n\n")
+                else ("\n" if text.endswith("\n") else "\n\n")
+            )
             block = ctx.item.redactor.text("\n".join(lines) + "\n")
             atomic_write_text(path, text + sep + block)
         if word == "NEEDS_REVISION":
@@ -320,7 +325,9 @@ class Archive(Action):
             living_path = change.living_specs_dir / name
             living = read_file(living_path) if living_path.is_file() else None
             ours = (change.specs_dir / name).read_text(encoding="utf-8")
-            result = merge_spec(base_text(change, bases, name), living, ours, prefer_change=resolved)
+            result = merge_spec(
+                base_text(change, bases, name), living, ours, prefer_change=resolved
+            )
             rel = change.rel(living_path)
             conflicts += [f"{rel} {title!r}" for title in result.conflicts]
             if result.text != living:

@@ -14,17 +14,17 @@ from typing import Any
 
 from phasegate.change.paths import ChangePaths, archived_folder
 from phasegate.change.phases import ChangePhase, next_command
-from phasegate.change.state import ChangeState
 from phasegate.change.review import (
     CREATE_REVIEW_SCHEMA,
     RecordedReview,
     validate_submission,
     write_review,
 )
+from phasegate.change.state import ChangeState
 from phasegate.change.tasks import read_tasks
 from phasegate.config import Config, load_config
-from phasegate.errors import BadInputError, PhasegateError
 from phasegate.engine.item import items_dir, validate_item_name
+from phasegate.errors import BadInputError, PhasegateError
 from phasegate.redact import Redactor
 from phasegate.state.journal import Journal, utc_now
 from phasegate.state.store import parse_state
@@ -74,7 +74,6 @@ TOOLS: dict[str, ToolSpec] = {
         _CHANGE_ONLY,
     ),
 }
-
 
 
 class ChangeTools:
@@ -259,5 +258,3 @@ def _relative_files(args: Mapping[str, Any], change: ChangePaths) -> dict[str, A
         out.append(finding)
     fixed["findings"] = out
     return fixed
-
-

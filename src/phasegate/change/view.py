@@ -101,7 +101,9 @@ class ChangeView(StateView):
         rendered = {state.data.get("view_phase"), state.data.get("view_phase_before"), engine_label}
         if found.phase.value not in rendered:
             self.item.record(
-                "state.phase_edited", from_label=engine_label, to=found.phase.value,
+                "state.phase_edited",
+                from_label=engine_label,
+                to=found.phase.value,
                 file=self.paths.rel(self.paths.state_path),
             )
             self._position(state, found.phase.value)
@@ -142,10 +144,12 @@ class ChangeView(StateView):
             "phase": phase,
             "description": state.get("description", ""),
             "mode": state.mode,
-            "planning_iterations": int(data.get("planning_iterations")
-                                       or workflow.max_iterations(state.mode)),
-            "implementation_iterations": int(data.get("implementation_iterations")
-                                             or workflow.max_iterations(state.mode)),
+            "planning_iterations": int(
+                data.get("planning_iterations") or workflow.max_iterations(state.mode)
+            ),
+            "implementation_iterations": int(
+                data.get("implementation_iterations") or workflow.max_iterations(state.mode)
+            ),
             "created": state.get("created"),
             "updated": state.get("updated"),
             "base_commit": state.base_commit,
@@ -155,13 +159,25 @@ class ChangeView(StateView):
             "spec_bases": dict(data.get("spec_bases") or {}),
             "archived_to": data.get("archived_to"),
             "history": [
-                {"at": h.get("at"), "from": h.get("from"), "to": h.get("to"),
-                 "cause": h.get("cause", "")}
+                {
+                    "at": h.get("at"),
+                    "from": h.get("from"),
+                    "to": h.get("to"),
+                    "cause": h.get("cause", ""),
+                }
                 for h in state.get("history") or []
             ],
-            "usage": {k: usage.get(k, 0) for k in (
-                "calls", "input_tokens", "output_tokens", "cache_read_tokens",
-                "cache_write_tokens", "cost_usd")},
+            "usage": {
+                k: usage.get(k, 0)
+                for k in (
+                    "calls",
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_read_tokens",
+                    "cache_write_tokens",
+                    "cost_usd",
+                )
+            },
         }
         return document
 
@@ -282,7 +298,9 @@ def _done_items(node: NodeState | None) -> list[str]:
     if node is None:
         return []
     items = node.get("items") or {}
-    return [k for k in node.get("order") or [] if items.get(k, {}).get("status") in ("done", "skipped")]
+    return [
+        k for k in node.get("order") or [] if items.get(k, {}).get("status") in ("done", "skipped")
+    ]
 
 
 def _last_record(node: NodeState | None, reviewer: str) -> dict[str, Any] | None:
@@ -296,5 +314,8 @@ def _challenge_issue(issue: Mapping[str, Any]) -> dict[str, Any]:
     severity = str(issue.get("severity", "high")).lower()
     if severity not in ("high", "medium", "low"):
         severity = "high" if severity in ("blocker", "critical") else "medium"
-    return {"severity": severity, "description": issue.get("description", ""),
-            "location": issue.get("location")}
+    return {
+        "severity": severity,
+        "description": issue.get("description", ""),
+        "location": issue.get("location"),
+    }

@@ -13,11 +13,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.prompt import Confirm, Prompt
 
+from phasegate.api import status_of
 from phasegate.cli.progress import ProgressPrinter
 from phasegate.cli.views import print_item_status, print_item_table
 from phasegate.config import (
     CONFIG_DIR,
-    Config,
     config_path,
     detect_test_command,
     find_repo,
@@ -25,7 +25,6 @@ from phasegate.config import (
     load_config,
     render_default_config,
 )
-from phasegate.api import status_of
 from phasegate.engine.calls import Backends
 from phasegate.engine.items import create_item, iter_items, locate_item
 from phasegate.engine.runner import PARTIAL_CHOICES, NoTerminal, Runner, RunOptions, RunOutcome

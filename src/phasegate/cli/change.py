@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -115,7 +114,7 @@ def plan(
         description=description,
         mode=mode,
         rechallenge=rechallenge,
-        on_limit=on_limit,  # type: ignore[arg-type]
+        on_limit=on_limit,
         viewer=lambda text: err.print(text, markup=False),
     )
     try:
@@ -163,7 +162,9 @@ def impl(
     changes, printer = _open(repo, quiet)
     try:
         outcome = changes.impl(
-            change_id, options=ImplOptions(review_only=review_only), sink=printer,
+            change_id,
+            options=ImplOptions(review_only=review_only),
+            sink=printer,
             asker=TerminalAsker() if sys.stdin.isatty() else NoTerminal(),
         )
     finally:
@@ -209,9 +210,7 @@ def status(
     else:
         root_dir = changes.changes_root
         ids = sorted(
-            p.parent.name
-            for p in root_dir.glob("*/STATE.yaml")
-            if p.parent.name != ARCHIVE_DIR
+            p.parent.name for p in root_dir.glob("*/STATE.yaml") if p.parent.name != ARCHIVE_DIR
         )
     rows: list[dict[str, Any]] = []
     for cid in ids:

@@ -34,8 +34,9 @@ def decisions(
         targets = []
         for wf, item_name, _ in iter_items(root, registry, config):
             try:
-                targets.append(locate_item(root, item_name, registry, config, wf,
-                                           command="decisions"))
+                targets.append(
+                    locate_item(root, item_name, registry, config, wf, command="decisions")
+                )
             except PhasegateError:
                 continue
     found: list[dict[str, Any]] = []
@@ -59,8 +60,10 @@ def decisions(
         out.print("No decisions are waiting." if name is None else f"{name}: no decision waits.")
         return
     for record in found:
-        out.print(f"[bold]{escape(record['item'])}[/] {escape(record['id'])}: "
-                  f"{escape(str(record.get('question') or ''))}")
+        out.print(
+            f"[bold]{escape(record['item'])}[/] {escape(record['id'])}: "
+            f"{escape(str(record.get('question') or ''))}"
+        )
         for choice, description in (record.get("choices") or {}).items():
             extra = f": {description}" if description else ""
             needs = " (needs a note)" if choice in (record.get("notes_required") or []) else ""

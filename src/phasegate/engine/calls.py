@@ -152,7 +152,7 @@ def call_agent(
 
 
 def _where(spec: CallSpec) -> str:
-    """The node a call belongs to, as a person finds it in the workflow (``specs[auth.md]/spec``)."""
+    """The node a call belongs to, as a person finds it (``specs[auth.md]/spec``)."""
     return spec.path
 
 

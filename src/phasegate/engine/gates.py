@@ -111,13 +111,16 @@ def ask(run: Run, q: Question) -> Answer:
     state, item = run.state, run.item
     record = state.decisions.get(q.id)
     fresh = record is None or int(record.get("visit", 0)) != q.visit
-    if fresh and q.default is not None and q.id not in run.presets and not (
-        q.ask_at_terminal and run.asker.interactive
+    if (
+        fresh
+        and q.default is not None
+        and q.id not in run.presets
+        and not (q.ask_at_terminal and run.asker.interactive)
     ):
         # Nobody is asked: the documented default applies; journaled, never pending.
         item.record("decision", id=q.id, answer=q.default, by="default", question=q.question)
         return Answer(q.default, "", "default")
-    if fresh:
+    if record is None or fresh:
         record = {
             "id": q.id,
             "visit": q.visit,
@@ -133,16 +136,30 @@ def ask(run: Run, q: Question) -> Answer:
             "answer": None,
         }
         state.decisions[q.id] = record
-        item.record("decision.needed", id=q.id, visit=q.visit, question=q.question,
-                    choices=list(q.choices), sync_now=True)
+        item.record(
+            "decision.needed",
+            id=q.id,
+            visit=q.visit,
+            question=q.question,
+            choices=list(q.choices),
+            sync_now=True,
+        )
         run.save(durable=True)  # pending on disk BEFORE it is asked
     if record.get("status") == "answered" and record.get("answer"):
         found = record["answer"]
         return Answer(str(found["choice"]), str(found.get("note") or ""), str(found.get("by")))
     journaled = item.recorded().answer(q.id, q.visit)
     if journaled is not None:
-        return _persist(run, q, Answer(str(journaled["choice"]), str(journaled.get("note") or ""),
-                                       str(journaled.get("by") or "command")), journal=False)
+        return _persist(
+            run,
+            q,
+            Answer(
+                str(journaled["choice"]),
+                str(journaled.get("note") or ""),
+                str(journaled.get("by") or "command"),
+            ),
+            journal=False,
+        )
     preset = run.presets.get(q.id)
     if preset is not None:
         wanted = split_choice(preset)[0]
@@ -199,8 +216,9 @@ def _prompt(run: Run, q: Question) -> Answer:
             continue
         picked = classify(raw) if classify is not None else raw
         try:
-            given = canonical({"id": q.id, "choices": q.choices,
-                               "notes_required": q.notes_required}, picked)
+            given = canonical(
+                {"id": q.id, "choices": q.choices, "notes_required": q.notes_required}, picked
+            )
         except BadInputError as exc:
             run.item.record("decision.invalid", id=q.id, answer=raw, reason=str(exc))
             continue
@@ -238,11 +256,25 @@ def _wait(run: Run, q: Question, record: Mapping[str, Any]) -> Answer:
             item.recorded().add(event)
         found = item.recorded().answer(q.id, q.visit)
         if found is not None:
-            return Answer(str(found["choice"]), str(found.get("note") or ""),
-                          str(found.get("by") or "command"))
-        if q.timeout_minutes is not None and q.timeout_choice and _expired(record, q.timeout_minutes):
-            item.record("decision.answered", id=q.id, visit=q.visit, choice=q.timeout_choice,
-                        note="no answer in time", by="timeout", sync_now=True)
+            return Answer(
+                str(found["choice"]),
+                str(found.get("note") or ""),
+                str(found.get("by") or "command"),
+            )
+        if (
+            q.timeout_minutes is not None
+            and q.timeout_choice
+            and _expired(record, q.timeout_minutes)
+        ):
+            item.record(
+                "decision.answered",
+                id=q.id,
+                visit=q.visit,
+                choice=q.timeout_choice,
+                note="no answer in time",
+                by="timeout",
+                sync_now=True,
+            )
             return Answer(q.timeout_choice, "no answer in time", "timeout")
 
 
@@ -250,16 +282,32 @@ def _persist(run: Run, q: Question, answer: Answer, *, journal: bool = True) -> 
     """Record the answer durably, then read it back from disk before acting on it."""
     state, item = run.state, run.item
     if journal:
-        item.record("decision.answered", id=q.id, visit=q.visit, choice=answer.choice,
-                    note=answer.note, by=answer.by, sync_now=True)
+        item.record(
+            "decision.answered",
+            id=q.id,
+            visit=q.visit,
+            choice=answer.choice,
+            note=answer.note,
+            by=answer.by,
+            sync_now=True,
+        )
     apply_answer(state, q.id, answer)
     item.applied(f"decision:{q.id}:{q.visit}")
-    item.record("decision", id=q.id, answer=answer.choice, note=answer.note, by=answer.by,
-                question=q.question)
+    item.record(
+        "decision",
+        id=q.id,
+        answer=answer.choice,
+        note=answer.note,
+        by=answer.by,
+        question=q.question,
+    )
     run.save(durable=True)
     on_disk = EngineState.decode(item.engine_path.read_bytes(), item.engine_path)
     stored = on_disk.decisions.get(q.id) or {}
-    if stored.get("status") != "answered" or (stored.get("answer") or {}).get("choice") != answer.choice:
+    if (
+        stored.get("status") != "answered"
+        or (stored.get("answer") or {}).get("choice") != answer.choice
+    ):
         raise BlockedError(
             f"decision {q.id} of {item.name} could not be verified on disk after answering it "
             f"({item.engine_path}); run again"
@@ -312,10 +360,22 @@ def answer_decision(
                 f"({earlier.get('choice')!r} by {earlier.get('by', 'someone')}); nothing changed"
             )
         given = canonical(record, raw, note)
-        item.record("decision.answered", id=decision, visit=visit, choice=given.choice,
-                    note=given.note, by=by, sync_now=True)
+        item.record(
+            "decision.answered",
+            id=decision,
+            visit=visit,
+            choice=given.choice,
+            note=given.note,
+            by=by,
+            sync_now=True,
+        )
         if not item.running():
             apply_answer(state, decision, Answer(given.choice, given.note, by))
             item.save(state, durable=True)
-        return {"id": decision, "item": item.name, "choice": given.choice, "note": given.note,
-                "by": by}
+        return {
+            "id": decision,
+            "item": item.name,
+            "choice": given.choice,
+            "note": given.note,
+            "by": by,
+        }

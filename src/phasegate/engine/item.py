@@ -196,7 +196,9 @@ class WorkItem:
                 ) from None
             state = adopted
         except OSError as exc:
-            raise StateCorruptError(f"state file {self.engine_path} cannot be read: {exc}") from None
+            raise StateCorruptError(
+                f"state file {self.engine_path} cannot be read: {exc}"
+            ) from None
         else:
             state = EngineState.decode(raw, self.engine_path)
         self.check_against_workflow(state)
@@ -312,8 +314,8 @@ class WorkItem:
             }
 
         data = item_status(self.workflow, state, artifacts=artifacts)
-        data.update(self.view.status_fields(state))
         data["stateFile"] = str(self.engine_path)
+        data.update(self.view.status_fields(state))
         return data
 
     def _refresh_brief(self, state: EngineState) -> bool:

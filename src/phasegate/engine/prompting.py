@@ -94,9 +94,8 @@ class PromptFor:
             f"- Review iteration: {iteration} of at most {self.run.limit(self.path, node)}",
         ]
         for name in self.outputs():
-            lines.append(
-                f"- Artifact to produce: {self.item.relative(self.item.item_dir / name, self.state)}"
-            )
+            where = self.item.relative(self.item.item_dir / name, self.state)
+            lines.append(f"- Artifact to produce: {where}")
         task = self.ctx.task
         if task is not None:
             lines.append(f"- Task: {task.key}" + (f": {task.title}" if task.title else ""))
@@ -139,18 +138,24 @@ class PromptFor:
         lines += [f"- {_issue_line(i)}" for i in issues]
         return [PromptPart("Feedback to address", "\n".join(lines))]
 
-    def _finish(self, instructions: str, parts: list[PromptPart]) -> tuple[str, tuple[PromptPart, ...]]:
+    def _finish(
+        self, instructions: str, parts: list[PromptPart]
+    ) -> tuple[str, tuple[PromptPart, ...]]:
         redact = self.item.redactor.text
         return redact(instructions), tuple(PromptPart(p.title, redact(p.body)) for p in parts)
 
     # -- executor ----------------------------------------------------------------------
 
-    def executor(self, iteration: int, feedback: list[dict[str, Any]]) -> tuple[str, tuple[PromptPart, ...]]:
+    def executor(
+        self, iteration: int, feedback: list[dict[str, Any]]
+    ) -> tuple[str, tuple[PromptPart, ...]]:
         node = self.node
         assert node.executor is not None
         revising = bool(feedback) or iteration > 1 or node.start_with == "review"
         template = (
-            node.revise_prompt if revising and node.revise_prompt else node.prompt or f"{node.id}.md"
+            node.revise_prompt
+            if revising and node.revise_prompt
+            else node.prompt or f"{node.id}.md"
         )
         instructions = self._instructions(template, iteration, node.executor)
         parts = [self._work_item_part(iteration), *self._inputs()]

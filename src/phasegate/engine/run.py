@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from phasegate.engine.calls import Backends, CallSpec, call_agent
-from phasegate.engine.checks import CheckOutcome, CheckRound, run_check_round
+from phasegate.engine.checks import CheckRound, run_check_round
 from phasegate.engine.item import WorkItem
 from phasegate.engine.plugin_api import PluginContext, Task, plugin
 from phasegate.engine.state import EngineState
@@ -104,7 +104,7 @@ class End:
     label: str
 
 
-class RunStop(Exception):  # noqa: N818 - a control-flow signal, not an error
+class RunStop(Exception):
     """Stop the walk cleanly (``--until``, ``--phase``, a command's stop label)."""
 
     def __init__(self, status: str, message: str) -> None:
@@ -152,12 +152,12 @@ class ItemCursor:
         self.state, self.path, self.key = state, foreach_path, key
 
     def get(self) -> str | None:
-        found = self.state.node(self.path).dict("items").get(self.key) or {}
+        found = self.state.node(self.path).mapping("items").get(self.key) or {}
         value = found.get("at")
         return str(value) if value is not None else None
 
     def set(self, value: str | None) -> None:
-        self.state.node(self.path).dict("items").setdefault(self.key, {})["at"] = value
+        self.state.node(self.path).mapping("items").setdefault(self.key, {})["at"] = value
 
 
 def definition_path(path: str) -> str:
@@ -241,8 +241,10 @@ class Run:
             base = self.workflow.max_iterations(self.state.mode)
         else:
             raw = self.state.data.get(budget.max)
-            base = int(raw) if isinstance(raw, int) and raw > 0 else (
-                self.workflow.max_iterations(self.state.mode)
+            base = (
+                int(raw)
+                if isinstance(raw, int) and raw > 0
+                else (self.workflow.max_iterations(self.state.mode))
             )
         return base + extra
 
@@ -277,6 +279,7 @@ class Run:
             value = self.perform(effect)
 
     def perform(self, effect: Effect) -> Any:
+        result: Any
         if isinstance(effect, Call):
             result = call_agent(self.item, self.state, self.backends, effect.spec)
             key = effect.spec.key
@@ -351,16 +354,20 @@ class Run:
             self.resume_loop(target_path, outcome.extend, outcome.issues)
         else:
             self.enter(target_path, incoming if outcome.issues else None, outcome.start_with)
-        self.item.record(
-            "node.transition", node=path, to=target_path, outcome=outcome.name
-        )
+        self.item.record("node.transition", node=path, to=target_path, outcome=outcome.name)
         if before != after:
             cause = outcome.cause or f"{path} {outcome.name}"
             self.state.d.setdefault("history", []).append(
                 {"at": utc_now(), "from": before, "to": after, "cause": cause}
             )
-            self.item.record("label.changed", from_label=before, to=after, node=path,
-                             outcome=outcome.name, cause=cause)
+            self.item.record(
+                "label.changed",
+                from_label=before,
+                to=after,
+                node=path,
+                outcome=outcome.name,
+                cause=cause,
+            )
         self.save(lazy=True)
 
     def resume_loop(self, path: str, extra: int, issues: list[dict[str, Any]]) -> None:
@@ -374,17 +381,19 @@ class Run:
             self.state.data[budget] = int(self.state.data[budget]) + extra
         else:
             ns["extra_budget"] = int(ns.get("extra_budget", 0)) + extra
-        last = [r for r in ns.list("iterations") if not r.get("approved")]
+        last = [r for r in ns.records("iterations") if not r.get("approved")]
         feedback = issues or (list(last[-1].get("issues") or []) if last else [])
         ns.iteration = ns.iteration + 1
         ns.stage = "execute"
         ns["feedback"] = feedback
         for key in ("outcome", "target", "completed", "review", "notes", "summary", "issues"):
             ns.d.pop(key, None)
-        self.item.record("node.extended", node=path, extra=extra,
-                         limit=self.limit(path, self.workflow.node(definition_path(path))))  # type: ignore[arg-type]
+        limit = self.limit(path, node) if isinstance(node, AgentNode) else None
+        self.item.record("node.extended", node=path, extra=extra, limit=limit)
 
-    def execute(self, path: str, node: AnyNode, task: Task | None) -> Generator[Effect, Any, Outcome]:
+    def execute(
+        self, path: str, node: AnyNode, task: Task | None
+    ) -> Generator[Effect, Any, Outcome]:
         """Run ``node`` (or take the outcome it already recorded) and record how it ended."""
         from phasegate.engine.nodes import handler_for
 
@@ -455,22 +464,26 @@ class Run:
             skipped=self.workflow.modes[self.state.mode].skip,
         )
         if result.type == "blocked":
-            self.item.record("transition.blocked", to=node.id, message=result.message,
-                             sync_now=True)
+            self.item.record(
+                "transition.blocked", to=node.id, message=result.message, sync_now=True
+            )
             raise BlockedError(result.message or f"cannot start {node.id}")
         soft = [m for m in (result.message or "").split("; ") if "soft prerequisite" in m]
         if soft:
             confirm_warning(self, node.id, "; ".join(soft))
 
     def artifacts(self) -> dict[str, bool]:
-        files = {o.file for _, n in self.workflow.walk() if isinstance(n, AgentNode) for o in n.outputs}
+        files = {
+            o.file for _, n in self.workflow.walk() if isinstance(n, AgentNode) for o in n.outputs
+        }
         return {f: (self.item.item_dir / f).is_file() for f in files}
 
     def completed_nodes(self) -> set[str]:
         return {
             n.id
             for n in self.workflow.nodes
-            if (peeked := self.state.peek(n.id)) is not None and peeked.get("completed")
+            if (peeked := self.state.peek(n.id)) is not None
+            and peeked.get("completed")
             and peeked.get("outcome") is not None
         }
 
@@ -488,8 +501,9 @@ class Run:
             f": {details}" if details else ""
         )
         ns["blocked"] = message
-        self.item.record("node.blocked", node=path, outcome=outcome.name, message=message,
-                         sync_now=True)
+        self.item.record(
+            "node.blocked", node=path, outcome=outcome.name, message=message, sync_now=True
+        )
         self.save(durable=True)
         raise BlockedError(message + f". Fix it, then run again: phasegate run {self.item.name}")
 

@@ -110,14 +110,19 @@ class Runner:
         command = self.workflow.commands.get(name)
         if command is None:
             known = ", ".join(self.workflow.commands) or "none"
-            raise BadInputError(f"workflow {self.workflow.name!r} has no command {name!r} ({known})")
-        label = current_label(self.workflow, state)
+            raise BadInputError(
+                f"workflow {self.workflow.name!r} has no command {name!r} ({known})"
+            )
+        label = current_label(self.workflow, state) or ""
         if not command.runs_in or label in command.runs_in:
             return None
         refusal = command.otherwise.get(label) or command.otherwise.get("*")
         message = render_message(
             refusal.message if refusal else "{{ item }} is in phase {{ label }}. Next: {{ next }}",
-            self.workflow, state, label, name,
+            self.workflow,
+            state,
+            label,
+            name,
         )
         if refusal is None or refusal.exit == "blocked":
             raise CommandRefused(message)
@@ -127,7 +132,10 @@ class Runner:
 
     def _stop_message(self, state: EngineState, label: str | None) -> str:
         return render_message(
-            "{{ item }} is at {{ label }}. Next: {{ next }}", self.workflow, state, label,
+            "{{ item }} is at {{ label }}. Next: {{ next }}",
+            self.workflow,
+            state,
+            label,
             self.options.command,
         )
 
@@ -148,7 +156,9 @@ class Runner:
                 done = state.peek(target)
                 if done is not None and done.get("outcome") is not None and state.at != target:
                     return RunOutcome(
-                        "phase-done", state, f"{options.until} is already complete; nothing to run",
+                        "phase-done",
+                        state,
+                        f"{options.until} is already complete; nothing to run",
                         options.until,
                     )
             self._resume_partial(run)
@@ -184,13 +194,15 @@ class Runner:
             skipped=self.workflow.modes[state.mode].skip,
         )
         if result.type == "blocked":
-            self.item.record("transition.blocked", to=target, current=at, message=result.message,
-                             sync_now=True)
+            self.item.record(
+                "transition.blocked", to=target, current=at, message=result.message, sync_now=True
+            )
             raise BlockedError(result.message or f"cannot start {target}")
         if result.type == "warning":
             confirm_warning(run, target, result.message or "")
-        self.item.record("transition", from_phase=at, to=target, type=result.type,
-                         message=result.message)
+        self.item.record(
+            "transition", from_phase=at, to=target, type=result.type, message=result.message
+        )
         if at is not None and not at.startswith("@"):
             left = state.peek(at)
             if left is not None and left.get("started") and left.get("outcome") is None:
@@ -198,10 +210,15 @@ class Runner:
         TopCursor(state).set(target)
         run.enter(target, None)
         state.node(target)["started"] = utc_now()  # the transition was just validated
-        self.item.record("node.started", node=target, phase=run.label(target),
-                         visit=state.node(target).visit, mode=state.mode,
-                         max_iterations=self.workflow.max_iterations(state.mode),
-                         no_review=self.options.no_review)
+        self.item.record(
+            "node.started",
+            node=target,
+            phase=run.label(target),
+            visit=state.node(target).visit,
+            mode=state.mode,
+            max_iterations=self.workflow.max_iterations(state.mode),
+            no_review=self.options.no_review,
+        )
         if self.options.no_review:
             state.node(target)["no_review"] = True
         run.save(lazy=True)
@@ -229,10 +246,15 @@ class Runner:
         if choice == "fresh":
             run.enter(at, None)
             state.node(at)["started"] = utc_now()
-            self.item.record("node.started", node=at, phase=run.label(at), visit=state.node(at).visit,
-                             mode=state.mode,
-                             max_iterations=self.workflow.max_iterations(state.mode),
-                             no_review=self.options.no_review)
+            self.item.record(
+                "node.started",
+                node=at,
+                phase=run.label(at),
+                visit=state.node(at).visit,
+                mode=state.mode,
+                max_iterations=self.workflow.max_iterations(state.mode),
+                no_review=self.options.no_review,
+            )
         elif choice == "review" and node.all_reviewers() and not state.node(at).get("no_review"):
             state.node(at).stage = "review:0"
         run.save()
@@ -262,7 +284,8 @@ class Runner:
             text, removed = finish_worktree(
                 self.item.repo, self.item.name, state.worktree, state["branch"], confirm
             )
-            self.item.record("worktree.finish", branch=state["branch"], removed=removed,
-                             message=text)
+            self.item.record(
+                "worktree.finish", branch=state["branch"], removed=removed, message=text
+            )
             message = f"{message} {text}"
         return RunOutcome("completed", state, message, end.label)

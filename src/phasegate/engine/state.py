@@ -108,14 +108,16 @@ class NodeState:
     def outcome(self) -> str | None:
         return self.d.get("outcome")
 
-    def list(self, key: str) -> list[Any]:
+    def records(self, key: str) -> list[Any]:
+        """The list at ``key`` (created empty on first use)."""
         found = self.d.get(key)
         if not isinstance(found, list):
             found = []
             self.d[key] = found
         return found
 
-    def dict(self, key: str) -> dict[str, Any]:
+    def mapping(self, key: str) -> dict[str, Any]:
+        """The mapping at ``key`` (created empty on first use)."""
         found = self.d.get(key)
         if not isinstance(found, dict):
             found = {}
@@ -243,6 +245,10 @@ class EngineState:
     @property
     def worktree(self) -> str | None:
         return self.d.get("worktree")
+
+    @property
+    def branch(self) -> str | None:
+        return self.d.get("branch")
 
     @property
     def base_commit(self) -> str | None:

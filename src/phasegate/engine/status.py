@@ -86,7 +86,9 @@ def completion_summary(workflow: Workflow, state: EngineState) -> str:
     return text + "."
 
 
-def _node_status(workflow: Workflow, state: EngineState, node_id: str, found: NodeState | None) -> str:
+def _node_status(
+    workflow: Workflow, state: EngineState, node_id: str, found: NodeState | None
+) -> str:
     if node_id in workflow.modes[state.mode].skip:
         return "skipped"
     if found is None or not found.get("started"):
@@ -134,7 +136,11 @@ def item_status(
             elif not started and (node.prerequisites.hard or node.prerequisites.soft):
                 files = artifacts() if callable(artifacts) else artifacts
                 result = validate_transition(
-                    workflow, None, at, files, completed=completed,
+                    workflow,
+                    None,
+                    at,
+                    files,
+                    completed=completed,
                     skipped=workflow.modes[state.mode].skip,
                 )
                 if result.type == "blocked":

@@ -141,9 +141,7 @@ class Journal:
         except FileNotFoundError:
             return 0
 
-    def tail(
-        self, offset: int, first_line: int = 1
-    ) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    def tail(self, offset: int, first_line: int = 1) -> Iterator[tuple[int, int, dict[str, Any]]]:
         """``(line number, byte offset, event)`` of every complete event from ``offset`` on.
 
         Reading starts where the last state commit left off, so a resumed run

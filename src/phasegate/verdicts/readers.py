@@ -163,7 +163,9 @@ class ApprovalReader(VerdictReader):
 
     def approving(self, word: str, ctx: ReadContext) -> Mapping[str, Any]:
         approved = word == "APPROVED"
-        issues = [] if approved else [{"severity": "blocker", "description": "auto", "location": None}]
+        issues = (
+            [] if approved else [{"severity": "blocker", "description": "auto", "location": None}]
+        )
         return {"approved": approved, "issues": issues, "summary": f"auto: {word}"}
 
 
@@ -180,7 +182,7 @@ class WordIssue(BaseModel):
 
 def words_model(words: tuple[str, ...]) -> type[BaseModel]:
     """The pydantic model of a ``{verdict, summary, issues}`` answer over ``words``."""
-    verdict_type: Any = Literal[tuple(words)] if words else str  # type: ignore[valid-type]
+    verdict_type: Any = Literal[tuple(words)] if words else str
     return create_model(
         "WordsAnswer",
         __config__=ConfigDict(extra="forbid", frozen=True),
@@ -230,9 +232,7 @@ class WordsReader(VerdictReader):
         issues: tuple[Issue, ...] = ()
         if word not in ctx.pass_words and rest:
             issues = (Issue(severity="medium", description=rest),)
-        return Verdict(
-            word=word, issues=issues, summary=rest or word, source="first-line"
-        )
+        return Verdict(word=word, issues=issues, summary=rest or word, source="first-line")
 
     def approving(self, word: str, ctx: ReadContext) -> Mapping[str, Any]:
         return {"verdict": word, "summary": f"auto: {word}", "issues": []}
@@ -271,7 +271,9 @@ class FuzzyReader(VerdictReader):
         if status == "APPROVED":
             return Verdict(word="APPROVED", summary=text, source="fuzzy")
         issue = Issue(severity="high", description=rest.strip() or first.strip())
-        return Verdict(word="NEEDS_REVISION", issues=(issue,), summary=first.strip(), source="fuzzy")
+        return Verdict(
+            word="NEEDS_REVISION", issues=(issue,), summary=first.strip(), source="fuzzy"
+        )
 
     def approving(self, word: str, ctx: ReadContext) -> Mapping[str, Any]:
         return {"verdict": word, "summary": f"auto: {word}", "issues": []}

@@ -18,7 +18,8 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema of ``model``, inlined and made strict-mode friendly."""
     raw = model.model_json_schema()
     definitions = raw.pop("$defs", {})
-    return _strict(_inline(raw, definitions))
+    strict: dict[str, Any] = _strict(_inline(raw, definitions))
+    return strict
 
 
 def _inline(node: Any, definitions: dict[str, Any]) -> Any:

@@ -1,4 +1,4 @@
-"""Reading free text conservatively: JSON documents, first-line verdict words, seed 004's fuzzy rules."""
+"""Reading free text conservatively: JSON documents, first-line words, seed 004's fuzzy rules."""
 
 from __future__ import annotations
 

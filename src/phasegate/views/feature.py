@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
@@ -49,7 +51,9 @@ def render_iteration(record: Mapping[str, Any]) -> list[str]:
     if issues:
         for issue in issues:
             where = f" (at {issue['location']})" if issue.get("location") else ""
-            lines.append(f"- [{issue.get('severity')}] {str(issue.get('description')).strip()}{where}")
+            lines.append(
+                f"- [{issue.get('severity')}] {str(issue.get('description')).strip()}{where}"
+            )
     else:
         lines.append("- none")
     lines += [
@@ -95,14 +99,26 @@ class FeatureView(StateView):
         ]
 
     def check(self, state: EngineState) -> None:
+        """The state file must be readable; keys a person added to it are kept."""
         try:
             raw = self.state_path.read_bytes()
         except FileNotFoundError:
             return
         except OSError as exc:
             raise StateCorruptError(f"state file {self.state_path} cannot be read: {exc}") from None
-        parse_state(raw, self.state_path, self.fmt)
+        document = parse_state(raw, self.state_path, self.fmt)
+        _validate_meta(document, self.state_path)
         self._written = raw
+        extra = {k: v for k, v in document.items() if k not in META_KEYS}
+        phases = document.get("phases") or {}
+        by_phase = {
+            name: {k: v for k, v in record.items() if k not in PHASE_KEYS}
+            for name, record in phases.items()
+            if isinstance(record, dict)
+        }
+        by_phase = {name: keys for name, keys in by_phase.items() if keys}
+        if extra or by_phase or state.data.get("meta_extra"):
+            state.data["meta_extra"] = {"top": extra, "phases": by_phase}
 
     # -- rendering ----------------------------------------------------------------------
 
@@ -140,7 +156,13 @@ class FeatureView(StateView):
         from phasegate.engine.status import _current_phase
 
         workflow = self.item.workflow
+        extra = state.data.get("meta_extra") or {}
+        phases = self._phases(state)
+        for name, keys in (extra.get("phases") or {}).items():
+            if name in phases:
+                phases[name] = {**phases[name], **keys}
         return {
+            **(extra.get("top") or {}),
             "id": state.item,
             "workflow": workflow.name,
             "description": state.get("description", ""),
@@ -152,17 +174,14 @@ class FeatureView(StateView):
             "worktree": state.worktree,
             "baseCommit": state.base_commit,
             "currentPhase": _current_phase(workflow, state),
-            "phases": self._phases(state),
+            "phases": phases,
             "summary": state.get("summary"),
             "usage": camel_usage(state.get("usage")),
         }
 
     def render(self, state: EngineState) -> None:
         document = self.item.redactor.data(self.document(state))
-        if self.fmt == "json":
-            payload = _lines_json(document)
-        else:
-            payload = dump_state(document, "yaml")
+        payload = _lines_json(document) if self.fmt == "json" else dump_state(document, "yaml")
         if payload != self._written:
             # Derived from the engine state: a run writes it again, so no fsync.
             atomic_write_bytes(self.state_path, payload, durable=False)
@@ -209,10 +228,82 @@ class FeatureView(StateView):
             pass
         atomic_write_bytes(self.history_path, data, durable=False)
 
+    def status_fields(self, state: EngineState) -> dict[str, Any]:
+        return {"stateFile": str(self.state_path)}
+
     def completed(self, state: EngineState) -> None:
         """Seed 000 TD5: the review history is deleted when the feature finishes."""
         self.render(state)
         remove_file(self.history_path)
+
+
+#: The fields of ``.meta.json`` phasegate writes; any other key is a person's and is kept.
+META_KEYS = frozenset(
+    {
+        "id",
+        "workflow",
+        "description",
+        "mode",
+        "status",
+        "created",
+        "completed",
+        "branch",
+        "worktree",
+        "baseCommit",
+        "currentPhase",
+        "phases",
+        "summary",
+        "usage",
+    }
+)
+PHASE_KEYS = frozenset(
+    {
+        "started",
+        "completed",
+        "iterations",
+        "reviewerNotes",
+        "verified",
+        "review",
+        "summary",
+        "usage",
+        "skipped",
+    }
+)
+
+
+class _PhaseFields(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    started: str | None = None
+    completed: str | None = None
+    iterations: int = 0
+    reviewerNotes: list[str] = []
+    verified: bool | None = None
+
+
+class _MetaFields(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    mode: str | None = None
+    status: Literal["active", "completed"] = "active"
+    currentPhase: str | None = None
+    phases: dict[str, _PhaseFields] = {}
+
+
+def _validate_meta(document: dict[str, Any], path: Path) -> None:
+    """Seed 000's fields have their types (a person may edit the file): else exit 5."""
+    try:
+        fields = _MetaFields.model_validate(document)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"])
+        raise StateCorruptError(
+            f"state file {path} is invalid at {field}: {error['msg']}; it was left untouched"
+        ) from None
+    if "mode" in document and not isinstance(fields.mode, str):
+        raise StateCorruptError(
+            f"state file {path} is invalid at mode: it must be a mode's name; it was left untouched"
+        )
 
 
 def _runtime_paths(state: EngineState, definition: str) -> list[str]:
@@ -229,8 +320,10 @@ def _lines_json(document: Mapping[str, Any]) -> bytes:
     lines = []
     for key, value in document.items():
         if key == "phases" and isinstance(value, dict) and value:
-            inner = ",\n    ".join(f"{dumps(k)}: {dumps(v, ensure_ascii=False)}" for k, v in value.items())
-            lines.append(f'{dumps(key)}: {{\n    {inner}\n  }}')
+            inner = ",\n    ".join(
+                f"{dumps(k)}: {dumps(v, ensure_ascii=False)}" for k, v in value.items()
+            )
+            lines.append(f"{dumps(key)}: {{\n    {inner}\n  }}")
         else:
             lines.append(f"{dumps(key)}: {dumps(value, ensure_ascii=False)}")
     return ("{\n  " + ",\n  ".join(lines) + "\n}\n").encode("utf-8")

@@ -149,8 +149,10 @@ def _top_level(workflow: Workflow) -> list[Problem]:
             for index, label in enumerate(getattr(command, field)):
                 if label not in labels:
                     problems.append(
-                        ((*where, field, index), f"unknown label {label!r} (labels: "
-                         f"{', '.join(sorted(labels))})")
+                        (
+                            (*where, field, index),
+                            f"unknown label {label!r} (labels: {', '.join(sorted(labels))})",
+                        )
                     )
     for label in workflow.labels:
         if label not in labels:
@@ -281,12 +283,14 @@ def _node_problems(
                 problems.append(
                     ((*where, "choices", name), f"unknown node {choice.to!r} ({known})")
                 )
-        for field, value in (("default", node.default), ("timeout", node.timeout)):
-            chosen = value.choice if hasattr(value, "choice") else value
+        timeout = node.timeout.choice if node.timeout is not None else None
+        for field, chosen in (("default", node.default), ("timeout", timeout)):
             if chosen is not None and chosen not in node.choices:
                 problems.append(
-                    ((*where, field), f"{chosen!r} is not one of the choices "
-                     f"({', '.join(node.choices)})")
+                    (
+                        (*where, field),
+                        f"{chosen!r} is not one of the choices ({', '.join(node.choices)})",
+                    )
                 )
     elif isinstance(node, EndNode) and node.on:
         problems.append(((*where, "on"), "an end node has no way out"))
@@ -342,9 +346,13 @@ def _reviewer_role(workflow: Workflow, role: str, where: Location) -> list[Probl
 def _vocabulary(reader: str, mapping: dict[str, str], where: Location) -> list[Problem]:
     problems: list[Problem] = []
     if "UNCLEAR" not in mapping:
-        problems.append((where, "map UNCLEAR (an answer that cannot be read) to revise or an outcome"))
+        problems.append(
+            (where, "map UNCLEAR (an answer that cannot be read) to revise or an outcome")
+        )
     elif mapping["UNCLEAR"] == PASS:
-        problems.append(((*where, "UNCLEAR"), "UNCLEAR can never map to pass (unclear never approves)"))
+        problems.append(
+            ((*where, "UNCLEAR"), "UNCLEAR can never map to pass (unclear never approves)")
+        )
     try:
         words = getattr(plugins.load("readers", reader), "words", None)
     except plugins.PluginError:
@@ -356,8 +364,11 @@ def _vocabulary(reader: str, mapping: dict[str, str], where: Location) -> list[P
         for word in mapping:
             if word not in (*words, "UNCLEAR"):
                 problems.append(
-                    ((*where, word), f"the {reader} reader never answers {word!r} "
-                     f"(its words: {', '.join(words)}, UNCLEAR)")
+                    (
+                        (*where, word),
+                        f"the {reader} reader never answers {word!r} "
+                        f"(its words: {', '.join(words)}, UNCLEAR)",
+                    )
                 )
     if not any(action == PASS for action in mapping.values()):
         problems.append((where, "no verdict word maps to pass: the node could never pass"))

@@ -224,7 +224,10 @@ def _template_problems(
         if bad:
             problems.append(
                 _located(
-                    path, document, loc, f"template {found} uses unknown placeholders: {', '.join(bad)}"
+                    path,
+                    document,
+                    loc,
+                    f"template {found} uses unknown placeholders: {', '.join(bad)}",
                 )
             )
     return problems

@@ -310,9 +310,11 @@ class GateNode(_Node):
     attempts: int = Field(default=3, ge=1)
 
     _choices = field_validator("choices", mode="before")(
-        lambda v: {k: {"to": x} if isinstance(x, str) else x for k, x in v.items()}
-        if isinstance(v, dict)
-        else v
+        lambda v: (
+            {k: {"to": x} if isinstance(x, str) else x for k, x in v.items()}
+            if isinstance(v, dict)
+            else v
+        )
     )
     _show = field_validator("show")(lambda v: tuple(confined_path(x) for x in v))
 
@@ -447,10 +449,10 @@ class Workflow(_Strict):
         """The nodes of the scope holding ``path`` (the top level, or a foreach body)."""
         parent = path.rpartition("/")[0]
         if not parent:
-            return tuple(self.nodes)  # type: ignore[arg-type]
+            return tuple(self.nodes)
         found = self.node(parent)
         assert isinstance(found, ForeachNode)
-        return tuple(found.body)  # type: ignore[arg-type]
+        return tuple(found.body)
 
     def node(self, path: str) -> AnyNode:
         """The node at ``path`` (KeyError if none)."""
@@ -471,6 +473,14 @@ class Workflow(_Strict):
             if node.label:
                 return node.label
         return parts[0]
+
+    def successors_of(self, node_id: str) -> list[str]:
+        """The top-level nodes ``node_id`` leads to, by any outcome or choice."""
+        from phasegate.workflow.graph import edges
+
+        scope = list(self.nodes)
+        index = next(i for i, n in enumerate(scope) if n.id == node_id)
+        return list(dict.fromkeys(t for _, t in edges(scope, index)))
 
     def start_node(self, mode: str) -> str:
         return self.modes[mode].start or self.start or self.nodes[0].id

@@ -203,7 +203,9 @@ def _references(workflow: LinearWorkflow) -> list[Problem]:
         problems += _files(phase.prerequisites.hard, (*at, "prerequisites", "hard"), produced)
         problems += _files(phase.prerequisites.soft, (*at, "prerequisites", "soft"), produced)
         if phase.previous is not None and phase.previous not in produced:
-            problems.append(((*at, "previous"), f"{phase.previous!r} is not an artifact of any phase"))
+            problems.append(
+                ((*at, "previous"), f"{phase.previous!r} is not an artifact of any phase")
+            )
     problems += _skipped_producers(workflow)
     return problems
 

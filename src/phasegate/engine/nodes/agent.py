@@ -73,11 +73,14 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
                 if outcome is not None:
                     return outcome
                 continue
-            outcome = yield from _review(run, path, node, task, prompts, reviewers, index)
-            if outcome is not None:
-                return outcome
+            reviewed: Outcome | None = yield from _review(
+                run, path, node, task, prompts, reviewers, index
+            )
+            if reviewed is not None:
+                return reviewed
             continue
-        return Outcome(str(ns.get("outcome") or "pass"))
+        done: Outcome = Outcome(str(ns.get("outcome") or "pass"))
+        return done
 
 
 # -- execute -------------------------------------------------------------------------------
@@ -115,8 +118,15 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
     if missing:
         tries += 1
         limit = run.backends.config.retries.agent + 1
-        run.item.record("step.output_missing", node=path, role=role, missing=missing,
-                        attempt=tries, of=limit, sync_now=True)
+        run.item.record(
+            "step.output_missing",
+            node=path,
+            role=role,
+            missing=missing,
+            attempt=tries,
+            of=limit,
+            sync_now=True,
+        )
         if tries >= limit:
             raise AgentError(
                 f"{role} ({run.backends.describe(role)}) finished {run.label(path)} "
@@ -155,12 +165,19 @@ def _missing(run: Run, node: AgentNode, prompts: PromptFor, policy: str) -> list
     return absent
 
 
-def _hooks(run: Run, refs: Any, path: str, node: AgentNode, task: Task | None,
-           verdict: Verdict | None = None) -> None:
+def _hooks(
+    run: Run,
+    refs: Any,
+    path: str,
+    node: AgentNode,
+    task: Task | None,
+    verdict: Verdict | None = None,
+) -> None:
     for ref in refs:
         action: Action = plugin("actions", ref.plugin)
-        ctx = PluginContext(run.item, run.state, path, node, task, ref.with_, verdict,
-                            _round(run, path))
+        ctx = PluginContext(
+            run.item, run.state, path, node, task, ref.with_, verdict, _round(run, path)
+        )
         action.run(ctx)
 
 
@@ -238,17 +255,20 @@ def _no_more_reviewers(
 
     skipped = run.options.no_review or bool(run.state.node(path).get("no_review"))
     if index == 0 or skipped:
-        verdict = precheck(run, path, node, PromptFor(run, path, node, run.context(path, node, None, {})))
+        verdict = precheck(
+            run, path, node, PromptFor(run, path, node, run.context(path, node, None, {}))
+        )
         if verdict is not None and not skipped:
-            return _conclude(run, path, node, verdict, REVISE, "engine", -1,
-                             final=_previous_missing(run, node))
+            return _conclude(
+                run, path, node, verdict, REVISE, "engine", -1, final=_previous_missing(run, node)
+            )
     if reviewers and skipped:
         review = "skipped"
     elif reviewers:
         review = "approved"
     else:
         review = "none"
-    records = run.state.node(path).list("iterations")
+    records = run.state.node(path).records("iterations")
     last = records[-1] if records and review == "approved" else {}
     _complete(run, path, review, [], str(last.get("summary") or ""))
     cause = f"{last.get('reviewer')} {last.get('iteration')} {last.get('word')}" if last else None
@@ -278,8 +298,16 @@ def _review(
         verdict = precheck(run, path, node, prompts)
         if verdict is not None:
             # Revising this node cannot produce an earlier node's output: stop now.
-            return _conclude(run, path, node, verdict, REVISE, reviewer.key, index,
-                             final=_previous_missing(run, node))
+            return _conclude(
+                run,
+                path,
+                node,
+                verdict,
+                REVISE,
+                reviewer.key,
+                index,
+                final=_previous_missing(run, node),
+            )
     role, focus = _reviewer_role(run, path, reviewer, ctx)
     if role is None:
         ns.stage = f"review:{index + 1}"
@@ -291,8 +319,9 @@ def _review(
     rctx = ReadContext(
         words=words,
         pass_words=frozenset(w for w, a in reviewer.on.items() if a == PASS),
-        revise_word=next((w for w, a in reviewer.on.items() if a == REVISE and w != "UNCLEAR"),
-                         None),
+        revise_word=next(
+            (w for w, a in reviewer.on.items() if a == REVISE and w != "UNCLEAR"), None
+        ),
         structured_enforced=False,
         item=run.item.name,
         item_dir=run.item.item_dir,
@@ -321,9 +350,11 @@ def _review(
         run.save()
     previous = _previous_issues(run, path, reviewer.key)
     expectations = reviewer.expectations or node.expectations
-    template = reviewer.prompt or (
-        node.reviewer_prompt if reviewer is reviewers[0] and node.reviewer else None
-    ) or f"{role}.md"
+    template = (
+        reviewer.prompt
+        or (node.reviewer_prompt if reviewer is reviewers[0] and node.reviewer else None)
+        or f"{role}.md"
+    )
     pass_word = next((w for w, a in reviewer.on.items() if a == PASS), words[0] if words else "")
     approving = reader.approving(pass_word, rctx)
     spec = CallSpec(
@@ -379,19 +410,27 @@ def _reviewer_role(
         return reviewer.role, ()
     assert reviewer.selector is not None
     ns = run.state.node(path)
-    chosen = ns.dict("selected").get(f"{ns.iteration}:{reviewer.key}")
+    chosen = ns.mapping("selected").get(f"{ns.iteration}:{reviewer.key}")
     if chosen is not None:
         return chosen.get("role"), tuple(chosen.get("focus") or ())
     selector = plugin("selectors", reviewer.selector.plugin)
     ctx.settings = reviewer.selector.with_
     selection = selector.select(ctx, reviewer.selector.with_)
     if selection is None:
-        run.item.record("reviewer.skipped", node=path, reviewer=reviewer.key,
-                        reason="the selector chose no reviewer")
+        run.item.record(
+            "reviewer.skipped",
+            node=path,
+            reviewer=reviewer.key,
+            reason="the selector chose no reviewer",
+        )
         return None, ()
-    record = {"role": selection.role, "reason": selection.reason, "focus": list(selection.focus),
-              **dict(selection.data)}
-    ns.dict("selected")[f"{ns.iteration}:{reviewer.key}"] = record
+    record = {
+        "role": selection.role,
+        "reason": selection.reason,
+        "focus": list(selection.focus),
+        **dict(selection.data),
+    }
+    ns.mapping("selected")[f"{ns.iteration}:{reviewer.key}"] = record
     run.item.record("reviewer.selected", node=path, iteration=ns.iteration, **record)
     run.save(lazy=True)
     return selection.role, selection.focus
@@ -410,8 +449,15 @@ def _no_verdict(
     ns = run.state.node(path)
     tries += 1
     limit = run.backends.config.retries.agent + 1
-    run.item.record("review.missing", node=path, reviewer=reviewer.key, round=rctx.round,
-                    attempt=tries, of=limit, sync_now=True)
+    run.item.record(
+        "review.missing",
+        node=path,
+        reviewer=reviewer.key,
+        round=rctx.round,
+        attempt=tries,
+        of=limit,
+        sync_now=True,
+    )
     if tries >= limit:
         explain = getattr(reader, "missing_message", None)
         detail = explain(rctx, result) if callable(explain) else "no verdict was recorded"
@@ -455,7 +501,7 @@ def precheck(run: Run, path: str, node: AgentNode, prompts: PromptFor) -> Verdic
 
 
 def _previous_issues(run: Run, path: str, reviewer: str) -> list[dict[str, Any]]:
-    records = [r for r in run.state.node(path).list("iterations") if not r.get("approved")]
+    records = [r for r in run.state.node(path).records("iterations") if not r.get("approved")]
     mine = [r for r in records if r.get("reviewer") in (reviewer, "checks", "engine")]
     return list(mine[-1].get("issues") or []) if mine else []
 
@@ -495,7 +541,7 @@ def _conclude(
         "issues": issues,
         "changes": ns.get("changes", ""),
     }
-    ns.list("iterations").append(record)
+    ns.records("iterations").append(record)
     run.item.record(
         "review.verdict",
         node=path,
@@ -517,7 +563,7 @@ def _conclude(
         return None
     notes = _notes(issues)
     if action == REVISE:
-        used = ns.dict("used")
+        used = ns.mapping("used")
         count = ns.iteration if node.budget.per == "node" else int(used.get(reviewer, 0)) + 1
         if count < run.limit(path, node) and not final:
             used[reviewer] = int(used.get(reviewer, 0)) + 1
@@ -534,8 +580,13 @@ def _conclude(
         if verdict.source == "checks":
             return Outcome("checks-failed", issues=issues, cause=cause)
         policy = node.budget.on_exhausted
-        run.item.record("node.budget_spent", node=path, reviewer=reviewer,
-                        iterations=ns.iteration, policy=policy)
+        run.item.record(
+            "node.budget_spent",
+            node=path,
+            reviewer=reviewer,
+            iterations=ns.iteration,
+            policy=policy,
+        )
         return Outcome(PASS if policy == COMPLETE else policy, issues=issues, cause=cause)
     _complete(run, path, "concerns", notes, verdict.summary)
     return Outcome(action, issues=issues, cause=cause)

@@ -35,9 +35,10 @@ def dependency_order(items: Sequence[Task], where: str) -> list[Task]:
         if mark == "done":
             return
         if mark == "visiting":
-            cycle = [*trail[trail.index(task.key):], task.key]
-            raise BadInputError(f"{where}: the items depend on each other in a cycle: "
-                                f"{' -> '.join(cycle)}")
+            cycle = [*trail[trail.index(task.key) :], task.key]
+            raise BadInputError(
+                f"{where}: the items depend on each other in a cycle: {' -> '.join(cycle)}"
+            )
         state[task.key] = "visiting"
         for dep in task.deps:
             if dep in by_key:
@@ -77,8 +78,15 @@ def read_items(run: Run, path: str, node: ForeachNode, task: Task | None) -> Non
     ns["order"] = keys
     ns["items"] = entries
     ns["rule"] = parsed.rule
-    run.item.record("foreach.items", node=path, parser=node.items.parser, rule=parsed.rule,
-                    order=node.order, items=keys, notes=list(parsed.notes))
+    run.item.record(
+        "foreach.items",
+        node=path,
+        parser=node.items.parser,
+        rule=parsed.rule,
+        order=node.order,
+        items=keys,
+        notes=list(parsed.notes),
+    )
     run.save(lazy=True)
 
 
@@ -98,19 +106,25 @@ def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> St
             continue
         if node.skip_done and entry.get("done") and entry["status"] == "pending":
             entry["status"] = "skipped"
-            run.item.record("foreach.item", node=path, key=key, status="skipped",
-                            reason="already done")
+            run.item.record(
+                "foreach.item", node=path, key=key, status="skipped", reason="already done"
+            )
             run.save(lazy=True)
             continue
         if entry["status"] != "running":
             entry["status"] = "running"
-            run.item.record("foreach.item", node=path, key=key, status="running",
-                            title=entry.get("title", ""))
+            run.item.record(
+                "foreach.item", node=path, key=key, status="running", title=entry.get("title", "")
+            )
             run.save(lazy=True)
         current = Task.from_dict(key, entry)
         end = yield from run.frame(
-            def_prefix, f"{path}[{key}]/", tuple(node.body), ItemCursor(run.state, path, key),
-            start, current,
+            def_prefix,
+            f"{path}[{key}]/",
+            tuple(node.body),
+            ItemCursor(run.state, path, key),
+            start,
+            current,
         )
         entry = run.state.node(path)["items"][key]
         entry["status"] = DONE if end.outcome == DONE else end.outcome

@@ -86,7 +86,9 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
     extend = None
     if choice.extend is not None:
         extend = (
-            run.workflow.max_iterations(run.state.mode) if choice.extend == "mode" else choice.extend
+            run.workflow.max_iterations(run.state.mode)
+            if choice.extend == "mode"
+            else choice.extend
         )
     return Outcome(
         answer.choice,

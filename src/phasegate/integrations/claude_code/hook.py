@@ -69,7 +69,9 @@ def _index(repo: Path) -> dict[str, Any]:
     return items if isinstance(items, dict) else {}
 
 
-def next_step(name: str, workflow: dict[str, Any], brief: dict[str, Any], folder: Path) -> dict[str, Any]:
+def next_step(
+    name: str, workflow: dict[str, Any], brief: dict[str, Any], folder: Path
+) -> dict[str, Any]:
     """Mirror of ``phasegate status`` for the hook: next phase, hard block and next command.
 
     The brief was computed at the item's last commit; a hard prerequisite of
@@ -81,9 +83,11 @@ def next_step(name: str, workflow: dict[str, Any], brief: dict[str, Any], folder
         missing = [f for f in workflow["nodes"][at]["hard"] if not (folder / f).is_file()]
         if missing:
             verb = "is" if len(missing) == 1 else "are"
+            made_by = [p for f in missing for p in workflow.get("producers", {}).get(f, [])]
+            hint = f"; run the {' and '.join(made_by)} phase first" if made_by else ""
             blocked = (
                 f"cannot start {workflow['nodes'][at]['label']}: {', '.join(missing)} {verb} "
-                "missing (hard prerequisite)"
+                f"missing (hard prerequisite){hint}"
             )
     command = brief.get("nextCommand") or f"phasegate run {name}"
     if blocked and not brief.get("decisions"):
@@ -101,8 +105,13 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _item_lines(
-    repo: Path, cwd: Path, name: str, wf_name: str, workflow: dict[str, Any],
-    brief: dict[str, Any], folder: Path,
+    repo: Path,
+    cwd: Path,
+    name: str,
+    wf_name: str,
+    workflow: dict[str, Any],
+    brief: dict[str, Any],
+    folder: Path,
 ) -> tuple[list[str], bool]:
     """The context lines of one active item, and whether the session is in its worktree."""
     mode = brief.get("mode", "?")
@@ -184,8 +193,9 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
             continue
         worktree = (brief or {}).get("worktree")
         inside = bool(worktree) and _inside(cwd, (repo / str(worktree)).resolve())
-        active.append((not inside, -_mtime(folder / ENGINE_FILE), wf_name, name, brief, folder,
-                       problem))
+        active.append(
+            (not inside, -_mtime(folder / ENGINE_FILE), wf_name, name, brief, folder, problem)
+        )
     problems = [f"phasegate could not read a workflow: {p}" for p in layout.get("problems", [])]
     if not active:
         return "\n".join(problems)
@@ -226,8 +236,14 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
 
 
 def _detailed(
-    repo: Path, cwd: Path, wf_name: str, name: str, workflow: dict[str, Any],
-    brief: dict[str, Any] | None, folder: Path, problem: str | None,
+    repo: Path,
+    cwd: Path,
+    wf_name: str,
+    name: str,
+    workflow: dict[str, Any],
+    brief: dict[str, Any] | None,
+    folder: Path,
+    problem: str | None,
 ) -> tuple[list[str], bool]:
     state_file = folder / str(workflow.get("state_file") or ENGINE_FILE)
     rel = state_file.relative_to(repo)
@@ -305,5 +321,5 @@ def run_hook(event: str, stdin: TextIO, stdout: TextIO) -> int:
 
 
 def main(event: str) -> int:
-    """Console entry of ``phasegate hook EVENT`` (see :mod:`phasegate.integrations.claude_code.hook`)."""
+    """Console entry of ``phasegate hook EVENT``."""
     return run_hook(event, sys.stdin, sys.stdout)

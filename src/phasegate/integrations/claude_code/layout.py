@@ -121,4 +121,6 @@ def item_folders(repo: Path, layout: Layout) -> list[tuple[str, str, Path]]:
 def _has_state(folder: Path, workflow: dict[str, Any]) -> bool:
     """A hand-written state file (STATE.yaml) makes an item before phasegate ran on it."""
     state_file = workflow.get("state_file")
-    return bool(workflow.get("commands")) and bool(state_file) and (folder / state_file).is_file()
+    if not workflow.get("commands") or not state_file:
+        return False
+    return (folder / str(state_file)).is_file()

@@ -17,6 +17,7 @@ from phasegate.errors import PhasegateError
 from phasegate.integrations.claude_code.layout import LAYOUT_FORMAT, Layout
 from phasegate.workflow.model import EndNode, Workflow
 from phasegate.workflow.registry import WorkflowRegistry
+from phasegate.workflow.transitions import producers
 
 
 def view_files(workflow: Workflow) -> list[str]:
@@ -42,6 +43,11 @@ def describe_workflow(workflow: Workflow, folder: str) -> dict[str, Any]:
         "state_file": views[0] if views else ENGINE_FILE,
         "state_format": "yaml" if views and views[0].endswith((".yaml", ".yml")) else "json",
         "commands": list(workflow.commands),
+        "producers": {
+            file: producers(workflow, file)
+            for node in workflow.nodes
+            for file in node.prerequisites.hard
+        },
         "nodes": {
             node.id: {"hard": list(node.prerequisites.hard), "label": node.label or node.id}
             for node in workflow.nodes
