@@ -71,6 +71,7 @@ class _Implementer:
                 "tasks.read",
                 change_id=tasks.change_id,
                 change_id_from=tasks.change_id_from,
+                order=tasks.order,
                 layers={layer.key: len(layer.tasks) for layer in tasks.layers},
             )
             self._start(state)
