@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from phasegate.change.handle import Change
 from phasegate.change.phases import ChangeNotReady, ChangePhase, not_ready
+from phasegate.change.specdelta import SpecDeltaError
 from phasegate.change.specfiles import base_text
 from phasegate.change.specmerge import merge_spec
 from phasegate.change.state import ChangeState
@@ -83,12 +84,25 @@ def _merge_specs(change: Change, state: ChangeState, resolved: bool) -> tuple[st
     conflicts: list[str] = []
     for name in change.spec_files():
         living_path = change.living_specs_dir / name
-        living = living_path.read_text(encoding="utf-8") if living_path.is_file() else None
-        ours = (change.specs_dir / name).read_text(encoding="utf-8")
-        result = merge_spec(base_text(change, state, name), living, ours, prefer_change=resolved)
+        # Read as bytes: a CRLF living spec stays CRLF, and an unchanged one byte-identical.
+        living = living_path.read_bytes().decode("utf-8") if living_path.is_file() else None
+        ours = (change.specs_dir / name).read_bytes().decode("utf-8")
         rel = change.rel(living_path)
+        try:
+            result = merge_spec(
+                base_text(change, state, name),
+                living,
+                ours,
+                prefer_change=resolved,
+                name=_spec_title(name),
+            )
+        except SpecDeltaError as exc:
+            raise SpecDeltaError(
+                f"cannot archive {change.id}: {change.rel(change.specs_dir / name)}: {exc}; "
+                f"nothing was written. Fix it, then run phasegate archive {change.id}"
+            ) from None
         conflicts += [f"{rel} {title!r}" for title in result.conflicts]
-        if result.text != living:
+        if result.text != (living if living is not None else ""):
             plans.append((living_path, result.text))
     if conflicts:
         raise ArchiveConflict(
@@ -101,6 +115,12 @@ def _merge_specs(change: Change, state: ChangeState, resolved: bool) -> tuple[st
         atomic_write_text(path, change.item.redactor.text(text))
         change.record("spec.merged", spec=change.rel(path))
     return tuple(change.rel(path) for path, _ in plans)
+
+
+def _spec_title(name: str) -> str:
+    """The title of a spec a delta creates (``auth.md``, ``auth/spec.md`` -> ``auth``)."""
+    path = PurePosixPath(name)
+    return path.parent.name if path.stem == "spec" and path.parent.name else path.stem
 
 
 def _target(change: Change) -> Path:
