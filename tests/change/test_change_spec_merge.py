@@ -7,10 +7,14 @@ requirement dropped, one added).
 
 from __future__ import annotations
 
+import random
 import time
 from pathlib import Path
 
+import pytest
+
 from phasegate.change import merge_spec
+from phasegate.change.specunits import parse_units
 
 FIXTURES = Path(__file__).parent / "fixtures" / "specs"
 SPECKIT = (FIXTURES / "speckit-spec.md").read_text(encoding="utf-8")
@@ -46,7 +50,7 @@ def test_a_heading_inside_a_fence_or_comment_is_not_a_requirement() -> None:
     """`### ...` lines in a tilde fence or an HTML comment are text of the requirement above."""
     example = "~~~markdown\n### AUTH-R8: Example\nShown, not required.\n~~~\n\n"
     example += "<!--\n### AUTH-R9: Draft\nNot yet.\n-->\n"
-    base = edit(AUTH, "Users log in with a password.\n", "Users log in with a password.\n" + example)
+    base = edit(AUTH, "with a password.\n", "with a password.\n" + example)
     change = edit(base, "Shown, not required.", "Shown only.")
     living = edit(base, "with a password.", "with a passkey.")
     assert merge_spec(base, living, change).conflicts == ["AUTH-R1: Login"]
@@ -257,3 +261,66 @@ def test_merging_a_few_thousand_lines_is_fast() -> None:
     merged = merge_spec(base, base, change)
     assert time.perf_counter() - started < 5.0
     assert merged.text == change
+
+
+def test_a_new_requirement_in_a_section_someone_else_removed_is_a_conflict() -> None:
+    """The change adds to a section the living spec no longer has: reported, never misplaced."""
+    change = AUTH + "\n### NOTE-2: Rotate keys\nA new note.\n"
+    living = edit(AUTH, "\n## Notes\n\nNothing yet.\n", "")
+    assert merge_spec(AUTH, living, change).conflicts == ["NOTE-2: Rotate keys"]
+
+
+def _mutated(base: str, rng: random.Random) -> str:
+    """``base`` with units dropped, edited, and new requirements and FR bullets added."""
+    out = []
+    for unit in parse_units(base):
+        roll = rng.random()
+        if roll < 0.1:
+            continue
+        text = unit.text
+        if roll < 0.25:
+            text = text.replace("MUST", "SHALL", 1) if "MUST" in text else text.replace("a", "A", 1)
+        out.append(text)
+        if rng.random() < 0.05:
+            number = rng.randint(100, 999)
+            if unit.kind == "item":
+                out.append(f"- **FR-{number}**: new item {number}\n")
+            elif unit.kind == "block":
+                out.append(f"### NEW-{number}: New block\n\nText {number}.\n\n")
+    return "".join(out)
+
+
+def _shape(text: str) -> list[tuple[str, tuple[str, str], str]]:
+    return [(u.kind, u.key, u.normalized) for u in parse_units(text.replace("\r\n", "\n"))]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_unit_edits_merge_without_loss_or_duplication(seed: int) -> None:
+    """Properties of the merge on the fixtures, under random edits of their units.
+
+    Fast-forward (living = base): the result is the change's version. A re-run
+    changes nothing. Two changes archived one after the other: when nothing
+    conflicts, every unit either of them changed is in the result, and a re-run
+    adds nothing.
+    """
+    rng = random.Random(seed)
+    for _ in range(60):
+        base = rng.choice([SPECKIT, WORKFLOWS, WORKFLOWS_NEXT])
+        change = _mutated(base, rng)
+        for living in (base, base.replace("\n", "\r\n")):
+            merged = merge_spec(base, living, change)
+            assert merged.conflicts == [] and _shape(merged.text) == _shape(change)
+            again = merge_spec(base, merged.text, change)
+            assert (again.text, again.changed) == (merged.text, [])
+        first, second = _mutated(base, rng), _mutated(base, rng)
+        after_first = merge_spec(base, base, first).text
+        both = merge_spec(base, after_first, second)
+        if both.conflicts:
+            continue
+        assert merge_spec(base, both.text, second).text == both.text
+        kept = {u.normalized for u in parse_units(both.text)}
+        in_base = {u.key: u.normalized for u in parse_units(base)}
+        for version in (first, second):
+            for unit in parse_units(version):
+                if unit.normalized and in_base.get(unit.key) != unit.normalized:
+                    assert unit.normalized in kept

@@ -206,6 +206,16 @@ def test_an_iflow_task_heading_is_one_task_with_its_bullets_as_details() -> None
     assert ids(tasks) == ["1.1", "1.2", "2.1", "2.2", "2.3", "3.1"]
 
 
+def test_a_task_heading_marked_done_is_done() -> None:
+    """A `Task` heading with a tick or a ✅ is a finished task; `Task list` is not a task."""
+    text = (
+        "## Task list\n\n### Phase 1\n\n#### Task 1.1 Write it ✅\n- **Do:** write\n\n"
+        "#### [x] Task 1.2: Test it\n\n#### Task 1.3 - Ship it\n"
+    )
+    tasks = parse_tasks(text, PATH)
+    assert [(t.id, t.done) for t in tasks.tasks] == [("1.1", True), ("1.2", True), ("1.3", False)]
+
+
 def test_agentd_yaml_tasks_are_read_with_their_ids_and_status() -> None:
     """agentd's later format: `### 1.1 title` and a fenced YAML block per task."""
     tasks = fixture("agentd-yaml-tasks.md")

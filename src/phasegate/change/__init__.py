@@ -12,9 +12,10 @@ from phasegate.change.implementing import ImplOptions, ImplOutcome, implement_ch
 from phasegate.change.phases import TRANSITIONS, ChangeNotReady, ChangePhase
 from phasegate.change.planning import PlanOptions, PlanOutcome, plan_change
 from phasegate.change.review import RecordedReview, ReviewVerdict, read_review
-from phasegate.change.specmerge import merge_spec
+from phasegate.change.specdelta import SpecDeltaError
+from phasegate.change.specmerge import MergeResult, merge_spec
 from phasegate.change.state import ChangeState
-from phasegate.change.tasks import TaskList, parse_tasks, read_tasks
+from phasegate.change.tasks import Layer, Task, TaskList, parse_tasks, read_tasks
 from phasegate.change.tools import ChangeTools, ToolCallError
 
 __all__ = [
@@ -29,10 +30,14 @@ __all__ = [
     "Changes",
     "ImplOptions",
     "ImplOutcome",
+    "Layer",
+    "MergeResult",
     "PlanOptions",
     "PlanOutcome",
     "RecordedReview",
     "ReviewVerdict",
+    "SpecDeltaError",
+    "Task",
     "TaskList",
     "ToolCallError",
     "archive_change",

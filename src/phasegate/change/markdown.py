@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -39,7 +39,9 @@ def content(line: str) -> str:
 
 @cache
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark")
+    # Block structure only: the inline rules (emphasis, links...) are not needed, and an
+    # inline token's content is already the raw text of its paragraph or heading.
+    return MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 
 def tokens(text: str) -> list[Token]:
@@ -86,6 +88,7 @@ class Outline:
     fences: list[Fence]
 
 
+@lru_cache(maxsize=16)
 def outline(text: str) -> Outline:
     """Headings at the top level, list items (any depth) and fences of ``text``."""
     stream = tokens(text)

@@ -77,6 +77,10 @@ def _three_way(base: str | None, living: str | None, change: str, prefer: bool) 
     result = MergeResult("")
     deletions: list[Key] = []
     anchor: Key | None = None
+    elsewhere: dict[str, list[Unit]] = {}
+    for unit in draft.units:
+        if unit.key not in base_units:
+            elsewhere.setdefault(unit.key[1], []).append(unit)
     for unit in theirs:
         b = base_units.get(unit.key)
         at = draft.position(unit.key)
@@ -94,6 +98,14 @@ def _three_way(base: str | None, living: str | None, change: str, prefer: bool) 
         if o is not None and _same(unit, o):
             anchor = unit.key
             continue  # already the living version (a re-run, or the same edit)
+        if o is None and b is None:
+            placed = _added_elsewhere(elsewhere, unit)
+            if placed is not None:
+                anchor = placed
+                continue  # added by an earlier run, under a section another change renamed
+            if not _has_parent(draft, unit):
+                result.conflicts.append(_describe(unit))
+                continue  # its section or requirement is gone from the living spec
         living_untouched = (o is None and b is None) or (
             o is not None and b is not None and _same(o, b)
         )
@@ -122,24 +134,37 @@ def _three_way(base: str | None, living: str | None, change: str, prefer: bool) 
     return result
 
 
+def _added_elsewhere(elsewhere: dict[str, list[Unit]], unit: Unit) -> Key | None:
+    """A living unit not in the base with ``unit``'s identity and text, in another section."""
+    found = [u.key for u in elsewhere.get(unit.key[1], []) if _same(u, unit)]
+    return found[0] if len(found) == 1 else None
+
+
+def _has_parent(draft: Draft, unit: Unit) -> bool:
+    """Whether the section (of a block) or the block (of an item) of a new unit is there."""
+    if unit.kind in ("item", "rest"):
+        return draft.position(unit.owner) is not None
+    if unit.kind == "block" and unit.key[0]:
+        return draft.position((unit.key[0], "")) is not None
+    return True
+
+
 def _delete(draft: Draft, keys: list[Key], result: MergeResult, prefer: bool) -> None:
     """Delete ``keys``; a deleted heading whose section still holds other units is a conflict."""
     going = set(keys)
+    units = draft.units
     for key in keys:
         at = draft.position(key)
-        if at is None:
+        if at is None or units[at].kind in ("item", "rest"):
             continue
-        unit = draft.entries[at].unit
-        left = [u.key for u in draft.units if _within(u, unit) and u.key not in going]
+        unit = units[at]
+        left = [u.key for u in units if _within(u, unit) and u.key not in going]
         if left and not prefer:
             result.conflicts.append(_describe(unit))
             going.discard(key)
         else:
             going.update(left)
-    for key in going:
-        at = draft.position(key)
-        if at is not None:
-            draft.delete(at)
+    draft.delete_all(going)
 
 
 def _within(unit: Unit, heading: Unit) -> bool:

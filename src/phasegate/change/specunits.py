@@ -161,7 +161,7 @@ def _add_items(
             add(rest_key, f"text after list {lists}", "rest", owner, item_end, rest_end)
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: list.index() finds one fast
 class _Entry:
     unit: Unit
     origin: int | None  # its index in the living spec, while it sits where it was
@@ -175,6 +175,8 @@ class Draft:
         self.eol = line_ending(self.source) if self.source else (eol or "\n")
         self.entries = [_Entry(u, i) for i, u in enumerate(parse_units(self.source, items=items))]
         self._last = len(self.entries) - 1
+        self._by_key: dict[Key, _Entry] = {}
+        self._reindex()
         self.touched = False
 
     @property
@@ -184,30 +186,41 @@ class Draft:
 
     def position(self, key: Key) -> int | None:
         """Where the unit ``key`` is now, if it is there."""
-        for index, entry in enumerate(self.entries):
-            if entry.unit.key == key:
-                return index
-        return None
+        entry = self._by_key.get(key)
+        return self.entries.index(entry) if entry is not None else None
+
+    def _reindex(self) -> None:
+        self._by_key = {}
+        for entry in self.entries:
+            self._by_key.setdefault(entry.unit.key, entry)
 
     def replace(self, at: int, unit: Unit, *, lines: tuple[str, ...] | None = None) -> None:
         """Put ``unit``'s text where unit ``at`` is (keeping that one's trailing blank lines)."""
         old = self.entries[at]
         new_lines = _fit(lines if lines is not None else unit.lines, old.unit.lines, self.eol)
-        self.entries[at] = _Entry(replace(unit, lines=new_lines), old.origin)
+        entry = _Entry(replace(unit, lines=new_lines), old.origin)
+        self.entries[at] = entry
+        if self._by_key.get(old.unit.key) is old:
+            del self._by_key[old.unit.key]
+        self._by_key.setdefault(unit.key, entry)
         self.touched = True
 
     def insert(self, at: int, unit: Unit) -> None:
-        """Add ``unit`` before position ``at``."""
+        """Add ``unit`` before position ``at`` (with the blank lines it had after it)."""
         like = self.entries[at - 1].unit if 0 < at <= len(self.entries) else None
-        trailing = _trailing_blanks(like.lines) if like and like.kind == unit.kind else None
-        if like is not None and trailing and unit.kind == "item" and self._tight(at - 1):
+        ending = _trailing_blanks(like.lines) if like is not None else ()
+        trailing = _converted(_trailing_blanks(unit.lines), self.eol)
+        if like is not None and like.kind == unit.kind == "item" and ending and self._tight(at - 1):
             # The blank lines after a tight list's last item end the list: they move below.
             before = self.entries[at - 1]
-            before.unit = replace(like, lines=like.lines[: len(like.lines) - len(trailing)])
-        elif trailing is None:
-            trailing = (self.eol,) if unit.kind in HEADED else ()
+            before.unit = replace(like, lines=like.lines[: len(like.lines) - len(ending)])
+            trailing = ending
+        elif not trailing and unit.kind in HEADED:
+            trailing = (self.eol,)
         lines = _converted(_without_trailing_blanks(unit.lines), self.eol) + trailing
-        self.entries.insert(at, _Entry(replace(unit, lines=lines), None))
+        entry = _Entry(replace(unit, lines=lines), None)
+        self.entries.insert(at, entry)
+        self._by_key.setdefault(unit.key, entry)
         self.touched = True
 
     def _tight(self, at: int) -> bool:
@@ -220,7 +233,17 @@ class Draft:
     def delete(self, at: int) -> Unit:
         """Remove the unit at ``at``; return it."""
         self.touched = True
-        return self.entries.pop(at).unit
+        gone = self.entries.pop(at)
+        if self._by_key.get(gone.unit.key) is gone:
+            del self._by_key[gone.unit.key]
+        return gone.unit
+
+    def delete_all(self, keys: set[Key]) -> None:
+        """Remove every unit whose key is in ``keys``."""
+        kept = [entry for entry in self.entries if entry.unit.key not in keys]
+        if len(kept) != len(self.entries):
+            self.entries, self.touched = kept, True
+            self._reindex()
 
     def render(self) -> str:
         """The spec's text: the source itself when nothing was edited."""
@@ -237,7 +260,7 @@ class Draft:
             if out and seam:
                 if not out[-1].endswith(("\n", "\r")):
                     out[-1] += self.eol
-                if entry.unit.kind in HEADED and content(out[-1]).strip():
+                if entry.unit.kind != "item" and content(out[-1]).strip():
                     out.append(self.eol)
             out.extend(entry.unit.lines)
             previous = entry

@@ -26,7 +26,9 @@ from typing import Any
 from phasegate.change.markdown import Fence, Heading, ListItem, Outline
 
 _CHECKBOX = re.compile(r"^\[([ xX])\](?:[ \t]+|$)")
-_TASK_HEADING = re.compile(r"^(?:\[[ xX]\]\s*)?task\s+(\d+(?:\.\d+)*)\s*[:.)\-–—]\s*\S", re.I)
+_TASK_HEADING = re.compile(
+    r"^(?:\[[ xX]\]\s*)?task\s+(\d+(?:\.\d+)*)(?:\s*[:.)\-–—]\s*|\s+)\S", re.I
+)
 _NUMBERED_HEADING = re.compile(r"^(\d+(?:\.\d+)+)[.)]?\s+\S")
 _LEAD_ID = re.compile(
     r"^(?:\*\*|__)?(T\d+(?:\.\d+)*|\d+(?:\.\d+)+)(?:\*\*|__)?[:.)]?(?:\*\*|__)?(?:[ \t]+|$)"

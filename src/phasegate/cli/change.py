@@ -174,7 +174,7 @@ def impl(
     quiet: QuietOption = False,
     repo: RepoOption = None,
 ) -> None:
-    """Implement a challenged change: tasks.md layer by layer, review (create_review), fix loop."""
+    """Implement a challenged change: tasks.md group by group, review (create_review), fix loop."""
     change, backends, printer = _open(repo, change_id, quiet)
     try:
         outcome = implement_change(change, backends, ImplOptions(review_only=review_only))
