@@ -51,6 +51,14 @@ def test_a_heading_inside_a_fence_or_comment_starts_no_group() -> None:
     ]
 
 
+def test_a_file_saved_with_a_byte_order_mark_and_crlf_reads_the_same() -> None:
+    """Windows editors: BOM and CRLF change nothing (frontmatter, groups, tasks)."""
+    text = (FIXTURES / "agentd-tasks.md").read_text(encoding="utf-8")
+    windows = parse_tasks("\ufeff" + text.replace("\n", "\r\n"), PATH)
+    assert windows == parse_tasks(text, PATH)
+    assert windows.change_id_from == "frontmatter" and windows.order == "layers"
+
+
 def test_task_lines_are_counted_in_the_file_with_its_frontmatter() -> None:
     """A task's line points at the file as written (frontmatter and CRLF included)."""
     text = (FIXTURES / "speckit-tasks.md").read_text(encoding="utf-8")
