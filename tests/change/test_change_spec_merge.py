@@ -245,6 +245,15 @@ def test_a_crlf_living_spec_stays_crlf() -> None:
     assert merge_spec(SPECKIT, living, SPECKIT).text == living
 
 
+def test_a_byte_order_mark_is_kept_and_never_a_difference() -> None:
+    """A spec saved with a BOM keeps it; a change spec without one does not edit the title."""
+    living = "\ufeff" + AUTH.replace("\n", "\r\n")
+    change = edit(AUTH, "after one hour.", "after two hours.")
+    merged = merge_spec(living, living, change)
+    assert merged.changed == ["AUTH-R2: Session expiry"]
+    assert merged.text == "\ufeff" + change.replace("\n", "\r\n")
+
+
 def test_merging_a_few_thousand_lines_is_fast() -> None:
     """Three-way merge of a 5000-line spec in well under a few seconds."""
     blocks = "".join(

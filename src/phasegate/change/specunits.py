@@ -62,7 +62,8 @@ class Unit:
     @cached_property
     def normalized(self) -> str:
         """The text compared between versions: line ends, trailing spaces, edge blanks ignored."""
-        return "\n".join(content(line).rstrip() for line in self.lines).strip("\n")
+        text = "\n".join(content(line).rstrip() for line in self.lines).strip("\n")
+        return text.removeprefix("\ufeff")  # a byte-order mark is not text
 
     @property
     def removed(self) -> bool:
