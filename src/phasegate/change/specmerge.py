@@ -143,7 +143,7 @@ def _added_elsewhere(elsewhere: dict[str, list[Unit]], unit: Unit) -> Key | None
 def _has_parent(draft: Draft, unit: Unit) -> bool:
     """Whether the section (of a block) or the block (of an item) of a new unit is there."""
     if unit.kind in ("item", "rest"):
-        return draft.position(unit.owner) is not None
+        return unit.owner == ("", "") or draft.position(unit.owner) is not None
     if unit.kind == "block" and unit.key[0]:
         return draft.position((unit.key[0], "")) is not None
     return True

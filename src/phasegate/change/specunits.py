@@ -31,7 +31,7 @@ from phasegate.change.markdown import content, line_ending, outline, split_lines
 
 Key = tuple[str, str]
 UnitKind = Literal["preamble", "section", "block", "item", "rest"]
-_Adder = Callable[[Key, str, UnitKind, Key, int, int], None]
+_Adder = Callable[[Key, str, UnitKind, Key | None, int, int], Key]
 HEADED: frozenset[str] = frozenset({"preamble", "section", "block"})
 
 _REQ_ID = re.compile(
@@ -111,26 +111,33 @@ def parse_units(text: str, *, items: bool = True) -> list[Unit]:
     units: list[Unit] = []
     seen: dict[Key, int] = {}
 
-    def add(key: Key, title: str, kind: UnitKind, owner: Key, start: int, end: int) -> None:
-        if start >= end and kind != "preamble":
-            return
+    def add(key: Key, title: str, kind: UnitKind, owner: Key | None, start: int, end: int) -> Key:
+        """Append a unit (none when empty); return its key, made unique."""
         count = seen.get(key, 0) + 1
-        seen[key] = count
         unique = key if count == 1 else (key[0], f"{key[1]}#{count}")
-        units.append(Unit(unique, title, kind, owner, tuple(lines[start:end])))
+        if start < end or kind == "preamble":
+            seen[key] = count
+            units.append(Unit(unique, title, kind, owner or unique, tuple(lines[start:end])))
+        return unique
 
     starts = [b.line for b in bounds] + [len(lines)]
     section = ""
     head: tuple[Key, str, UnitKind, int] = (("", ""), "(preamble)", "preamble", 0)
+    next_item = 0
     for index in range(len(starts)):
         key, title, kind, start = head
         end = starts[index]
-        owned = [entry for entry in id_items if start <= entry[0] < end]
+        while next_item < len(id_items) and id_items[next_item][0] < start:
+            next_item += 1
+        first = next_item
+        while next_item < len(id_items) and id_items[next_item][0] < end:
+            next_item += 1
+        owned = id_items[first:next_item]
         if owned:
-            add(key, title, kind, key, start, owned[0][0])
-            _add_items(add, key, owned, end, lines)
+            unique = add(key, title, kind, None, start, owned[0][0])
+            _add_items(add, unique, owned, end, lines)
         else:
-            add(key, title, kind, key, start, end)
+            add(key, title, kind, None, start, end)
         if index < len(bounds):
             heading = bounds[index]
             if heading.level <= 2:
