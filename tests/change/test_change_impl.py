@@ -77,6 +77,34 @@ def test_tasks_without_frontmatter_are_implemented_from_the_data_layer(repo: Pat
     assert outcome.status == "complete"  # type: ignore[attr-defined]
 
 
+def test_speckit_tasks_are_implemented_phase_by_phase_and_the_rule_is_journaled(
+    repo: Path,
+) -> None:
+    """Document order: one call per spec-kit phase, Setup first; the journal says which rule."""
+    text = (Path(__file__).parent / "fixtures/tasks/speckit-tasks.md").read_text()
+    agents = plan_approved(repo, tasks=text.replace("{", "{{").replace("}", "}}"))
+    backend = agents.backend()
+    changes(repo).impl("add-oauth", backends={"default": backend})
+    calls = requests_of(backend, "implementer")
+    assert [step_of(r) for r in calls] == [
+        "implement:phase-1-setup-shared-infrastructure",
+        "implement:phase-2-foundational-blocking-prerequisites",
+        "implement:phase-3-user-story-1-export-a-reading-list-as",
+        "implement:phase-4-user-story-2-export-as-opml-for-feed",
+        "implement:phase-5-polish-cross-cutting-concerns",
+    ]
+    first = calls[0].prompt_text()
+    group = first[first.index("Your layer now") :]
+    assert "T003 [P] Configure ruff" in group and "T001" not in group and "T007" not in group
+    events = [
+        json.loads(line) for line in (repo / FOLDER / ".journal.jsonl").read_text().splitlines()
+    ]
+    read = [e for e in events if e["event"] == "tasks.read"][-1]
+    assert (
+        read["order"] == "document" and read["layers"]["phase-1-setup-shared-infrastructure"] == 3
+    )
+
+
 def test_approved_review_through_create_review_completes_the_change(repo: Path) -> None:
     """Scenario "Structured Implementation Review": create_review, then APPROVED -> complete."""
     outcome = impl(repo, planned(repo))

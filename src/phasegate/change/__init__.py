@@ -17,9 +17,10 @@ from phasegate.change.api import (
 from phasegate.change.phases import TRANSITIONS, ChangeNotReady, ChangePhase
 from phasegate.change.plugins import ArchiveConflict
 from phasegate.change.review import RecordedReview, ReviewVerdict, read_review
-from phasegate.change.specmerge import merge_spec
+from phasegate.change.specdelta import SpecDeltaError
+from phasegate.change.specmerge import MergeResult, merge_spec
 from phasegate.change.state import ChangeState
-from phasegate.change.tasks import TaskList, parse_tasks, read_tasks
+from phasegate.change.tasks import Layer, Task, TaskList, parse_tasks, read_tasks
 from phasegate.change.tools import ChangeTools, ToolCallError
 
 __all__ = [
@@ -33,10 +34,14 @@ __all__ = [
     "Changes",
     "ImplOptions",
     "ImplOutcome",
+    "Layer",
+    "MergeResult",
     "PlanOptions",
     "PlanOutcome",
     "RecordedReview",
     "ReviewVerdict",
+    "SpecDeltaError",
+    "Task",
     "TaskList",
     "ToolCallError",
     "merge_spec",

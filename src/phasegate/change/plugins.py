@@ -11,12 +11,13 @@ decisions and resume are the engine's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from phasegate.agents.base import PromptPart
 from phasegate.change.paths import ChangePaths
 from phasegate.change.phases import ChangeNotReady
+from phasegate.change.specdelta import SpecDeltaError
 from phasegate.change.specfiles import base_text, snapshot_bases, spec_entries
 from phasegate.change.specmerge import merge_spec
 from phasegate.change.tasks import ensure_change_id, read_tasks
@@ -73,7 +74,7 @@ class TaskGroupsParser(ItemParser):
             "tasks.read",
             change_id=tasks.change_id,
             change_id_from=tasks.change_id_from,
-            rule=getattr(tasks, "rule", "layers"),
+            order=tasks.order,
             layers={layer.key: len(layer.tasks) for layer in tasks.layers},
         )
         items = tuple(
@@ -88,7 +89,7 @@ class TaskGroupsParser(ItemParser):
             )
             for layer in tasks.layers
         )
-        return Parsed(items, getattr(tasks, "rule", "layers"))
+        return Parsed(items, tasks.order)
 
     def count(self, path: Path) -> int:
         return read_tasks(path).task_count
@@ -297,6 +298,12 @@ def _now() -> str:
     return utc_now()
 
 
+def _spec_title(name: str) -> str:
+    """The title of a spec a delta creates (``auth.md``, ``auth/spec.md`` -> ``auth``)."""
+    path = PurePosixPath(name)
+    return path.parent.name if path.stem == "spec" and path.parent.name else path.stem
+
+
 class ArchiveConflict(ChangeNotReady):
     """The change and the living specs both changed the same requirement."""
 
@@ -323,14 +330,26 @@ class Archive(Action):
         conflicts: list[str] = []
         for name in change.spec_files():
             living_path = change.living_specs_dir / name
-            living = read_file(living_path) if living_path.is_file() else None
-            ours = (change.specs_dir / name).read_text(encoding="utf-8")
-            result = merge_spec(
-                base_text(change, bases, name), living, ours, prefer_change=resolved
-            )
+            # Read as bytes: a CRLF living spec stays CRLF, an unchanged one byte-identical.
+            living = living_path.read_bytes().decode("utf-8") if living_path.is_file() else None
+            ours = (change.specs_dir / name).read_bytes().decode("utf-8")
             rel = change.rel(living_path)
+            try:
+                result = merge_spec(
+                    base_text(change, bases, name),
+                    living,
+                    ours,
+                    prefer_change=resolved,
+                    name=_spec_title(name),
+                )
+            except SpecDeltaError as exc:
+                raise SpecDeltaError(
+                    f"cannot archive {ctx.item.name}: {change.rel(change.specs_dir / name)}: "
+                    f"{exc}; nothing was written. Fix it, then run phasegate archive "
+                    f"{ctx.item.name}"
+                ) from None
             conflicts += [f"{rel} {title!r}" for title in result.conflicts]
-            if result.text != living:
+            if result.text != (living if living is not None else ""):
                 plans.append((living_path, result.text))
         if conflicts:
             raise ArchiveConflict(

@@ -69,8 +69,9 @@ TOOLS: dict[str, ToolSpec] = {
     ),
     "get_tasks": ToolSpec(
         "get_tasks",
-        "The change's tasks.md grouped by layer (Data, Logic, Integration, Testing), "
-        "each task with its line and whether it is done.",
+        "The change's tasks.md in the groups impl works through (layers Data, Logic, "
+        "Integration, Testing when its sections name them, else its sections in order), "
+        "each task with its line, id, parallel marker and whether it is done.",
         _CHANGE_ONLY,
     ),
 }
@@ -224,12 +225,20 @@ class ChangeTools:
         return {
             "change_id": tasks.change_id,
             "change_id_from": tasks.change_id_from,
+            "order": tasks.order,
             "layers": [
                 {
                     "layer": layer.key,
                     "title": layer.title,
                     "tasks": [
-                        {"text": t.text, "done": t.done, "line": t.line} for t in layer.tasks
+                        {
+                            "text": t.text,
+                            "done": t.done,
+                            "line": t.line,
+                            "id": t.id,
+                            "parallel": t.parallel,
+                        }
+                        for t in layer.tasks
                     ],
                 }
                 for layer in tasks.layers

@@ -158,7 +158,7 @@ def impl(
     quiet: QuietOption = False,
     repo: RepoOption = None,
 ) -> None:
-    """Implement a challenged change: tasks.md layer by layer, review (create_review), fix loop."""
+    """Implement a challenged change: tasks.md group by group, review (create_review), fix loop."""
     changes, printer = _open(repo, quiet)
     try:
         outcome = changes.impl(
