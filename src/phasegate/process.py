@@ -6,20 +6,20 @@ bounded time even when a grandchild still holds the pipes. A child never
 outlives the call: when it exits, whatever it left running is killed; when
 phasegate is interrupted (SIGINT, SIGTERM, SIGHUP) the tree is killed and
 :class:`ProcessInterrupted` raised; when phasegate dies, even by SIGKILL, the
-kernel kills the child (``PR_SET_PDEATHSIG``) and phasegate's watchdog process
-kills the rest of its tree. While :meth:`AgentGroups.recording` is active, each running
-child is also recorded on disk, so the next run can kill what a dead run left
-(:func:`reap_leftover_agents`).
+kernel kills the child (``PR_SET_PDEATHSIG``) and phasegate's watchdog
+process kills the rest of its tree. While :meth:`AgentGroups.recording` is
+active, each running child is also recorded on disk, so that the next run can
+kill what a dead run left behind (:func:`reap_leftover_agents`).
 
-Output beyond a limit is dropped (the head and tail are kept, without the
-partial lines at the cut, so no fragment of a secret cut in two survives), and
-bytes that are not UTF-8 are replaced rather than crashing the reader. A child
-that exits before reading all of its input (BrokenPipe) is reported, not
-raised.
+Output beyond a limit is dropped from the middle (see
+:mod:`phasegate.process_output`), and bytes that are not UTF-8 are replaced
+rather than crashing the reader. A child that exits before reading all of its
+input (BrokenPipe) is reported, not raised.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -35,6 +35,7 @@ from typing import Any
 from phasegate import proctree
 from phasegate.errors import Interrupted
 from phasegate.interrupts import stop_signals_deferred
+from phasegate.process_output import BoundedReader, StdinWriter
 from phasegate.process_records import AgentGroups, active_groups, reap_leftover_agents
 
 __all__ = [
@@ -53,8 +54,6 @@ DEFAULT_OUTPUT_LIMIT = 8 * 1024 * 1024
 GRACE_SECONDS = 3.0
 #: After the child is gone, how long readers may drain pipes a grandchild still holds.
 DRAIN_SECONDS = 2.0
-#: At a cut in the output, at most this many bytes of the partial line are dropped.
-CUT_EDGE_BYTES = 4096
 PR_SET_PDEATHSIG = 1
 
 
@@ -88,66 +87,6 @@ class ProcessInterrupted(Interrupted):
         super().__init__(signum)
         self.result = result
         self.killed = tuple(killed)
-
-
-class _BoundedReader(threading.Thread):
-    """Read a pipe to EOF, keeping at most ``limit`` bytes (head and tail)."""
-
-    def __init__(self, pipe: object, limit: int) -> None:
-        super().__init__(daemon=True)
-        self._pipe = pipe
-        self._limit = limit
-        self._head = bytearray()
-        self._tail = bytearray()
-        self.truncated = False
-
-    def run(self) -> None:
-        read = self._pipe.read1 if hasattr(self._pipe, "read1") else self._pipe.read  # type: ignore[attr-defined]
-        half = self._limit // 2
-        try:
-            while chunk := read(65536):
-                if len(self._head) < half:
-                    room = half - len(self._head)
-                    self._head += chunk[:room]
-                    chunk = chunk[room:]
-                if chunk:
-                    self._tail += chunk
-                    if len(self._tail) > half:
-                        self.truncated = True
-                        del self._tail[: len(self._tail) - half]
-        except (OSError, ValueError):
-            pass  # the pipe was closed under us after a timeout
-        finally:
-            # Closed here, not by run_process: closing a buffered pipe blocks while
-            # another thread is reading it, i.e. until an escaped grandchild exits.
-            with contextlib.suppress(OSError):
-                self._pipe.close()  # type: ignore[attr-defined]
-
-    def text(self) -> str:
-        if not self.truncated:
-            return (bytes(self._head) + bytes(self._tail)).decode("utf-8", errors="replace")
-        # The cut ran through the middle of a line (or a key block): drop both
-        # partial ends, since a fragment of a secret is no longer recognisable.
-        joined = _before_cut(bytes(self._head)) + b"\n[... output truncated ...]\n"
-        return (joined + _after_cut(bytes(self._tail))).decode("utf-8", errors="replace")
-
-
-def _before_cut(data: bytes) -> bytes:
-    """``data`` without its last partial line, or the key block the cut ran into."""
-    begin = data.rfind(b"-----BEGIN ")
-    if begin >= 0 and data.find(b"-----END ", begin) < 0:
-        data = data[:begin]
-    newline = data.rfind(b"\n", max(0, len(data) - CUT_EDGE_BYTES))
-    return data[: newline + 1] if newline >= 0 else data[: max(0, len(data) - CUT_EDGE_BYTES)]
-
-
-def _after_cut(data: bytes) -> bytes:
-    """``data`` without its first partial line, or the key block the cut came out of."""
-    end = data.find(b"-----END ")
-    if end >= 0 and data.rfind(b"-----BEGIN ", 0, end) < 0:
-        data = data[data.find(b"\n", end) + 1 :] if data.find(b"\n", end) >= 0 else b""
-    newline = data.find(b"\n", 0, CUT_EDGE_BYTES)
-    return data[newline + 1 :] if newline >= 0 else data[CUT_EDGE_BYTES:]
 
 
 _prctl: Any = None
@@ -269,6 +208,18 @@ class _Watchdog:
                 except (OSError, ValueError):
                     self._proc = None
 
+    def close(self) -> None:
+        """At exit: close the pipe (the watchdog kills what is still listed) and reap it."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        with contextlib.suppress(OSError, ValueError):
+            assert proc.stdin is not None
+            proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=2.0)
+
     def _spawn(self) -> subprocess.Popen[bytes] | None:
         try:
             return subprocess.Popen(
@@ -283,6 +234,7 @@ class _Watchdog:
 
 
 _watchdog = _Watchdog()
+atexit.register(_watchdog.close)
 _live: dict[int, _Child] = {}
 _live_lock = threading.Lock()
 
@@ -386,9 +338,9 @@ def run_process(
     with stop_signals_deferred() as deferred:
         child = _start(argv, cwd, env, input_text is not None)
     proc = child.proc
-    out = _BoundedReader(proc.stdout, output_limit)
-    err = _BoundedReader(proc.stderr, output_limit)
-    writer = _StdinWriter(proc, input_text) if input_text is not None else None
+    out = BoundedReader(proc.stdout, output_limit)
+    err = BoundedReader(proc.stderr, output_limit)
+    writer = StdinWriter(proc, input_text) if input_text is not None else None
     timed_out = False
     try:
         out.start()
@@ -419,7 +371,7 @@ def run_process(
     return _result(proc, out, err, writer, started, timed_out)
 
 
-def _drain(out: _BoundedReader, err: _BoundedReader, writer: _StdinWriter | None) -> None:
+def _drain(out: BoundedReader, err: BoundedReader, writer: StdinWriter | None) -> None:
     # One shared drain deadline, so the bound does not grow with the number of pipes.
     drain_deadline = time.monotonic() + DRAIN_SECONDS
     for thread in (out, err, writer):
@@ -429,9 +381,9 @@ def _drain(out: _BoundedReader, err: _BoundedReader, writer: _StdinWriter | None
 
 def _result(
     proc: subprocess.Popen[bytes],
-    out: _BoundedReader,
-    err: _BoundedReader,
-    writer: _StdinWriter | None,
+    out: BoundedReader,
+    err: BoundedReader,
+    writer: StdinWriter | None,
     started: float,
     timed_out: bool,
 ) -> ProcessResult:
@@ -444,26 +396,3 @@ def _result(
         broken_pipe=writer.broken_pipe if writer is not None else False,
         truncated=out.truncated or err.truncated,
     )
-
-
-class _StdinWriter(threading.Thread):
-    """Write the prompt to the child's stdin without blocking the timeout clock."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], text: str) -> None:
-        super().__init__(daemon=True)
-        self._proc = proc
-        self._data = text.encode("utf-8")
-        self.broken_pipe = False
-
-    def run(self) -> None:
-        stdin = self._proc.stdin
-        assert stdin is not None
-        try:
-            stdin.write(self._data)
-            stdin.close()
-        except BrokenPipeError:
-            self.broken_pipe = True
-            with contextlib.suppress(OSError):
-                stdin.close()
-        except (OSError, ValueError):
-            pass  # closed after a timeout

@@ -34,6 +34,7 @@ _MIN_SECRET_LEN = 6
 #: Of a long text cut to a limit, only this much beyond the limit is redacted (then dropped).
 CUT_MARGIN = 64 * 1024
 
+
 @dataclass(frozen=True)
 class _TokenShape:
     """A credential's shape, and lowercase strings one of which every match contains."""
@@ -43,10 +44,11 @@ class _TokenShape:
     triggers: tuple[str, ...]
 
 
-def _shape(pattern: str, *triggers: str, keep: bool = False, flags: int = 0) -> _TokenShape:
-    """A shape masked whole, or (``keep``) after its first group and before its second."""
-    replacement = r"\1" + MASK + (r"\2" if pattern.count("(") - pattern.count("(?") > 1 else "")
-    return _TokenShape(re.compile(pattern, flags), replacement if keep else MASK, triggers)
+def _shape(pattern: str, *triggers: str, replacement: str = MASK, flags: int = 0) -> _TokenShape:
+    return _TokenShape(re.compile(pattern, flags), replacement, triggers)
+
+
+_KEEP_PREFIX = r"\1" + MASK  # the first group (a label) stays, the secret after it goes
 
 
 # Checking for the triggers (plain substring tests) is an order of magnitude
@@ -72,14 +74,14 @@ _TOKEN_SHAPES: tuple[_TokenShape, ...] = (
     _shape(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "akia", "asia"),  # AWS key id
     _shape(r"\bAIza[0-9A-Za-z_\-]{30,}", "aiza"),  # Google API key
     _shape(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}", "eyj"),  # JWT
-    _shape(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{12,}=*", "bearer", keep=True),
+    _shape(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{12,}=*", "bearer", replacement=_KEEP_PREFIX),
     # The password of scheme://user:password@host (the user name is kept).
-    _shape(r"(://[^\s:/?#@]+:)[^\s/?#@]+(@)", "://", keep=True),
+    _shape(r"(://[^\s:/?#@]+:)[^\s/?#@]+(@)", "://", replacement=_KEEP_PREFIX + r"\2"),
     _shape(
         r"(?i)([\"']?(?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password)"
         r"[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._~+/\-]{12,}",
         *("key", "token", "secret", "password"),
-        keep=True,
+        replacement=_KEEP_PREFIX,
     ),
 )
 
