@@ -34,7 +34,11 @@ def active_groups() -> AgentGroups | None:
 
 @dataclass(frozen=True)
 class GroupRecord:
-    """One recorded child: enough to find its tree again without mistaking a reused pid."""
+    """One recorded child: enough to find its tree again without mistaking a reused pid.
+
+    ``pid`` is also the child's process group and session id (it leads both);
+    ``start`` is its start time in clock ticks after boot ``boot``.
+    """
 
     pid: int
     start: int

@@ -360,7 +360,7 @@ class CliBackend(Backend):
                 exit_status=TIMEOUT_EXIT,
                 error=(
                     f"{self.name} did not finish within {request.timeout:g}s "
-                    "(phasegate's timeout); its process group was killed"
+                    "(phasegate's timeout); its whole process tree was killed"
                 ),
                 stderr=tail(proc.stderr),
             )

@@ -11,6 +11,7 @@ plus the signal's number.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import signal
@@ -83,7 +84,10 @@ def _run(argv: list[str] | None) -> int:
     except OSError as exc:
         if not is_storage_error(exc):
             return _internal_error(exc)
-        err.print(f"phasegate: error: {StorageError.from_os_error(exc)}", markup=False)
+        # Only writes fill a disk or meet a read-only one; the others may come from a read.
+        action = "write" if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) else "access"
+        error = StorageError.from_os_error(exc, action=action)
+        err.print(f"phasegate: error: {error}", markup=False)
         return int(ExitCode.STORAGE)
     except Exception as exc:  # a bug: say so plainly, trace only on request
         return _internal_error(exc)
