@@ -104,7 +104,8 @@ def test_timeout_sigkills_children_that_ignore_sigterm(tmp_path: Path) -> None:
 def test_timeout_returns_in_bounded_time_when_a_grandchild_escapes_the_group(
     tmp_path: Path,
 ) -> None:
-    """A grandchild in its own session keeps the pipes open; the caller still returns."""
+    """A grandchild in its own session keeps the pipes open; the caller still returns,
+    and the grandchild is killed with the rest of the tree."""
     escape = (
         f"{sys.executable} -c "
         "'import os, time; os.setsid(); os.write(2, b\"escaped\\n\"); time.sleep(30)' & "
@@ -119,6 +120,7 @@ def test_timeout_returns_in_bounded_time_when_a_grandchild_escapes_the_group(
         assert "escaped" in result.stderr  # the scenario really happened
         assert result.timed_out
         assert elapsed < 3 + 0.5 * 2 + DRAIN_SECONDS + 2  # not the grandchild's 30 s
+        assert wait_gone(grandchild), "the grandchild that called setsid survived the timeout"
     finally:
         kill_if_running(grandchild)
 
