@@ -133,6 +133,10 @@ if "--version" in sys.argv:
 if mode == "exit-early":
     sys.stderr.write("fatal: could not start the agent\\n")
     sys.exit(3)
+if mode == "stderr":
+    sys.stdin.read()
+    sys.stderr.write(os.environ["FAKE_STDERR"])
+    sys.exit(1)
 if mode == "flood":
     chunk = b"x" * 65536
     for _ in range(int(os.environ.get("FAKE_MB", "40")) * 16):

@@ -128,6 +128,19 @@ def test_secret_in_cli_output_is_redacted(tmp_path: Path, work: Path) -> None:
     assert STUB_KEY not in result.text and "[REDACTED]" in result.text
 
 
+def test_a_secret_the_stderr_cut_runs_through_leaves_no_fragment(
+    tmp_path: Path, work: Path
+) -> None:
+    """stderr is redacted before it is cut to its last 2,000 characters: the tail of the
+    provider key it printed is not kept on its own."""
+    stderr = f"fatal: bad key {STUB_KEY}" + "y" * (2000 - 8)
+    settings = fake_settings(fake_cli(tmp_path / "bin"), "stderr", env={"FAKE_STDERR": stderr})
+    result = ClaudeBackend(settings).run(make_request(work))
+    assert not result.ok
+    assert result.stderr.endswith("y" * 1000) and len(result.stderr) <= 2000
+    assert STUB_KEY[-8:] not in result.stderr
+
+
 def test_unknown_setting_is_a_config_error(tmp_path: Path) -> None:
     """A typo in the settings is one line naming the key and where to fix it."""
     with pytest.raises(ConfigError, match=r"backend 'claude': binray: unknown setting"):

@@ -8,7 +8,9 @@
 * the child's environment, built from scratch: only what a CLI needs to run
   plus its own provider's credentials, never every variable phasegate has;
 * running the CLI through :func:`phasegate.process.run_process` and turning
-  timeouts, broken pipes and crashes into failed results, redacted.
+  timeouts, broken pipes and crashes into failed results, redacted: the CLI's
+  output is redacted as soon as the process ends, before it is parsed or cut
+  to a length, so no cut can leave a piece of a secret that no longer matches.
 
 Each backend subclasses :class:`CliBackend` and supplies the argument list,
 the output parser and where its credentials live.
@@ -207,7 +209,7 @@ def cli_version(binary: Path, env: Mapping[str, str]) -> str | None:
 
 
 def tail(text: str, limit: int = STDERR_TAIL) -> str:
-    """The last ``limit`` characters of ``text``."""
+    """The last ``limit`` characters of ``text`` (already redacted, see :meth:`CliBackend.run`)."""
     return text[-limit:] if len(text) > limit else text
 
 
@@ -251,7 +253,10 @@ class CliBackend(Backend):
 
     @abstractmethod
     def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:
-        """Turn the finished process into a result (error set when the agent failed)."""
+        """Turn the finished process into a result (error set when the agent failed).
+
+        ``proc``'s output is already redacted, so cutting it is safe.
+        """
 
     @abstractmethod
     def credentials(self, env: Mapping[str, str]) -> str | None:
@@ -341,6 +346,7 @@ class CliBackend(Backend):
                 input_text=request.prompt_text(),
                 output_limit=self.cfg.max_output_bytes,
             )
+        proc = redacted_output(proc, redactor)
         result = self.process_failure(request, proc) or self.parse(request, proc)
         if result.cost_usd is None and self.cfg.pricing is not None:
             result = replace(result, cost_usd=self.cfg.pricing.cost(result.usage))
@@ -354,7 +360,7 @@ class CliBackend(Backend):
                 exit_status=TIMEOUT_EXIT,
                 error=(
                     f"{self.name} did not finish within {request.timeout:g}s "
-                    "(phasegate's timeout); its process group was killed"
+                    "(phasegate's timeout); its whole process tree was killed"
                 ),
                 stderr=tail(proc.stderr),
             )
@@ -381,6 +387,11 @@ class CliBackend(Backend):
             error=f"{self.name} exited with status {proc.exit_code}: {what}{note}: {detail}",
             stderr=tail(proc.stderr),
         )
+
+
+def redacted_output(proc: ProcessResult, redactor: Redactor) -> ProcessResult:
+    """``proc`` with every secret masked in its stdout and stderr (before anything cuts them)."""
+    return replace(proc, stdout=redactor.text(proc.stdout), stderr=redactor.text(proc.stderr))
 
 
 def redacted(result: AgentResult, redactor: Redactor) -> AgentResult:

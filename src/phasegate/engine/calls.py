@@ -243,6 +243,21 @@ def _attempt(
     started = time.monotonic()
     try:
         result = backend.run(request)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C or a stop signal: the agent's process tree is already killed.
+        item.record(
+            "agent.abandoned",
+            key=spec.key,
+            attempt=attempt_id,
+            role=spec.role,
+            phase=spec.label,
+            iteration=spec.iteration,
+            reason="phasegate was stopped",
+            signal=getattr(exc, "signal_name", "SIGINT"),
+            killed=len(getattr(exc, "killed", ())),
+            sync_now=True,
+        )
+        raise
     except ConnectionError as exc:
         # A backend should report its agent's failures, but a broken pipe (the
         # agent's process gone while we write its stdin) can still escape one:
@@ -282,12 +297,20 @@ def result_to_event(result: AgentResult, item: WorkItem | None = None) -> dict[s
     Long text is redacted before it is cut, so no tail of a secret survives
     the cut.
     """
-    redact = item.redactor.text if item is not None else (lambda text: text)
+    redactor = item.redactor if item is not None else None
+    text = (
+        redactor.clip(result.text, JOURNAL_TEXT_LIMIT)
+        if redactor
+        else result.text[:JOURNAL_TEXT_LIMIT]
+    )
+    stderr = (
+        redactor.tail(result.stderr, STDERR_LIMIT) if redactor else result.stderr[-STDERR_LIMIT:]
+    )
     return {
         "ok": result.ok,
         "exit_status": result.exit_status,
         "error": result.error,
-        "text": redact(result.text)[:JOURNAL_TEXT_LIMIT],
+        "text": text,
         "structured": dict(result.structured) if result.structured is not None else None,
         "usage": {
             "input_tokens": result.usage.input_tokens,
@@ -298,7 +321,7 @@ def result_to_event(result: AgentResult, item: WorkItem | None = None) -> dict[s
         "cost_usd": result.cost_usd,
         "duration_s": round(result.duration_s, 3),
         "session_id": result.session_id,
-        "stderr": redact(result.stderr)[-STDERR_LIMIT:],
+        "stderr": stderr,
     }
 
 

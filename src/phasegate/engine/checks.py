@@ -88,7 +88,18 @@ def run_check_round(item: WorkItem, state: EngineState, round_: CheckRound) -> l
     item.before_slow_work()
     started = time.monotonic()
     workdir = item.workdir(state)
-    outcomes = [_run_one(item, workdir, command) for command in round_.commands]
+    try:
+        outcomes = [_run_one(item, workdir, command) for command in round_.commands]
+    except KeyboardInterrupt as exc:
+        item.record(
+            "check.abandoned",
+            key=round_.key,
+            node=round_.path,
+            signal=getattr(exc, "signal_name", "SIGINT"),
+            killed=len(getattr(exc, "killed", ())),
+            sync_now=True,
+        )
+        raise
     item.slow_work_done(time.monotonic() - started)
     for outcome in outcomes:
         item.record(
@@ -123,7 +134,7 @@ def _run_one(item: WorkItem, workdir: Path, command: CheckCommand) -> CheckOutco
     cwd = workdir / command.cwd if command.cwd else workdir
     result = run_process(command.command, cwd=cwd, timeout=item.config.timeouts.check)
     # Redacted before it is cut, so no tail of a secret survives the cut.
-    output = item.redactor.text(result.stdout + result.stderr)[-FEEDBACK_TAIL:]
+    output = item.redactor.tail(result.stdout + result.stderr, FEEDBACK_TAIL)
     return CheckOutcome(
         command.name,
         command.command,

@@ -140,6 +140,11 @@ class WorkItem:
         return self.repo / CONFIG_DIR / "locks" / f"{self.workflow.name}--{self.name}.lock"
 
     @cached_property
+    def children_dir(self) -> Path:
+        """Records of the agent processes a run started (killed by the next run if left)."""
+        return self.repo / CONFIG_DIR / "locks" / f"{self.workflow.name}--{self.name}.children"
+
+    @cached_property
     def run_lock_path(self) -> Path:
         return self.repo / CONFIG_DIR / "locks" / f"{self.workflow.name}--{self.name}.run.lock"
 
@@ -391,7 +396,15 @@ class WorkItem:
                 f"(lock {self.run_lock_path}); wait for it to finish"
             ) from None
         try:
-            yield
+            # An agent of a run killed with SIGKILL may still be writing to the tree:
+            # nothing is dispatched until it is gone.
+            from phasegate.process_records import AgentGroups, reap_leftover_agents
+
+            killed = reap_leftover_agents(self.children_dir)
+            if killed:
+                self.record("agents.reaped", pids=killed, sync_now=True)
+            with AgentGroups(self.children_dir).recording():
+                yield
         finally:
             lock.release()
 

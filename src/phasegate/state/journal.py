@@ -8,6 +8,7 @@ calling the agent again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -16,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from phasegate.errors import StateCorruptError
+from phasegate.errors import StateCorruptError, StorageError, is_storage_error
 from phasegate.faults import crash_point
 from phasegate.redact import Redactor
 
@@ -31,7 +32,9 @@ class Journal:
 
     Appends are made while the caller holds the work item's lock. A line torn by
     a crash can only be the last one; it is dropped on the next append and
-    ignored when reading.
+    ignored when reading. An append the file system refuses (disk full, I/O
+    error, read-only) raises :class:`~phasegate.errors.StorageError` and takes
+    back what it wrote, so the events before it stay intact.
     """
 
     def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
@@ -54,8 +57,13 @@ class Journal:
         record: dict[str, Any] = {"ts": utc_now(), "event": event}
         record.update(self._redactor.data(data))
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
-        with self._lock:
-            self._write(line, sync_now)
+        try:
+            with self._lock:
+                self._write(line, sync_now)
+        except OSError as exc:
+            if is_storage_error(exc):
+                raise StorageError.from_os_error(exc, self.path) from exc
+            raise
         crash_point("journal.after_append")
         return record
 
@@ -68,15 +76,23 @@ class Journal:
             # Checked on every append: another process (an MCP server writing
             # to the same journal) may have died mid-line since our last one.
             self._drop_torn_tail(fd)
-            #: Where the line just appended begins (another process may append too).
-            self.last_offset = os.fstat(fd).st_size
             crash_point("journal.before_append")
-            os.write(fd, line)
-            if sync_now:
-                os.fsync(fd)
-                self._unsynced = False
-            else:
-                self._unsynced = True
+            size = os.fstat(fd).st_size
+            #: Where the line just appended begins (another process may append too).
+            self.last_offset = size
+            try:
+                written = 0
+                while written < len(line):  # a nearly full disk may take only part of it
+                    written += os.write(fd, line[written:])
+                if sync_now:
+                    os.fsync(fd)
+            except OSError:
+                # Take back the part of the line that got through: the journal
+                # must end with the last complete event.
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise
+            self._unsynced = not sync_now
         finally:
             os.close(fd)
 
@@ -84,11 +100,16 @@ class Journal:
         """Flush appends made without ``sync_now`` to stable storage."""
         if not self._unsynced:
             return
-        fd = os.open(self.path, os.O_RDONLY)
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            if is_storage_error(exc):
+                raise StorageError.from_os_error(exc, self.path) from exc
+            raise
         self._unsynced = False
 
     @staticmethod

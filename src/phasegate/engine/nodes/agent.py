@@ -112,7 +112,7 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
     run.state.add_usage(path, role, usage_of(result))
-    ns["changes"] = _summary_of(result)
+    ns["changes"] = _summary_of(result, run)
     _hooks(run, node.after_execute, path, node, task)
     missing = _missing(run, node, prompts, "retry")
     if missing:
@@ -186,9 +186,11 @@ def _round(run: Run, path: str) -> str:
     return f"{ns.visit}.{ns.iteration}"
 
 
-def _summary_of(result: AgentResult) -> str:
+def _summary_of(result: AgentResult, run: Run) -> str:
     text = result.text.strip()
-    return text[:CHANGES_LIMIT] + " [...]" if len(text) > CHANGES_LIMIT else text
+    if len(text) <= CHANGES_LIMIT:
+        return run.item.redactor.text(text)
+    return run.item.redactor.clip(text, CHANGES_LIMIT) + " [...]"
 
 
 def mcp_servers(run: Run, role: str) -> tuple[McpServer, ...]:
