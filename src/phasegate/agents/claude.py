@@ -64,7 +64,12 @@ class ClaudeSettings(CliSettings):
     allowed_tools: list[str] = Field(default_factory=lambda: list(PRE_APPROVED_TOOLS))
 
     def writer_tools(self) -> list[str]:
-        """What a writer is offered: ``tools`` plus the built-in tool of each allowed rule."""
+        """What a writer is offered: ``tools`` plus the built-in tool of each allowed rule.
+
+        ``default`` (Claude Code's own full set) cannot be combined with names.
+        """
+        if "default" in self.tools:
+            return ["default"]
         offered = list(self.tools)
         for rule in self.allowed_tools:
             name = rule.split("(", 1)[0].strip()
