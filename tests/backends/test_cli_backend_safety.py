@@ -145,5 +145,5 @@ def test_too_old_version_is_unavailable(tmp_path: Path) -> None:
     settings = fake_settings(
         fake_cli(tmp_path / "bin", "old-claude"), "echo", env={"FAKE_VERSION": "1.0.3"}
     )
-    with pytest.raises(BackendUnavailable, match=r"version 1\.0\.3 .* is older than 2\.0\.45"):
+    with pytest.raises(BackendUnavailable, match=r"version 1\.0\.3 .* is older than 2\.1\.64"):
         ClaudeBackend(settings)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -115,11 +116,15 @@ def test_unusable_cache_folder_does_not_stop_the_backend(
     assert _probes(log) == ["--version", "--version"]
 
 
-def test_claude_before_2_0_45_is_refused(tmp_path: Path) -> None:
-    """Claude Code 2.0.44 lacks --json-schema: the minimum is the first release with all flags."""
-    binary = fake_cli(tmp_path / "bin", "claude-2.0.44")
-    settings = fake_settings(binary, "echo", env={"FAKE_VERSION": "2.0.44 (Claude Code)"})
-    with pytest.raises(BackendUnavailable, match=r"2\.0\.44 .* is older than 2\.0\.45"):
+@pytest.mark.parametrize("version", ["2.0.0", "2.0.44", "2.1.63"])
+def test_claude_before_2_1_64_is_refused(tmp_path: Path, version: str) -> None:
+    """2.0.44 and older lack --json-schema (2.0.0 also --tools and dontAsk); up to 2.1.63
+    acceptEdits lets a writer out of the tree through a symlink (run and seen)."""
+    binary = fake_cli(tmp_path / "bin", f"claude-{version}")
+    settings = fake_settings(binary, "echo", env={"FAKE_VERSION": f"{version} (Claude Code)"})
+    with pytest.raises(
+        BackendUnavailable, match=rf"{re.escape(version)} .* is older than 2\.1\.64"
+    ):
         ClaudeBackend(settings)
 
 

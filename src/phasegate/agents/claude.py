@@ -83,8 +83,10 @@ class ClaudeBackend(CliBackend):
 
     name = "claude"
     package = "@anthropic-ai/claude-code"
-    # The first release with --tools, --json-schema and the dontAsk mode together.
-    min_version = "2.0.45"
+    # The oldest release phasegate's tests were run on and pass: 2.0.45 is the first
+    # with --tools, --json-schema and dontAsk together, but before 2.1.64 acceptEdits
+    # lets Write and shell redirections out of the work tree through a symlink.
+    min_version = "2.1.64"
     settings_model = ClaudeSettings
     structured_output = True
     writes_files = True
