@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from backend_helpers import fake_cli, fake_settings, help_listing
+from backend_helpers import cli_path, fake_cli, fake_settings, help_listing
 
 from phasegate.agents.claude import ClaudeBackend
-from phasegate.agents.cli_probe import CACHE_FILE, FlagCheck, lists_flag
+from phasegate.agents.cli_probe import CACHE_FILE, CliProbe, FlagCheck, lists_flag
+from phasegate.agents.cli_support import CliBackend
 from phasegate.agents.codex import CodexBackend
+from phasegate.agents.gemini import GeminiBackend
 from phasegate.errors import BackendUnavailable
 
 CLAUDE_STYLE = """\
@@ -103,6 +105,14 @@ def test_changed_binary_is_probed_again(tmp_path: Path, cache_home: Path) -> Non
     assert _probes(log) == ["--version", "--version"]
 
 
+def test_a_failed_probe_is_not_remembered(tmp_path: Path, cache_home: Path) -> None:
+    """A ``--version`` that printed nothing (say, it timed out under load) is tried again."""
+    binary = fake_cli(tmp_path / "bin")
+    with pytest.raises(BackendUnavailable, match="printed no version"):
+        ClaudeBackend(fake_settings(binary, "echo", env={"FAKE_VERSION": "no version here"}))
+    assert ClaudeBackend(fake_settings(binary, "echo")).version == "9.9.9"
+
+
 def test_unusable_cache_folder_does_not_stop_the_backend(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -182,3 +192,17 @@ def test_flags_are_read_from_commander_style_help(check: FlagCheck, listed: bool
 def test_flags_are_read_from_clap_style_help(check: FlagCheck, listed: bool) -> None:
     """Codex's help: the possible values follow a blank line inside the option's entry."""
     assert lists_flag(CODEX_STYLE, check) is listed
+
+
+@pytest.mark.cli_e2e
+@pytest.mark.parametrize("backend", [ClaudeBackend, CodexBackend, GeminiBackend])
+def test_the_pinned_clis_list_every_flag_phasegate_passes(
+    backend: type[CliBackend], cache_home: Path
+) -> None:
+    """The flags doctor checks are the ones the real CLIs document (no false alarm)."""
+    binary = cli_path(backend.name)
+    if binary is None:
+        pytest.skip(f"node_modules/.bin/{backend.name} is not installed")
+    probe = CliProbe(binary, {"PATH": os.environ["PATH"], "HOME": str(cache_home)})
+    assert probe.missing_flags(backend.required_flags) == []
+    assert probe.version() is not None

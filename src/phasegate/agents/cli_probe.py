@@ -170,13 +170,14 @@ class CliProbe:
         if found is None:
             return None
         key, entry = found
-        if "version" in entry:
-            cached = entry["version"]
-            return cached if isinstance(cached, str) else None
+        cached = entry.get("version")
+        if isinstance(cached, str):
+            return cached
         ok, output = self._run(["--version"])
         match = _VERSION.search(output)
         version = match.group(0) if match and ok else None
-        self._remember(key, "version", version)
+        if version is not None:  # a failed probe (a timeout under load) is tried again
+            self._remember(key, "version", version)
         return version
 
     def help_text(self, command: Sequence[str] = ()) -> str:
@@ -191,11 +192,12 @@ class CliProbe:
             text: str = helps[name]
             return text
         ok, output = self._run([*command, "--help"])
-        text = output if ok else ""
+        if not ok:
+            return ""
         cached = dict(helps) if isinstance(helps, dict) else {}
-        cached[name] = text
+        cached[name] = output
         self._remember(key, "help", cached)
-        return text
+        return output
 
     def missing_flags(self, checks: Sequence[FlagCheck]) -> list[FlagCheck]:
         """The checks whose flag (or choice) the CLI's ``--help`` does not list."""
