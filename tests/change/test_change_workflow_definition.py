@@ -35,7 +35,7 @@ def test_the_four_seed_roles_are_separate_with_least_privilege() -> None:
 def test_change_items_live_in_changes_with_state_yaml() -> None:
     """Seed 002: STATE.yaml per change; run by plan/impl/archive, not the generic runner."""
     workflow = WorkflowRegistry().get("change").workflow
-    from phasegate.integrations.claude_code.layout_build import view_files
+    from phasegate.engine.plugin_api import view_files
 
     assert (workflow.items_dir, view_files(workflow)) == ("changes", ["STATE.yaml"])
     assert tuple(workflow.commands) == ("plan", "impl", "archive")

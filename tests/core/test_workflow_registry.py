@@ -63,7 +63,7 @@ def test_builtin_feature_reviewers_are_read_only() -> None:
 
 def test_feature_state_lives_in_meta_json_with_review_history() -> None:
     """Seed 000 TD2: `.meta.json` in the feature folder plus `.review-history.md`."""
-    from phasegate.integrations.claude_code.layout_build import view_files
+    from phasegate.engine.plugin_api import view_files
 
     workflow = WorkflowRegistry().get("feature").workflow
     assert view_files(workflow) == [".meta.json", ".review-history.md"]

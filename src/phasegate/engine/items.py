@@ -8,6 +8,7 @@ from typing import Any
 
 from phasegate.config import Config
 from phasegate.engine.item import WorkItem, head_commit, items_dir, validate_item_name
+from phasegate.engine.plugin_api import view_files
 from phasegate.engine.state import ENGINE_FILE, EngineState
 from phasegate.engine.worktree import add_worktree
 from phasegate.errors import BadInputError, NotFoundError, WorkflowError
@@ -94,11 +95,19 @@ def iter_items(
         except WorkflowError:
             continue
         root = repo / items_dir(workflow, config)
-        for state_file in sorted(root.glob(f"*/{ENGINE_FILE}")):
+        found = {p.parent: p for p in root.glob(f"*/{ENGINE_FILE}")}
+        if workflow.commands:
+            # A state file written by hand (seed 002's STATE.yaml) is an item before any run.
+            names = view_files(workflow)
+            if names:
+                for path in root.glob(f"*/{names[0]}"):
+                    found.setdefault(path.parent, path)
+        for folder in sorted(found):
+            state_file = found[folder]
             if state_file in seen:
                 continue
             seen.add(state_file)
-            yield workflow_name, state_file.parent.name, state_file
+            yield workflow_name, folder.name, state_file
 
 
 def locate_item(

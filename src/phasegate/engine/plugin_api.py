@@ -220,6 +220,16 @@ def load_view(item: WorkItem) -> StateView:
     return view
 
 
+def view_files(workflow: Any) -> list[str]:
+    """The file names (in an item's folder) a workflow's state view writes, its state first."""
+    try:
+        cls = plugins.load("views", workflow.view.plugin)
+    except plugins.PluginError:
+        return []
+    names = getattr(cls, "file_names", None)
+    return list(names(workflow.view.with_)) if callable(names) else []
+
+
 def plugin(group: str, name: str) -> Any:
     """A plug-in object, a missing one being a workflow error (validate catches it first)."""
     try:

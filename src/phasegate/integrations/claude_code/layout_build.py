@@ -12,24 +12,13 @@ from typing import Any
 
 from phasegate.config import Config, load_config
 from phasegate.engine.item import items_dir
+from phasegate.engine.plugin_api import view_files
 from phasegate.engine.state import ENGINE_FILE
 from phasegate.errors import PhasegateError
 from phasegate.integrations.claude_code.layout import LAYOUT_FORMAT, Layout
 from phasegate.workflow.model import EndNode, Workflow
 from phasegate.workflow.registry import WorkflowRegistry
 from phasegate.workflow.transitions import producers
-
-
-def view_files(workflow: Workflow) -> list[str]:
-    """The file names (in an item's folder) the workflow's state view writes."""
-    from phasegate import plugins
-
-    try:
-        cls = plugins.load("views", workflow.view.plugin)
-    except plugins.PluginError:
-        return []
-    names = getattr(cls, "file_names", None)
-    return list(names(workflow.view.with_)) if callable(names) else []
 
 
 def describe_workflow(workflow: Workflow, folder: str) -> dict[str, Any]:
