@@ -1,0 +1,409 @@
+"""The dashboard's web app (Starlette) and its server (uvicorn).
+
+Read-only except answering decisions. Every read goes through
+:mod:`phasegate.dashboard.data`. New journal events reach an open item page
+as server-sent events, read from the journal by byte offset while a run in
+another process appends to it.
+
+Loopback only unless ``allow_remote``: then every request must carry the
+token printed at start (``?token=`` once, a cookie after that, or an
+``Authorization: Bearer`` header). On loopback the ``Host`` header must name
+a loopback address (no DNS rebinding), and a POST from a page of another
+origin is refused.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import secrets
+import socket
+import time
+from collections.abc import AsyncIterator, Callable
+from http.cookies import SimpleCookie
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from phasegate.dashboard import data, pages
+from phasegate.dashboard.events import EventEntry, EventReader
+from phasegate.errors import (
+    AlreadyAnsweredError,
+    BadInputError,
+    NotFoundError,
+    PhasegateError,
+)
+from phasegate.redact import Redactor
+
+STATIC_DIR = Path(__file__).parent / "static"
+#: How often an open page's event stream looks at the journal (seconds).
+POLL_SECONDS = 0.25
+#: A comment line this often keeps proxies from closing an idle stream.
+KEEPALIVE_SECONDS = 15.0
+TOKEN_COOKIE = "phasegate_token"
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+_SECURITY_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
+        b"form-action 'self'; frame-ancestors 'none'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cache-control", b"no-store"),
+]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine's loopback."""
+    host = host.strip("[]").lower()
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_name(header: str) -> str:
+    """The host part of a ``Host`` header (``[::1]:8765`` -> ``::1``)."""
+    if header.startswith("["):
+        return header[1 : header.find("]")]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
+class Guard:
+    """Checks every request (token, host, origin) and adds the security headers."""
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        host = headers.get("host", "")
+        refusal = self._refusal(scope, headers, host)
+        if refusal is not None:
+            await PlainTextResponse(refusal[1], status_code=refusal[0])(scope, receive, send)
+            return
+        set_cookie = self.token is not None and self._query_token(scope) == self.token
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                extra = list(_SECURITY_HEADERS)
+                if set_cookie:
+                    cookie = f"{TOKEN_COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+                    extra.append((b"set-cookie", cookie.encode("latin-1")))
+                message["headers"] = list(message.get("headers", [])) + extra
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+    def _refusal(self, scope: Scope, headers: dict[str, str], host: str) -> tuple[int, str] | None:
+        if self.token is None and not is_loopback(_host_name(host)):
+            return 403, "phasegate: this dashboard answers on its loopback address only"
+        if self.token is not None and not self._authorised(scope, headers):
+            return 401, (
+                "phasegate: this dashboard needs its token: open the address that "
+                "'phasegate serve' printed"
+            )
+        origin = headers.get("origin")
+        if scope["method"] not in ("GET", "HEAD") and origin is not None:
+            scheme = scope.get("scheme", "http")
+            if origin != f"{scheme}://{host}":
+                return 403, "phasegate: refused a request from another site"
+        return None
+
+    @staticmethod
+    def _query_token(scope: Scope) -> str | None:
+        values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
+        return values[0] if values else None
+
+    def _authorised(self, scope: Scope, headers: dict[str, str]) -> bool:
+        assert self.token is not None
+        offered: list[str] = []
+        query = self._query_token(scope)
+        if query:
+            offered.append(query)
+        auth = headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            offered.append(auth[7:].strip())
+        cookies = SimpleCookie()
+        try:
+            cookies.load(headers.get("cookie", ""))
+        except Exception:  # a malformed Cookie header is simply no token
+            cookies = SimpleCookie()
+        if TOKEN_COOKIE in cookies:
+            offered.append(cookies[TOKEN_COOKIE].value)
+        return any(secrets.compare_digest(o, self.token) for o in offered)
+
+
+def _status_of(exc: PhasegateError) -> int:
+    if isinstance(exc, AlreadyAnsweredError):
+        return 409
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, BadInputError):
+        return 400
+    return 500
+
+
+def _read_entries(reader: EventReader, events: list[dict[str, Any]]) -> list[EventEntry]:
+    return [entry for entry in map(reader.read, events) if entry is not None]
+
+
+def create_app(root: Path, token: str | None = None) -> Starlette:
+    """The dashboard of the repository at ``root`` (``token``: required on every request)."""
+    repo = str(root)
+
+    def page(html: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(html, status_code=status)
+
+    async def items_page(request: Request) -> Response:
+        items = await anyio.to_thread.run_sync(data.list_items, root)
+        return page(pages.items_page(items, repo))
+
+    def _item_parts(item: str) -> tuple[dict[str, Any], list[EventEntry], int, Any, list[str]]:
+        detail = data.item_detail(root, item)
+        events, offset = data.journal_events(root, item, 0)
+        names = [name for name, _ in data.artifacts(root, item)]
+        entries = _read_entries(EventReader(), events)
+        return detail, entries, offset, data.decisions(root, item), names
+
+    async def item_page(request: Request) -> Response:
+        item = request.path_params["item"]
+        detail, entries, offset, decisions, names = await anyio.to_thread.run_sync(
+            _item_parts, item
+        )
+        return page(pages.item_page(detail, entries, offset, decisions, names, repo))
+
+    def _artifact_text(item: str, name: str) -> str:
+        for known, path in data.artifacts(root, item):
+            if known == name:
+                return Redactor().text(path.read_text("utf-8", errors="replace"))
+        raise NotFoundError(f"work item {item!r} has no artifact {name!r}")
+
+    async def artifact_page(request: Request) -> Response:
+        item, name = request.path_params["item"], request.path_params["name"]
+        text = await anyio.to_thread.run_sync(_artifact_text, item, name)
+        return page(pages.artifact_page(item, name, text, repo))
+
+    def _decisions_fragment(item: str) -> str:
+        names = [name for name, _ in data.artifacts(root, item)]
+        return pages.decisions_html(item, data.decisions(root, item), names)
+
+    async def item_events(request: Request) -> Response:
+        item = request.path_params["item"]
+        start = request.headers.get("last-event-id") or request.query_params.get("offset") or "0"
+        try:
+            offset = max(0, int(start))
+        except ValueError:
+            raise BadInputError(f"offset {start!r} is not a number") from None
+        # Fails here (a clean 404) rather than inside the stream for an unknown item.
+        reader = EventReader()
+        primer, _ = await anyio.to_thread.run_sync(data.journal_events, root, item, 0)
+        _read_entries(reader, primer)  # so finished calls name their backend
+        return StreamingResponse(
+            _stream(item, offset, reader),
+            media_type="text/event-stream",
+            headers={"x-accel-buffering": "no"},
+        )
+
+    async def _stream(item: str, offset: int, reader: EventReader) -> AsyncIterator[str]:
+        yield "retry: 1000\n\n"
+        try:
+            async for message in _follow(item, offset, reader):
+                yield message
+        except PhasegateError as exc:  # e.g. the journal turned corrupt: say so, stop
+            yield _sse("problem", {"message": str(exc)})
+
+    async def _follow(item: str, offset: int, reader: EventReader) -> AsyncIterator[str]:
+        shown_decisions: str | None = None
+        quiet_since = time.monotonic()
+        while True:
+            events, new_offset = await anyio.to_thread.run_sync(
+                data.journal_events, root, item, offset
+            )
+            if new_offset != offset:
+                offset = new_offset
+                html = pages.entries_html(_read_entries(reader, events))
+                yield _sse("entries", {"html": html, "count": len(events)}, offset)
+                detail = await anyio.to_thread.run_sync(data.item_detail, root, item)
+                yield _sse("summary", {"html": pages.summary_html(detail)})
+                quiet_since = time.monotonic()
+            fragment = await anyio.to_thread.run_sync(_decisions_fragment, item)
+            if fragment != shown_decisions:
+                shown_decisions = fragment
+                yield _sse("decisions", {"html": fragment})
+            if time.monotonic() - quiet_since > KEEPALIVE_SECONDS:
+                yield ": keepalive\n\n"
+                quiet_since = time.monotonic()
+            await anyio.sleep(POLL_SECONDS)
+
+    async def answer_form(request: Request) -> Response:
+        item, decision_id = request.path_params["item"], request.path_params["decision_id"]
+        form = await request.form()
+        choice, note = str(form.get("choice") or ""), str(form.get("note") or "") or None
+        wants_json = "application/json" in request.headers.get("accept", "")
+        try:
+            decision = await anyio.to_thread.run_sync(
+                data.answer, root, item, decision_id, choice, note, "dashboard"
+            )
+        except PhasegateError as exc:
+            if wants_json:
+                return _json_error(exc)
+            return page(pages.error_page(_status_of(exc), str(exc), repo), _status_of(exc))
+        if wants_json:
+            fragment = await anyio.to_thread.run_sync(_decisions_fragment, item)
+            return JSONResponse({"decision": decision, "html": fragment})
+        return RedirectResponse(pages.item_url(item) + "#decisions", status_code=303)
+
+    async def api_items(request: Request) -> Response:
+        return JSONResponse(await anyio.to_thread.run_sync(data.list_items, root))
+
+    async def api_item(request: Request) -> Response:
+        item = request.path_params["item"]
+        return JSONResponse(await anyio.to_thread.run_sync(data.item_detail, root, item))
+
+    async def api_events(request: Request) -> Response:
+        item = request.path_params["item"]
+        raw = request.query_params.get("offset", "0")
+        if not raw.isdigit():
+            raise BadInputError(f"offset {raw!r} is not a number")
+        events, offset = await anyio.to_thread.run_sync(data.journal_events, root, item, int(raw))
+        return JSONResponse({"events": events, "offset": offset})
+
+    async def api_artifacts(request: Request) -> Response:
+        item = request.path_params["item"]
+        found = await anyio.to_thread.run_sync(data.artifacts, root, item)
+        return JSONResponse(
+            [{"name": n, "url": pages.item_url(item, "artifacts", n)} for n, _ in found]
+        )
+
+    async def api_artifact(request: Request) -> Response:
+        item, name = request.path_params["item"], request.path_params["name"]
+        text = await anyio.to_thread.run_sync(_artifact_text, item, name)
+        return JSONResponse({"name": name, "markdown": text, "html": pages.render_markdown(text)})
+
+    async def api_decisions(request: Request) -> Response:
+        item = request.path_params["item"]
+        return JSONResponse(await anyio.to_thread.run_sync(data.decisions, root, item))
+
+    async def api_answer(request: Request) -> Response:
+        item, decision_id = request.path_params["item"], request.path_params["decision_id"]
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("choice"), str):
+            raise BadInputError('the body must be a JSON object {"choice": ..., "note": ...}')
+        note = str(body["note"]) if body.get("note") else None
+        decision = await anyio.to_thread.run_sync(
+            data.answer, root, item, decision_id, body["choice"], note, "dashboard"
+        )
+        return JSONResponse(decision)
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, PhasegateError)
+        if request.url.path.startswith("/api/"):
+            return _json_error(exc)
+        return page(pages.error_page(_status_of(exc), str(exc), repo), _status_of(exc))
+
+    routes = [
+        Route("/", items_page),
+        Route("/items/{item}", item_page),
+        Route("/items/{item}/artifacts/{name:path}", artifact_page),
+        Route("/items/{item}/events", item_events),
+        Route("/items/{item}/decisions/{decision_id}", answer_form, methods=["POST"]),
+        Route("/api/items", api_items),
+        Route("/api/items/{item}", api_item),
+        Route("/api/items/{item}/events", api_events),
+        Route("/api/items/{item}/artifacts", api_artifacts),
+        Route("/api/items/{item}/artifacts/{name:path}", api_artifact),
+        Route("/api/items/{item}/decisions", api_decisions),
+        Route("/api/items/{item}/decisions/{decision_id}", api_answer, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={PhasegateError: on_error})
+    app.add_middleware(Guard, token=token)
+    return app
+
+
+def _json_error(exc: PhasegateError) -> JSONResponse:
+    return JSONResponse(
+        {"error": str(exc), "exit_code": int(exc.exit_code)}, status_code=_status_of(exc)
+    )
+
+
+def _sse(event: str, payload: dict[str, Any], event_id: int | None = None) -> str:
+    lines = [f"event: {event}"]
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    lines.append("data: " + json.dumps(payload, ensure_ascii=False))
+    return "\n".join(lines) + "\n\n"
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: any free port)."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise BadInputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(
+    root: Path,
+    host: str,
+    port: int,
+    *,
+    allow_remote: bool,
+    announce: Callable[[str], None],
+) -> None:
+    """Serve the dashboard of ``root`` until interrupted; ``announce`` gets its address."""
+    import uvicorn
+
+    loopback = is_loopback(host)
+    if not loopback and not allow_remote:
+        raise BadInputError(
+            f"--host {host} is not a loopback address: the dashboard would be reachable from "
+            "other machines; pass --allow-remote to do that (a token is then required)"
+        )
+    token = None if loopback else secrets.token_urlsafe(24)
+    sock = listen(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
+    announce(f"http://{shown}:{bound}/" + (f"?token={token}" if token else ""))
+    config = uvicorn.Config(
+        create_app(root, token),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=1,
+    )
+    uvicorn.Server(config).run(sockets=[sock])
