@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,11 +18,13 @@ from phasegate.change.phases import next_command
 from phasegate.change.planning import LIMIT_CHOICES, PlanOptions, plan_change
 from phasegate.change.tools import ChangeTools
 from phasegate.cli.app import RepoOption, TerminalAsker, _repo, app, err, out
+from phasegate.cli.output import warn, write_json
 from phasegate.cli.progress import ProgressPrinter
 from phasegate.config import load_config
 from phasegate.engine.dispatch import Backends
 from phasegate.engine.runner import NoTerminal
 from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
+from phasegate.notify import notifying
 
 change_app = typer.Typer(
     name="change",
@@ -138,16 +139,20 @@ def plan(
         on_limit=on_limit,
         viewer=lambda text: err.print(text, markup=False),
     )
-    try:
-        outcome = plan_change(
-            change, backends, TerminalAsker() if interactive else NoTerminal(), options
-        )
-    finally:
-        printer.close()
-    if outcome.action == "rejected":
-        raise BlockedError(outcome.message)
-    if outcome.action == "waiting":
-        raise WaitingForHuman(outcome.message)
+    with notifying(
+        change.repo, change.config, item=change_id, workflow="change", command="plan", warn=warn
+    ) as end:
+        try:
+            outcome = plan_change(
+                change, backends, TerminalAsker() if interactive else NoTerminal(), options
+            )
+        finally:
+            printer.close()
+        if outcome.action == "rejected":
+            raise BlockedError(outcome.message)
+        if outcome.action == "waiting":
+            raise WaitingForHuman(outcome.message)
+        end.message = outcome.message
     out.print(escape(outcome.message))
     if outcome.action not in ("challenged", "already-planned"):
         return
@@ -176,13 +181,17 @@ def impl(
 ) -> None:
     """Implement a challenged change: tasks.md layer by layer, review (create_review), fix loop."""
     change, backends, printer = _open(repo, change_id, quiet)
-    try:
-        outcome = implement_change(change, backends, ImplOptions(review_only=review_only))
-    finally:
-        printer.close()
-    if outcome.status == "stopped":
-        _print_findings(err, outcome)
-        raise BlockedError(outcome.message)
+    with notifying(
+        change.repo, change.config, item=change_id, workflow="change", command="impl", warn=warn
+    ) as end:
+        try:
+            outcome = implement_change(change, backends, ImplOptions(review_only=review_only))
+        finally:
+            printer.close()
+        if outcome.status == "stopped":
+            _print_findings(err, outcome)
+            raise BlockedError(outcome.message)
+        end.message = outcome.message
     out.print(escape(outcome.message))
 
 
@@ -237,7 +246,7 @@ def status(
             }
         )
     if as_json:
-        out.print_json(json.dumps(rows[0] if change_id else rows))
+        write_json(rows[0] if change_id else rows)
         return
     if not rows:
         out.print('No changes yet. Start one with: phasegate plan ID "what it is about"')
