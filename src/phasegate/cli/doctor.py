@@ -8,7 +8,6 @@ config and the workflows use is resolved to its backend. The command fails
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +16,7 @@ import typer
 from phasegate.agents.base import Availability, Backend
 from phasegate.agents.registry import backend_classes, create_backend
 from phasegate.cli.app import RepoOption, app, out
+from phasegate.cli.output import write_json
 from phasegate.config import Config, find_repo, load_config
 from phasegate.engine.dispatch import Backends
 from phasegate.errors import BackendUnavailable, ConfigError, PhasegateError
@@ -94,7 +94,7 @@ def doctor(
     backends = backend_report(config, base_dir)
     roles = role_report(config, root, base_dir)
     if as_json:
-        out.print_json(json.dumps({"backends": backends, "roles": roles}))
+        write_json({"backends": backends, "roles": roles})
     else:
         _print(backends, roles, root)
     broken = [r for r in roles if not r["usable"]]
