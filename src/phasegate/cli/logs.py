@@ -48,6 +48,7 @@ def _show(events: list[dict[str, Any]], reader: EventReader, as_json: bool) -> N
         entry = reader.read(event)
         if entry is not None:
             out.print(format_entry(entry), highlight=False)
+    out.file.flush()  # a follower reading a pipe sees each batch at once
 
 
 @app.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Annotated
 
@@ -44,4 +45,6 @@ def serve(
         out.print("Ctrl-C stops it.", markup=False)
         sys.stdout.flush()
 
-    run_server(root, host, port, allow_remote=allow_remote, announce=announce)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a dashboard is meant to end
+        run_server(root, host, port, allow_remote=allow_remote, announce=announce)
+    out.print("Dashboard stopped.", markup=False)

@@ -6,8 +6,10 @@ rendered with raw HTML disabled, so nothing an agent wrote can run in the page.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
+from pathlib import PurePath
 from typing import Any
 from urllib.parse import quote
 
@@ -39,7 +41,7 @@ def layout(title: str, body: str, *, repo: str) -> str:
         '<script src="/static/dashboard.js" defer></script>'
         "</head><body>"
         '<header class="top"><a class="brand" href="/">phasegate</a>'
-        f'<span class="repo" title="{escape(repo)}">{escape(repo)}</span></header>'
+        f'<span class="repo" title="{escape(repo)}">{escape(PurePath(repo).name)}</span></header>'
         f"<main>{body}</main></body></html>\n"
     )
 
@@ -124,7 +126,7 @@ def phases_html(detail: Mapping[str, Any]) -> str:
     """The phases of an item with their iterations and review outcome."""
     phases = detail.get("phases") or []
     if not phases:
-        return ""
+        return '<section id="phases"></section>'
     rows = []
     for phase in phases:
         usage = phase.get("usage") or {}
@@ -142,7 +144,7 @@ def phases_html(detail: Mapping[str, Any]) -> str:
         for c in detail.get("unresolvedConcerns") or []
     )
     return (
-        '<section class="phases"><h2>Phases</h2><table class="phases"><thead><tr>'
+        '<section id="phases"><h2>Phases</h2><table class="phases"><thead><tr>'
         "<th>phase</th><th>status</th><th>iterations</th><th>review</th><th>tokens</th>"
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         + (
@@ -233,6 +235,11 @@ def decisions_html(
     return "".join(parts)
 
 
+def fragment_version(html: str) -> str:
+    """A short fingerprint of a page fragment (the page skips redrawing an unchanged one)."""
+    return hashlib.sha256(html.encode("utf-8")).hexdigest()[:16]
+
+
 def artifacts_html(item: str, names: Sequence[str]) -> str:
     """Links to the item's Markdown files."""
     if not names:
@@ -254,9 +261,10 @@ def item_page(
     """One item: summary, decisions, timeline (live), artifacts, phases."""
     item = str(detail["id"])
     events_url = item_url(item, "events")
+    panel = decisions_html(item, decisions, artifact_names)
     body = (
         f'<section id="summary">{summary_html(detail)}</section>'
-        f'<section id="decisions">{decisions_html(item, decisions, artifact_names)}</section>'
+        f'<section id="decisions" data-version="{fragment_version(panel)}">{panel}</section>'
         '<div class="columns"><section class="timeline"><h2>Timeline '
         '<span id="live" class="live" title="new events appear here as they happen"></span>'
         f'</h2><ol id="timeline" data-events="{escape(events_url)}" data-offset="{offset}">'

@@ -171,8 +171,14 @@ def _read_entries(reader: EventReader, events: list[dict[str, Any]]) -> list[Eve
     return [entry for entry in map(reader.read, events) if entry is not None]
 
 
-def create_app(root: Path, token: str | None = None) -> Starlette:
-    """The dashboard of the repository at ``root`` (``token``: required on every request)."""
+def create_app(
+    root: Path, token: str | None = None, stopping: Callable[[], bool] = lambda: False
+) -> Starlette:
+    """The dashboard of the repository at ``root``.
+
+    ``token``: required on every request. ``stopping``: true once the server
+    shuts down, so open event streams end and the shutdown does not wait on them.
+    """
     repo = str(root)
 
     def page(html: str, status: int = 200) -> HTMLResponse:
@@ -239,7 +245,7 @@ def create_app(root: Path, token: str | None = None) -> Starlette:
     async def _follow(item: str, offset: int, reader: EventReader) -> AsyncIterator[str]:
         shown_decisions: str | None = None
         quiet_since = time.monotonic()
-        while True:
+        while not stopping():
             events, new_offset = await anyio.to_thread.run_sync(
                 data.journal_events, root, item, offset
             )
@@ -248,12 +254,14 @@ def create_app(root: Path, token: str | None = None) -> Starlette:
                 html = pages.entries_html(_read_entries(reader, events))
                 yield _sse("entries", {"html": html, "count": len(events)}, offset)
                 detail = await anyio.to_thread.run_sync(data.item_detail, root, item)
-                yield _sse("summary", {"html": pages.summary_html(detail)})
+                summary = {"html": pages.summary_html(detail), "phases": pages.phases_html(detail)}
+                yield _sse("summary", summary)
                 quiet_since = time.monotonic()
             fragment = await anyio.to_thread.run_sync(_decisions_fragment, item)
             if fragment != shown_decisions:
                 shown_decisions = fragment
-                yield _sse("decisions", {"html": fragment})
+                version = pages.fragment_version(fragment)
+                yield _sse("decisions", {"html": fragment, "version": version})
             if time.monotonic() - quiet_since > KEEPALIVE_SECONDS:
                 yield ": keepalive\n\n"
                 quiet_since = time.monotonic()
@@ -274,7 +282,8 @@ def create_app(root: Path, token: str | None = None) -> Starlette:
             return page(pages.error_page(_status_of(exc), str(exc), repo), _status_of(exc))
         if wants_json:
             fragment = await anyio.to_thread.run_sync(_decisions_fragment, item)
-            return JSONResponse({"decision": decision, "html": fragment})
+            version = pages.fragment_version(fragment)
+            return JSONResponse({"decision": decision, "html": fragment, "version": version})
         return RedirectResponse(pages.item_url(item) + "#decisions", status_code=303)
 
     async def api_items(request: Request) -> Response:
@@ -399,11 +408,14 @@ def serve(
     bound = sock.getsockname()[1]
     shown = f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
     announce(f"http://{shown}:{bound}/" + (f"?token={token}" if token else ""))
+    server: uvicorn.Server | None = None
+    app = create_app(root, token, stopping=lambda: server is not None and server.should_exit)
     config = uvicorn.Config(
-        create_app(root, token),
+        app,
         log_level="warning",
         access_log=False,
         lifespan="off",
         timeout_graceful_shutdown=1,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(config)
+    server.run(sockets=[sock])

@@ -6,8 +6,9 @@
   const timeline = document.getElementById("timeline");
   const decisions = document.getElementById("decisions");
 
-  function replaceDecisions(html) {
-    if (!decisions) return;
+  function replaceDecisions(html, version) {
+    if (!decisions || decisions.dataset.version === version) return;  // unchanged
+    decisions.dataset.version = version;
     // Keep what the person is typing in a note while the panel is redrawn.
     const notes = {};
     decisions.querySelectorAll(".decision.pending").forEach(function (box) {
@@ -45,11 +46,15 @@
       if (last && nearEnd) last.scrollIntoView({ block: "nearest" });
     });
     source.addEventListener("summary", function (message) {
+      const payload = JSON.parse(message.data);
       const summary = document.getElementById("summary");
-      if (summary) summary.innerHTML = JSON.parse(message.data).html;
+      if (summary) summary.innerHTML = payload.html;
+      const phases = document.getElementById("phases");
+      if (phases) phases.outerHTML = payload.phases;
     });
     source.addEventListener("decisions", function (message) {
-      replaceDecisions(JSON.parse(message.data).html);
+      const payload = JSON.parse(message.data);
+      replaceDecisions(payload.html, payload.version);
     });
     source.addEventListener("problem", function (message) {
       source.close();
@@ -79,7 +84,7 @@
       })
       .then(function (result) {
         if (result[0]) {
-          replaceDecisions(result[1].html);
+          replaceDecisions(result[1].html, result[1].version);
         } else {
           if (status) status.textContent = result[1].error;
           form.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
