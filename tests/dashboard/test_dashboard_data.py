@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dashboard_helpers import ITEM, SECRET, new_repo, phasegate
+from dashboard_helpers import ITEM, SECRET, new_repo, phasegate, write_script
 
 from phasegate.dashboard import data
 from phasegate.errors import AlreadyAnsweredError, BadInputError, NotFoundError, StateCorruptError
@@ -159,3 +159,30 @@ def test_secrets_are_redacted_from_everything_read(
     )
     assert SECRET not in read and "[REDACTED]" in read
     assert SECRET not in (repo / "docs/features" / ITEM / data.DECISIONS_FILE).read_text()
+
+
+def test_changes_are_items_too(tmp_path: Path) -> None:
+    """A change of the change workflow is listed with its phase, and its journal reads."""
+    root = new_repo(tmp_path / "repo")
+    proposal = "---\nchange_id: oauth\nspecs: []\n---\n# Proposal\nOAuth.\n"
+    write_script(
+        root,
+        {
+            "proposal-author": {
+                "proposal": [{"write": {"{item_dir}/proposal.md": proposal}}],
+                "tasks": [{"write": {"{item_dir}/tasks.md": "## 1. Data Layer\n- [ ] 1.1 x\n"}}],
+            },
+            "challenger": {
+                "challenge": [{"json": {"verdict": "APPROVED", "summary": "ok", "issues": []}}]
+            },
+        },
+    )
+    planned = phasegate(root, "plan", "oauth", "Add OAuth")
+    assert planned.returncode == 0, planned.stderr
+    rows = {row["id"]: row for row in data.list_items(root)}
+    assert rows["oauth"]["workflow"] == "change" and rows["oauth"]["status"] == "challenged"
+    assert rows["oauth"]["calls"] >= 2 and rows["oauth"]["nextCommand"] == "phasegate impl oauth"
+    assert data.item_detail(root, "oauth")["description"] == "Add OAuth"
+    events, _ = data.journal_events(root, "oauth")
+    assert any(e["event"] == "phase.changed" for e in events)
+    assert [name for name, _ in data.artifacts(root, "oauth")] == ["proposal.md", "tasks.md"]
