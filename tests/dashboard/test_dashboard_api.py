@@ -141,6 +141,8 @@ def test_api_events_read_from_an_offset(client: TestClient, repo: Path) -> None:
     later = client.get(f"/api/items/{ITEM}/events", params={"offset": first["offset"]}).json()
     assert [e["event"] for e in later["events"]] == ["api.probe"]
     assert client.get(f"/api/items/{ITEM}/events?offset=x").status_code == 400
+    inside = client.get(f"/api/items/{ITEM}/events?offset=5")
+    assert inside.status_code == 400 and "not the start of a line" in inside.json()["error"]
 
 
 def test_api_artifacts_list_names_and_addresses(client: TestClient) -> None:
@@ -213,6 +215,14 @@ def test_the_event_stream_sends_new_journal_events_and_decisions(
     assert seen["entries"]["count"] == 1
     assert seen["id"]["value"] == data.journal_events(repo, ITEM)[1]
     assert "decisions" in seen  # the panel is sent once when the stream opens
+
+
+def test_the_event_stream_of_an_unknown_item_or_a_bad_offset_is_refused_at_once(
+    client: TestClient,
+) -> None:
+    assert client.get("/items/ghost/events").status_code == 404
+    assert client.get(f"/items/{ITEM}/events?offset=5").status_code == 400
+    assert client.get(f"/items/{ITEM}/events?offset=x").status_code == 400
 
 
 def test_everything_but_answers_is_read_only(client: TestClient) -> None:

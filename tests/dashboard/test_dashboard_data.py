@@ -92,6 +92,12 @@ def test_an_offset_past_the_end_reads_a_replaced_journal_from_its_start(repo: Pa
     assert [e["event"] for e in events] == ["fresh"] and end == journal(repo).stat().st_size
 
 
+def test_an_offset_inside_a_line_is_bad_input_not_a_corrupt_journal(repo: Path) -> None:
+    """Only offsets a read returned (line starts) are valid; the journal is not blamed."""
+    with pytest.raises(BadInputError, match="offset 5 is not the start of a line"):
+        data.journal_events(repo, ITEM, 5)
+
+
 def test_a_corrupt_journal_line_is_reported_with_the_file(repo: Path) -> None:
     with journal(repo).open("a") as handle:
         handle.write("{broken\n")

@@ -89,7 +89,20 @@ def _registry(root: Path) -> Any:
     return WorkflowRegistry(root)
 
 
+_LOCATED: dict[tuple[Path, str], _Located] = {}
+
+
 def _locate(root: Path, item: str) -> _Located:
+    """Where ``item`` lives; remembered, because an open page asks several times a second."""
+    known = _LOCATED.get((root, item))
+    if known is not None and known.item_dir.is_dir():
+        return known
+    found = _find(root, item)
+    _LOCATED[(root, item)] = found
+    return found
+
+
+def _find(root: Path, item: str) -> _Located:
     from phasegate.change.handle import open_change
     from phasegate.engine.workitem import locate_item, validate_item_name
 
@@ -105,20 +118,6 @@ def _locate(root: Path, item: str) -> _Located:
         pass  # no usable change workflow: the item is found among the others
     found = locate_item(root, item, registry, config)
     return _Located(item, found.workflow.name, found.item_dir, found.journal.path)
-
-
-_JOURNALS: dict[tuple[Path, str], Path] = {}
-
-
-def _journal_path(root: Path, item: str) -> Path:
-    """The item's journal; remembered, because followers ask for it several times a second."""
-    key = (root, item)
-    known = _JOURNALS.get(key)
-    if known is not None and known.parent.is_dir():
-        return known
-    path = _locate(root, item).journal_path
-    _JOURNALS[key] = path
-    return path
 
 
 # -- items ----------------------------------------------------------------------
@@ -223,7 +222,7 @@ def item_detail(root: Path, item: str) -> dict[str, Any]:
 
 def journal_events(root: Path, item: str, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
     """The complete journal events from byte ``offset`` on, and the next offset."""
-    return read_journal(_journal_path(root, item), offset)
+    return read_journal(_locate(root, item).journal_path, offset)
 
 
 def read_journal(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
@@ -233,6 +232,13 @@ def read_journal(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int
             size = handle.seek(0, 2)
             if offset < 0 or offset > size:
                 offset = 0  # the journal was replaced: read it again from its start
+            if offset > 0:
+                handle.seek(offset - 1)
+                if handle.read(1) != b"\n":
+                    raise BadInputError(
+                        f"offset {offset} is not the start of a line of {path}: read from 0, "
+                        "or from an offset an earlier read returned"
+                    )
             handle.seek(offset)
             data = handle.read(size - offset)
     except FileNotFoundError:

@@ -224,7 +224,8 @@ def create_app(
             offset = max(0, int(start))
         except ValueError:
             raise BadInputError(f"offset {start!r} is not a number") from None
-        # Fails here (a clean 404) rather than inside the stream for an unknown item.
+        # Fails here (a clean 404 or 400) rather than inside the stream.
+        await anyio.to_thread.run_sync(data.journal_events, root, item, offset)
         reader = EventReader()
         primer, _ = await anyio.to_thread.run_sync(data.journal_events, root, item, 0)
         _read_entries(reader, primer)  # so finished calls name their backend
