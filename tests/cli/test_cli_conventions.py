@@ -61,6 +61,7 @@ def in_a_terminal(repo: Path, *args: str, env: dict[str, str] | None = None) -> 
 
 
 def test_version_and_short_v_print_the_version(repo: Path) -> None:
+    """--version and -V print the installed version."""
     for flag in ("--version", "-V"):
         result = phasegate(repo, flag)
         assert result.returncode == 0
@@ -79,6 +80,7 @@ def _commands(group: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
 
 
 def test_short_h_is_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """-h is --help on every command and group."""
     commands = _commands(typer.main.get_command(app))
     assert ("logs",) in commands and ("change", "list") in commands and ("serve",) in commands
     for command in commands:
@@ -89,6 +91,7 @@ def test_short_h_is_help_on_every_command(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_a_bare_phasegate_prints_help_and_exits_0(repo: Path) -> None:
+    """A bare `phasegate` (or command group) is a request for help, not an error."""
     for group in ((), ("change",), ("worktree",)):
         result = phasegate(repo, *group)
         assert result.returncode == 0, group
@@ -97,6 +100,7 @@ def test_a_bare_phasegate_prints_help_and_exits_0(repo: Path) -> None:
 
 
 def test_show_completion_prints_a_completion_script(repo: Path) -> None:
+    """--show-completion prints the shell's completion script."""
     result = phasegate(repo, "--show-completion", env={"SHELL": "/bin/bash"})
     assert result.returncode == 0
     assert "_PHASEGATE_COMPLETE=complete_bash" in result.stdout
@@ -137,6 +141,7 @@ def test_completion_completes_command_names_and_options(repo: Path) -> None:
     ],
 )
 def test_listing_and_reporting_commands_print_json(repo: Path, args: tuple[str, ...]) -> None:
+    """Every listing or reporting command takes --json: plain JSON, even with colour forced."""
     builtin = Path(__file__).parents[2] / "src/phasegate/workflow/builtin"
     args = tuple(a.format(builtin=builtin) for a in args)
     result = phasegate(repo, *args, "--color", "always")
@@ -151,6 +156,7 @@ def test_listing_and_reporting_commands_print_json(repo: Path, args: tuple[str, 
 def test_with_json_an_error_is_a_json_object_on_stderr_with_the_exit_code(
     repo: Path, tmp_path: Path
 ) -> None:
+    """With --json, errors (usage errors included) are JSON objects on stderr."""
     missing = phasegate(repo, "status", "ghost", "--json")
     assert missing.returncode == 2 and missing.stdout == ""
     error = json.loads(missing.stderr)
@@ -167,6 +173,7 @@ def test_with_json_an_error_is_a_json_object_on_stderr_with_the_exit_code(
 
 
 def test_doctor_json_reports_an_unusable_role_as_a_json_error(tmp_path: Path) -> None:
+    """doctor --json prints its report and ends with a JSON error (exit 6)."""
     root = new_repo(tmp_path / "repo")
     config = root / ".phasegate" / "config.yaml"
     config.write_text(config.read_text() + "\n# broken on purpose\n")
@@ -179,12 +186,14 @@ def test_doctor_json_reports_an_unusable_role_as_a_json_error(tmp_path: Path) ->
 
 
 def test_status_json_in_a_terminal_is_plain_json(repo: Path) -> None:
+    """status --json is json.dumps output: no colour even on a terminal."""
     shown = in_a_terminal(repo, "status", ITEM, "--json")
     assert ESC not in shown
     assert json.loads(shown.replace("\r\n", "\n"))["id"] == ITEM
 
 
 def test_a_terminal_gets_colour_a_pipe_does_not(repo: Path) -> None:
+    """--color auto: colour on a terminal, none in a pipe."""
     assert ESC in in_a_terminal(repo, "workflows")
     piped = phasegate(repo, "workflows", env=plain_env())
     assert piped.returncode == 0 and "feature (built-in)" in piped.stdout
@@ -192,6 +201,7 @@ def test_a_terminal_gets_colour_a_pipe_does_not(repo: Path) -> None:
 
 
 def test_color_never_and_no_color_write_no_escape_code_even_to_a_terminal(repo: Path) -> None:
+    """--color never (before or after the command) and NO_COLOR: no escape code at all."""
     for shown in (
         in_a_terminal(repo, "--color", "never", "workflows"),
         in_a_terminal(repo, "workflows", "--color=never"),  # after the command too
@@ -213,11 +223,13 @@ def test_color_always_colours_a_pipe_without_drawing_a_spinner(tmp_path: Path) -
 
 
 def test_no_color_is_overridden_by_color_always(repo: Path) -> None:
+    """An explicit --color always wins over NO_COLOR."""
     result = phasegate(repo, "workflows", "--color", "always", env=plain_env(NO_COLOR="1"))
     assert ESC in result.stdout
 
 
 def test_a_bad_color_value_is_bad_input(repo: Path) -> None:
+    """An unknown --color value is exit 2 with the accepted values."""
     result = phasegate(repo, "status", "--color", "sometimes")
     assert result.returncode == 2
     assert "--color must be one of auto, always, never" in result.stderr

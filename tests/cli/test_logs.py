@@ -29,6 +29,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_logs_prints_time_phase_role_backend_what_happened_and_tokens(repo: Path) -> None:
+    """Readable lines: time, phase, role and backend, what happened, tokens; issues below."""
     assert phasegate(repo, "run", ITEM, "--until", "specify").returncode == 0
     result = phasegate(repo, "logs", ITEM)
     assert result.returncode == 0, result.stderr
@@ -46,6 +47,7 @@ def test_logs_prints_time_phase_role_backend_what_happened_and_tokens(repo: Path
 
 
 def test_logs_json_passes_the_journal_events_through(repo: Path) -> None:
+    """--json prints the journal's events as recorded, one a line."""
     assert phasegate(repo, "run", ITEM, "--until", "brainstorm").returncode == 0
     result = phasegate(repo, "logs", ITEM, "--json")
     journal = (repo / "docs/features" / ITEM / ".journal.jsonl").read_text().splitlines()
@@ -55,6 +57,7 @@ def test_logs_json_passes_the_journal_events_through(repo: Path) -> None:
 
 
 def test_logs_of_an_unknown_item_is_bad_input(repo: Path) -> None:
+    """An unknown item is exit 2, as a line or (with --json) as a JSON object."""
     result = phasegate(repo, "logs", "ghost")
     assert result.returncode == 2 and "no work item named 'ghost'" in result.stderr
     as_json = phasegate(repo, "logs", "ghost", "--json")
@@ -123,6 +126,7 @@ def test_logs_follow_prints_a_run_in_another_process_as_it_happens(repo: Path) -
 
 
 def test_logs_follow_json_writes_one_event_a_line_as_they_come(repo: Path) -> None:
+    """-f --json streams the events as JSON Lines while a run appends them."""
     follower = subprocess.Popen(
         [sys.executable, "-m", "phasegate", "logs", ITEM, "-f", "--json"],
         cwd=repo,

@@ -59,6 +59,7 @@ def heard(folder: Path) -> list[dict[str, Any]]:
 def test_a_completed_run_is_told_on_stdin_and_in_the_environment(
     repo: Path, tmp_path: Path
 ) -> None:
+    """The event reaches the command as JSON on stdin and as PHASEGATE_* variables."""
     folder = recorder(repo, tmp_path)
     ran = phasegate(repo, "run", ITEM, "--until", "brainstorm")
     assert ran.returncode == 0, ran.stderr
@@ -76,6 +77,7 @@ def test_a_completed_run_is_told_on_stdin_and_in_the_environment(
 
 
 def test_a_run_stopping_for_a_person_is_told_as_waiting(repo: Path, tmp_path: Path) -> None:
+    """Exit 3 (waiting on a human decision) is the `waiting` event, with what to do."""
     folder = recorder(repo, tmp_path)
     stopped = phasegate(repo, "run", ITEM, "--phase", "design")
     assert stopped.returncode == 3
@@ -85,6 +87,7 @@ def test_a_run_stopping_for_a_person_is_told_as_waiting(repo: Path, tmp_path: Pa
 
 
 def test_a_failed_run_is_told_as_failed_with_secrets_redacted(repo: Path, tmp_path: Path) -> None:
+    """An agent failure (exit 6) is `failed`; secrets in its message are masked."""
     script = approving_script()
     script["executor"]["brainstorm"] = [{"fail": {"exit": 1, "error": f"bad key {SECRET}"}}]
     write_script(repo, script)
@@ -98,6 +101,7 @@ def test_a_failed_run_is_told_as_failed_with_secrets_redacted(repo: Path, tmp_pa
 
 
 def test_only_the_listed_events_are_told(repo: Path, tmp_path: Path) -> None:
+    """`on:` limits the events: nothing else runs the command."""
     folder = recorder(repo, tmp_path, on=["failed"])
     assert phasegate(repo, "run", ITEM, "--until", "brainstorm").returncode == 0
     assert phasegate(repo, "run", ITEM, "--phase", "design").returncode == 3
@@ -107,6 +111,7 @@ def test_only_the_listed_events_are_told(repo: Path, tmp_path: Path) -> None:
 def test_a_failing_notify_command_is_reported_and_never_changes_the_exit_code(
     repo: Path,
 ) -> None:
+    """A notify command that fails is a warning; the run keeps its own exit code."""
     configure(repo, "echo 'no route to the chat server' >&2; exit 9")
     ran = phasegate(repo, "run", ITEM, "--until", "brainstorm")
     assert ran.returncode == 0
@@ -116,6 +121,7 @@ def test_a_failing_notify_command_is_reported_and_never_changes_the_exit_code(
 
 
 def test_a_hanging_notify_command_is_stopped_after_its_timeout(repo: Path) -> None:
+    """A notify command past its timeout is stopped and reported; the run ends."""
     configure(repo, "sleep 60", timeout=0.5)
     started = time.monotonic()
     ran = phasegate(repo, "run", ITEM, "--until", "brainstorm")
@@ -161,6 +167,7 @@ def test_a_plan_of_the_change_workflow_is_told_too(tmp_path: Path) -> None:
 
 
 def test_an_unknown_notify_event_is_a_config_error(repo: Path) -> None:
+    """`notify.on` is validated like the rest of the config: file and field named."""
     configure(repo, "true", on=["sometimes"])
     result = phasegate(repo, "run", ITEM)
     assert result.returncode == 2

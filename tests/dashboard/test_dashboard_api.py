@@ -49,6 +49,7 @@ def decision(repo: Path) -> Iterator[str]:
 
 
 def test_items_page_lists_every_item_with_its_spend(client: TestClient) -> None:
+    """The list page: each item with workflow, phase, status, spend and next command."""
     page = client.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert f'href="/items/{ITEM}"' in page.text
@@ -71,6 +72,7 @@ def test_item_page_shows_calls_verdicts_with_issues_artifacts_and_phases(
 
 
 def test_item_page_offers_pending_decisions_as_forms(client: TestClient, decision: str) -> None:
+    """A pending decision is a form with one button per canonical choice."""
     page = client.get(f"/items/{ITEM}").text
     assert f'action="/items/{ITEM}/decisions/{decision}"' in page
     assert '<button type="submit" name="choice" value="proceed">' in page
@@ -78,6 +80,7 @@ def test_item_page_offers_pending_decisions_as_forms(client: TestClient, decisio
 
 
 def test_a_check_shows_its_output_tail(client: TestClient, repo: Path) -> None:
+    """A check in the timeline shows its outcome and the tail of its output, escaped."""
     Journal(repo / "docs/features" / ITEM / ".journal.jsonl").append(
         "check.finished",
         phase="implement",
@@ -107,6 +110,7 @@ def test_an_artifact_is_rendered_as_markdown_with_raw_html_escaped(
 
 
 def test_the_review_history_is_an_artifact(client: TestClient) -> None:
+    """The review history is rendered like any artifact."""
     page = client.get(f"/items/{ITEM}/artifacts/.review-history.md")
     assert page.status_code == 200 and "No acceptance criteria" in page.text
 
@@ -120,6 +124,7 @@ def test_only_listed_artifacts_are_served(client: TestClient) -> None:
 
 
 def test_an_unknown_item_is_404_as_a_page_and_as_json(client: TestClient) -> None:
+    """An unknown item: a 404 page, or JSON with the CLI's exit code under /api."""
     page = client.get("/items/ghost")
     assert page.status_code == 404 and "no work item named &#x27;ghost&#x27;" in page.text
     api = client.get("/api/items/ghost")
@@ -129,12 +134,14 @@ def test_an_unknown_item_is_404_as_a_page_and_as_json(client: TestClient) -> Non
 
 
 def test_api_items_and_item(client: TestClient, repo: Path) -> None:
+    """/api/items and /api/items/ITEM give what data.py reads."""
     assert client.get("/api/items").json() == data.list_items(repo)
     detail = client.get(f"/api/items/{ITEM}").json()
     assert detail["id"] == ITEM and detail["node"] == "specify" and detail["phases"]
 
 
 def test_api_events_read_from_an_offset(client: TestClient, repo: Path) -> None:
+    """/api/items/ITEM/events reads on from the offset it returned last."""
     first = client.get(f"/api/items/{ITEM}/events").json()
     assert first["events"][0]["event"] == "item.created"
     Journal(repo / "docs/features" / ITEM / ".journal.jsonl").append("api.probe")
@@ -146,11 +153,13 @@ def test_api_events_read_from_an_offset(client: TestClient, repo: Path) -> None:
 
 
 def test_api_artifacts_list_names_and_addresses(client: TestClient) -> None:
+    """/api/items/ITEM/artifacts lists each Markdown file with its page."""
     listed = client.get(f"/api/items/{ITEM}/artifacts").json()
     assert {"name": "spec.md", "url": f"/items/{ITEM}/artifacts/spec.md"} in listed
 
 
 def test_api_decisions_and_answer(client: TestClient, repo: Path, decision: str) -> None:
+    """Decisions through the API: choices checked exactly, answered once, then 409."""
     (pending,) = client.get(f"/api/items/{ITEM}/decisions").json()
     assert pending["id"] == decision and pending["status"] == "pending"
     url = f"/api/items/{ITEM}/decisions/{decision}"
@@ -220,12 +229,14 @@ def test_the_event_stream_sends_new_journal_events_and_decisions(
 def test_the_event_stream_of_an_unknown_item_or_a_bad_offset_is_refused_at_once(
     client: TestClient,
 ) -> None:
+    """Bad requests fail with a status, not inside a stream the browser would retry."""
     assert client.get("/items/ghost/events").status_code == 404
     assert client.get(f"/items/{ITEM}/events?offset=5").status_code == 400
     assert client.get(f"/items/{ITEM}/events?offset=x").status_code == 400
 
 
 def test_everything_but_answers_is_read_only(client: TestClient) -> None:
+    """No route but answering a decision accepts a write method."""
     for method, url in (
         ("POST", "/"),
         ("POST", f"/items/{ITEM}"),
@@ -281,6 +292,7 @@ def test_pages_load_nothing_from_other_sites(client: TestClient) -> None:
 def test_secrets_stay_redacted_in_pages(
     client: TestClient, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A secret in an artifact is masked on its page and in the API."""
     monkeypatch.setenv("DASHBOARD_API_TOKEN", SECRET)
     (repo / "docs/features" / ITEM / "leak.md").write_text(f"# Leak\nkey {SECRET}\n")
     for url in (f"/items/{ITEM}/artifacts/leak.md", f"/api/items/{ITEM}/artifacts/leak.md"):
@@ -365,6 +377,7 @@ def test_a_decision_answered_at_once_from_the_page_and_a_command_is_recorded_onc
 
 
 def test_serve_refuses_a_non_loopback_host_without_allow_remote(tmp_path: Path) -> None:
+    """Listening beyond loopback needs an explicit --allow-remote (exit 2 otherwise)."""
     root = new_repo(tmp_path / "repo")
     result = phasegate(root, "serve", "--host", "0.0.0.0", "--port", "0")
     assert result.returncode == 2
@@ -372,6 +385,7 @@ def test_serve_refuses_a_non_loopback_host_without_allow_remote(tmp_path: Path) 
 
 
 def test_serve_with_allow_remote_prints_a_token_every_request_must_carry(tmp_path: Path) -> None:
+    """A remote dashboard prints its token at start and refuses requests without it."""
     root = new_repo(tmp_path / "repo")
     with served(root, "--host", "0.0.0.0", "--allow-remote") as url:
         found = re.match(r"http://0\.0\.0\.0:(\d+)/\?token=([\w-]{20,})$", url)

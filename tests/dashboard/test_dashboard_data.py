@@ -47,6 +47,7 @@ def test_list_items_reports_an_unreadable_item_without_hiding_the_others(repo: P
 
 
 def test_item_detail_has_the_phases_and_unresolved_concerns(repo: Path) -> None:
+    """One item in detail: what `status ITEM --json` says, with the list fields."""
     detail = data.item_detail(repo, ITEM)
     assert detail["description"] == "Add a limiter"
     specify = next(p for p in detail["phases"] if p["name"] == "specify")
@@ -54,6 +55,7 @@ def test_item_detail_has_the_phases_and_unresolved_concerns(repo: Path) -> None:
 
 
 def test_item_detail_of_an_unknown_item_is_not_found(repo: Path) -> None:
+    """An unknown name is not found; an unsafe one is bad input (never a path)."""
     with pytest.raises(NotFoundError, match="no work item named 'ghost'"):
         data.item_detail(repo, "ghost")
     with pytest.raises(BadInputError, match="path separators"):
@@ -86,6 +88,7 @@ def test_a_torn_last_line_is_not_an_event_until_it_is_complete(repo: Path) -> No
 
 
 def test_an_offset_past_the_end_reads_a_replaced_journal_from_its_start(repo: Path) -> None:
+    """A journal shorter than the offset was replaced: it is read again from its start."""
     _, offset = data.journal_events(repo, ITEM)
     journal(repo).write_text(json.dumps({"ts": "t", "event": "fresh"}) + "\n")
     events, end = data.journal_events(repo, ITEM, offset)
@@ -99,6 +102,7 @@ def test_an_offset_inside_a_line_is_bad_input_not_a_corrupt_journal(repo: Path) 
 
 
 def test_a_corrupt_journal_line_is_reported_with_the_file(repo: Path) -> None:
+    """A corrupt line is an error naming the journal, never skipped in silence."""
     with journal(repo).open("a") as handle:
         handle.write("{broken\n")
     with pytest.raises(StateCorruptError, match=r"\.journal\.jsonl is corrupt at byte"):
@@ -108,6 +112,7 @@ def test_a_corrupt_journal_line_is_reported_with_the_file(repo: Path) -> None:
 def test_artifacts_are_the_items_markdown_files_with_the_review_history_last(
     repo: Path,
 ) -> None:
+    """The item folder's Markdown files: artifacts by name, then the review history."""
     names = [name for name, _ in data.artifacts(repo, ITEM)]
     assert names == ["brainstorm.md", "spec.md", ".review-history.md"]
     for name, path in data.artifacts(repo, ITEM):
@@ -130,6 +135,7 @@ def test_an_answer_is_recorded_once_and_journaled(repo: Path) -> None:
 
 
 def test_a_second_answer_gets_already_answered_and_changes_nothing(repo: Path) -> None:
+    """The first answer stands; a later one is refused and names who answered."""
     data.provisional_ask(repo, ITEM, "go", "Go on?", ["yes", "no"])
     first = data.answer(repo, ITEM, "go", "yes", None, "dashboard")
     with pytest.raises(AlreadyAnsweredError, match="already answered: 'yes' by dashboard"):
@@ -138,6 +144,7 @@ def test_a_second_answer_gets_already_answered_and_changes_nothing(repo: Path) -
 
 
 def test_an_unknown_decision_is_bad_input_naming_the_pending_ones(repo: Path) -> None:
+    """Answering a decision that does not exist names the ones that do."""
     data.provisional_ask(repo, ITEM, "go", "Go on?", ["yes", "no"])
     with pytest.raises(BadInputError, match=r"no decision 'gone' \(pending: go\)"):
         data.answer(repo, ITEM, "gone", "yes", None, "cli")
