@@ -44,6 +44,10 @@ class BadInputError(PhasegateError):
     """Invalid arguments or names given on the command line."""
 
 
+class AlreadyAnsweredError(BadInputError):
+    """A decision was answered already (by another person, page or command)."""
+
+
 class ConfigError(PhasegateError):
     """``.phasegate/config.yaml`` is missing, malformed or inconsistent."""
 

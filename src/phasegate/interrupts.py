@@ -43,6 +43,12 @@ def last_stop_signal() -> int | None:
     return _received[-1] if _received else None
 
 
+def handled() -> None:
+    """The stop signal was the way a command is meant to end (``logs -f``, ``serve``):
+    the command exits as it chooses, not with 128 + the signal."""
+    _received.clear()
+
+
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
     raise Interrupted(signum)

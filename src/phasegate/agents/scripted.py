@@ -193,6 +193,12 @@ class ScriptedBackend(Backend):
                 error=(
                     f"scripted backend has no reply for role {request.role!r} "
                     f"in phase {request.labels.get('phase', '?')!r}"
+                    + (
+                        f" (node {request.labels['node']!r})"
+                        if request.labels.get("node", request.labels.get("phase"))
+                        != request.labels.get("phase")
+                        else ""
+                    )
                 ),
             )
         if reply.sleep:

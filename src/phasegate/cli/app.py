@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.prompt import Confirm, Prompt
 
 from phasegate.api import status_of
+from phasegate.cli.output import COLOR_MODES, warn, write_json
+from phasegate.cli.output import err as err  # re-exported: the command modules print with them
+from phasegate.cli.output import out as out
 from phasegate.cli.progress import ProgressPrinter
 from phasegate.cli.views import print_item_status, print_item_table
 from phasegate.config import (
@@ -30,6 +31,7 @@ from phasegate.engine.items import create_item, iter_items, locate_item
 from phasegate.engine.runner import PARTIAL_CHOICES, NoTerminal, Runner, RunOptions, RunOutcome
 from phasegate.errors import BadInputError, ConfigError, PhasegateError, WorkflowError
 from phasegate.integrations.claude_code.install import sync_worktrees
+from phasegate.notify import notifying
 from phasegate.workflow.loader import WorkflowProblems, load_workflow
 from phasegate.workflow.registry import WorkflowRegistry
 
@@ -48,13 +50,42 @@ app = typer.Typer(
         "phasegate run NAME; phasegate status NAME.\n\n" + EXIT_CODES_HELP
     ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        out.print(f"phasegate {version('phasegate')}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", help="Print the version and exit.", callback=_version, is_eager=True
+        ),
+    ] = False,
+    color: Annotated[
+        str,
+        typer.Option(
+            "--color",
+            metavar="WHEN",
+            help=f"{' | '.join(COLOR_MODES)}: colour a terminal only (and not with NO_COLOR "
+            "set), always, or never. Accepted before or after the command.",
+        ),
+    ] = "auto",
+) -> None:
+    # --color is applied (and taken off the arguments) by phasegate.cli.main.
+    pass
+
 
 RepoOption = Annotated[
     Path | None,
@@ -179,10 +210,19 @@ def run_item(
     printer = ProgressPrinter(err, quiet=quiet)
     item.sink = printer
     asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
-    try:
-        outcome = Runner(item, Backends(config, root), asker, options).run()
-    finally:
-        printer.close()
+    with notifying(
+        root,
+        config,
+        item=name,
+        workflow=item.workflow.name,
+        command=options.command or "run",
+        warn=warn,
+    ) as end:
+        try:
+            outcome = Runner(item, Backends(config, root), asker, options).run()
+            end.message = outcome.message
+        finally:
+            printer.close()
     if show_status and not quiet:
         # Re-read from disk: the recorded state is the redacted one.
         print_item_status(err, status_of(item, item.load(read_journal=False)))
@@ -282,7 +322,7 @@ def status(
         item = locate_item(root, name, registry, config, workflow, command="status")
         data = status_of(item, item.load(read_journal=False))
         if as_json:
-            print_json(data)
+            write_json(data)
         else:
             print_item_status(out, data)
         return
@@ -294,21 +334,18 @@ def status(
         except PhasegateError as exc:
             rows.append({"id": item_name, "workflow": workflow_name, "error": str(exc)})
     if as_json:
-        print_json(rows)
+        write_json(rows)
     elif not rows:
         out.print("No work items yet. Create one with: phasegate new NAME --description '...'")
     else:
         print_item_table(out, rows)
 
 
-def print_json(data: Any) -> None:
-    """JSON on stdout with the C encoder (fast for a thousand items), never through rich."""
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
-
-
 @app.command()
-def workflows(repo: RepoOption = None) -> None:
+def workflows(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    repo: RepoOption = None,
+) -> None:
     """List the built-in workflows and the repository's own (.phasegate/workflows/)."""
     root: Path | None
     try:
@@ -316,26 +353,51 @@ def workflows(repo: RepoOption = None) -> None:
     except ConfigError:
         root = None  # outside a repository: built-ins only
     registry = WorkflowRegistry(root)
+    rows: list[dict[str, Any]] = []
     for name, (path, source) in sorted(registry.files().items()):
+        row: dict[str, Any] = {"name": name, "source": source, "file": str(path)}
         try:
-            loaded = registry.get(name)
+            wf = registry.get(name).workflow
         except WorkflowError as exc:
-            out.print(f"[red]{name}[/] ({source}, invalid): {escape(str(exc))}")
+            rows.append({**row, "valid": False, "error": str(exc)})
             continue
-        wf = loaded.workflow
-        modes = ", ".join(f"{m}={v.max_iterations}" for m, v in wf.modes.items())
-        out.print(f"[bold]{name}[/] ({source}) {escape(wf.description)}")
-        out.print(f"    phases: {' → '.join(wf.label_names)}")
-        if wf.commands:
-            out.print(f"    commands: {', '.join(wf.commands)}")
-        out.print(f"    modes (max review iterations): {modes}; default {wf.default_mode}")
+        modes = {m: v.max_iterations for m, v in wf.modes.items()}
+        rows.append(
+            {
+                **row,
+                "valid": True,
+                "description": wf.description,
+                "phases": list(wf.label_names),
+                "nodes": [path for path, _ in wf.walk()],
+                "commands": list(wf.commands),
+                "modes": modes,
+                "defaultMode": wf.default_mode,
+            }
+        )
+    if as_json:
+        write_json(rows)
+        return
+    for row in rows:
+        name, source = row["name"], row["source"]
+        if not row["valid"]:
+            out.print(f"[red]{name}[/] ({source}, invalid): {escape(row['error'])}")
+            continue
+        modes_text = ", ".join(f"{m}={n}" for m, n in row["modes"].items())
+        out.print(f"[bold]{name}[/] ({source}) {escape(row['description'])}")
+        out.print(f"    phases: {' → '.join(row['phases'])}")
+        if row["commands"]:
+            out.print(f"    commands: {', '.join(row['commands'])}")
+        out.print(f"    modes (max review iterations): {modes_text}; default {row['defaultMode']}")
         if source == "repo":
-            out.print(f"    file: {path}")
+            out.print(f"    file: {row['file']}")
 
 
 @app.command()
 def validate(
     path: Annotated[Path, typer.Argument(help="A workflow YAML file.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON (every problem in 'problems').")
+    ] = False,
 ) -> None:
     """Check a workflow definition and report every problem by file, line and field."""
     if not path.is_file():
@@ -345,14 +407,30 @@ def validate(
     try:
         loaded = load_workflow(path.resolve(), "repo", overrides)
     except WorkflowProblems as exc:
-        for problem in exc.problems:
-            err.print(escape(problem))
+        if as_json:
+            write_json({"file": str(path), "valid": False, "problems": exc.problems})
+        else:
+            for problem in exc.problems:
+                err.print(escape(problem))
         count = len(exc.problems)
         raise WorkflowError(
             f"{path} is not a valid workflow ({count} problem{'s' if count > 1 else ''})"
         ) from None
     wf = loaded.workflow
     count = sum(1 for _ in wf.walk())
+    if as_json:
+        write_json(
+            {
+                "file": str(path),
+                "valid": True,
+                "problems": [],
+                "workflow": wf.name,
+                "phases": list(wf.label_names),
+                "nodes": count,
+                "modes": list(wf.modes),
+            }
+        )
+        return
     phases = f"{len(wf.label_names)} phases, " if wf.label_names else ""
     out.print(
         f"{path}: ok: workflow {wf.name!r}, {phases}{count} nodes, modes {', '.join(wf.modes)}"

@@ -22,11 +22,13 @@ from phasegate.change.api import (
 from phasegate.change.paths import ARCHIVE_DIR, archived_folder
 from phasegate.change.phases import next_command
 from phasegate.change.tools import ChangeTools
-from phasegate.cli.app import RepoOption, TerminalAsker, _repo, app, err, out, print_json
+from phasegate.cli.app import RepoOption, TerminalAsker, _repo, app, err, out
+from phasegate.cli.output import warn, write_json
 from phasegate.cli.progress import ProgressPrinter
 from phasegate.config import load_config
 from phasegate.engine.run import NoTerminal
 from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
+from phasegate.notify import notifying
 
 change_app = typer.Typer(
     name="change",
@@ -117,20 +119,24 @@ def plan(
         on_limit=on_limit,
         viewer=lambda text: err.print(text, markup=False),
     )
-    try:
-        outcome = changes.plan(
-            change_id,
-            backends=None,
-            asker=TerminalAsker() if interactive else NoTerminal(),
-            options=options,
-            sink=printer,
-        )
-    finally:
-        printer.close()
-    if outcome.action == "rejected":
-        raise BlockedError(outcome.message)
-    if outcome.action == "waiting":
-        raise WaitingForHuman(outcome.message)
+    with notifying(
+        changes.root, changes.config, item=change_id, workflow="change", command="plan", warn=warn
+    ) as end:
+        try:
+            outcome = changes.plan(
+                change_id,
+                backends=None,
+                asker=TerminalAsker() if interactive else NoTerminal(),
+                options=options,
+                sink=printer,
+            )
+        finally:
+            printer.close()
+        if outcome.action == "rejected":
+            raise BlockedError(outcome.message)
+        if outcome.action == "waiting":
+            raise WaitingForHuman(outcome.message)
+        end.message = outcome.message
     out.print(escape(outcome.message))
     if outcome.action not in ("challenged", "already-planned"):
         return
@@ -160,18 +166,22 @@ def impl(
 ) -> None:
     """Implement a challenged change: tasks.md group by group, review (create_review), fix loop."""
     changes, printer = _open(repo, quiet)
-    try:
-        outcome = changes.impl(
-            change_id,
-            options=ImplOptions(review_only=review_only),
-            sink=printer,
-            asker=TerminalAsker() if sys.stdin.isatty() else NoTerminal(),
-        )
-    finally:
-        printer.close()
-    if outcome.status == "stopped":
-        _print_findings(err, outcome)
-        raise BlockedError(outcome.message)
+    with notifying(
+        changes.root, changes.config, item=change_id, workflow="change", command="impl", warn=warn
+    ) as end:
+        try:
+            outcome = changes.impl(
+                change_id,
+                options=ImplOptions(review_only=review_only),
+                sink=printer,
+                asker=TerminalAsker() if sys.stdin.isatty() else NoTerminal(),
+            )
+        finally:
+            printer.close()
+        if outcome.status == "stopped":
+            _print_findings(err, outcome)
+            raise BlockedError(outcome.message)
+        end.message = outcome.message
     out.print(escape(outcome.message))
 
 
@@ -232,7 +242,7 @@ def status(
             }
         )
     if as_json:
-        print_json(rows[0] if change_id else rows)
+        write_json(rows[0] if change_id else rows)
         return
     if not rows:
         out.print('No changes yet. Start one with: phasegate plan ID "what it is about"')

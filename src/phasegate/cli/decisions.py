@@ -7,7 +7,8 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from phasegate.cli.app import RepoOption, _repo, app, out, print_json
+from phasegate.cli.app import RepoOption, _repo, app, out
+from phasegate.cli.output import write_json
 from phasegate.config import load_config
 from phasegate.engine.gates import answer_decision, pending
 from phasegate.engine.items import iter_items, locate_item
@@ -54,7 +55,7 @@ def decisions(
                 }
             )
     if as_json:
-        print_json(found)
+        write_json(found)
         return
     if not found:
         out.print("No decisions are waiting." if name is None else f"{name}: no decision waits.")

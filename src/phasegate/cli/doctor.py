@@ -12,7 +12,6 @@ to be needed.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,6 +20,7 @@ import typer
 from phasegate.agents.base import Availability, Backend
 from phasegate.agents.registry import backend_classes, create_backend
 from phasegate.cli.app import RepoOption, app, out
+from phasegate.cli.output import write_json
 from phasegate.config import Config, find_repo, load_config
 from phasegate.engine.calls import Backends
 from phasegate.engine.items import iter_items
@@ -128,7 +128,7 @@ def doctor(
     backends = backend_report(config, base_dir)
     roles = role_report(config, root, base_dir)
     if as_json:
-        out.print_json(json.dumps({"backends": backends, "roles": roles}))
+        write_json({"backends": backends, "roles": roles})
     else:
         _print(backends, roles, root)
     broken = [r for r in roles if r["needed"] and not r["usable"]]

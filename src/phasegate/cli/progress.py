@@ -31,6 +31,14 @@ class ProgressPrinter:
         if handler is not None:
             handler(event)
 
+    @property
+    def live(self) -> bool:
+        """Whether a spinner may be drawn: a real terminal, not one forced by --color always."""
+        try:
+            return self.console.is_terminal and self.console.file.isatty()
+        except (AttributeError, ValueError):
+            return False
+
     def close(self) -> None:
         if self._status is not None:
             self._status.stop()
@@ -51,7 +59,8 @@ class ProgressPrinter:
         label = escape(str(e.get("phase") or where))
         if kind == "agent":
             extra = ", review skipped" if e.get("no_review") else ""
-            node = f" {escape(where)}" if inner else ""
+            shown = where.rsplit("/", 1)[-1]
+            node = f" {escape(where)}" if inner or shown != e.get("phase") else ""
             self._line(
                 f"[bold]▶ {label}[/]{node} (mode {e.get('mode')}: up to "
                 f"{e.get('max_iterations')} review iterations{extra})"
@@ -87,7 +96,7 @@ class ProgressPrinter:
     def _on_agent_dispatched(self, e: dict[str, Any]) -> None:
         self._who = f"  iteration {e.get('iteration')}: {e.get('role')} ({e.get('backend')})"
         label = f"{self._who} working on {e.get('phase')}…"
-        if self.console.is_terminal:
+        if self.live:
             # A spinner while the agent works; the finished line replaces it.
             self.close()
             self._status = self.console.status(escape(label))
@@ -102,7 +111,7 @@ class ProgressPrinter:
         cost = e.get("cost_usd")
         spent = f"{tokens} tokens" + (f", ${cost:.4f}" if cost else "")
         state = "done" if e.get("ok") else f"[red]failed: {escape(str(e.get('error')))}[/]"
-        who = escape(self._who) if self.console.is_terminal else f"    {e.get('role')}"
+        who = escape(self._who) if self.live else f"    {e.get('role')}"
         self._line(f"{who} {state} in {float(e.get('duration_s') or 0):.1f}s ({spent})")
 
     def _on_agent_failed(self, e: dict[str, Any]) -> None:

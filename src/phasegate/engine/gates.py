@@ -27,18 +27,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from phasegate.engine.item import WorkItem
 from phasegate.engine.state import EngineState
-from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
+from phasegate.errors import AlreadyAnsweredError, BadInputError, BlockedError, WaitingForHuman
 from phasegate.state.journal import utc_now
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
 
-AnsweredBy = Literal["prompt", "flag", "command", "default", "timeout", "page"]
+AnsweredBy = Literal["prompt", "flag", "command", "default", "timeout", "page", "dashboard"]
 POLL_SECONDS = 0.5
-
-
-class AlreadyAnswered(BadInputError):
-    """The decision was answered already (by someone else, or earlier)."""
 
 
 @dataclass(frozen=True)
@@ -349,15 +345,15 @@ def answer_decision(
         record = state.decisions.get(decision)
         if record is None:
             open_ids = [d["id"] for d in pending(state)]
-            known = ", ".join(open_ids) if open_ids else "none is pending"
-            raise BadInputError(f"{item.name} has no decision {decision!r} ({known})")
+            known = ", ".join(open_ids) if open_ids else "none"
+            raise BadInputError(f"{item.name} has no decision {decision!r} (pending: {known})")
         visit = int(record.get("visit", 0))
         journaled = item.recorded().answer(decision, visit)
         if record.get("status") == "answered" or journaled is not None:
             earlier = (record.get("answer") or {}) if journaled is None else journaled
-            raise AlreadyAnswered(
-                f"decision {decision} of {item.name} was already answered "
-                f"({earlier.get('choice')!r} by {earlier.get('by', 'someone')}); nothing changed"
+            raise AlreadyAnsweredError(
+                f"decision {decision} of {item.name} was already answered: "
+                f"{earlier.get('choice')!r} by {earlier.get('by', 'someone')}; nothing changed"
             )
         given = canonical(record, raw, note)
         item.record(
