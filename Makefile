@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench venv node clean
+.PHONY: demo test lint typecheck unit bench venv node chromium clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,16 @@ node_modules/.installed: package.json package-lock.json
 
 node: node_modules/.installed
 
+# The dashboard's browser test drives Debian's Chromium through Playwright
+# (never a browser build of Playwright's own). Installed when missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "Installing Debian's chromium (the dashboard's browser test needs it)"; \
+		if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium; \
+	}
+
 demo: $(STAMP)
 	$(PY) -m phasegate.demo .demo
 
@@ -34,7 +44,7 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q
 
-test: $(STAMP) node lint typecheck
+test: $(STAMP) node chromium lint typecheck
 	$(VENV)/bin/pytest -q
 
 bench: $(STAMP)

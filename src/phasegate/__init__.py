@@ -25,8 +25,8 @@ _EXPORTS = {
     "TokenUsage": "phasegate.agents.base",
     "ScriptedBackend": "phasegate.agents.scripted",
     "ScriptedReply": "phasegate.agents.scripted",
-    "ReviewIssue": "phasegate.agents.verdict",
-    "ReviewVerdict": "phasegate.agents.verdict",
+    "Issue": "phasegate.verdicts.model",
+    "Verdict": "phasegate.verdicts.model",
     "Repo": "phasegate.api",
     "open_repo": "phasegate.api",
     "RunOptions": "phasegate.engine.runner",
@@ -49,10 +49,10 @@ if TYPE_CHECKING:
         TokenUsage,
     )
     from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
-    from phasegate.agents.verdict import ReviewIssue, ReviewVerdict
     from phasegate.api import Repo, open_repo
     from phasegate.engine.runner import RunOptions, RunOutcome
     from phasegate.errors import ExitCode, PhasegateError
+    from phasegate.verdicts.model import Issue, Verdict
     from phasegate.workflow.transitions import TransitionResult, validate_transition
 
 

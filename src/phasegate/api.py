@@ -9,11 +9,19 @@ from typing import Any
 
 from phasegate.agents.base import Backend
 from phasegate.config import Config, find_repo, load_config
-from phasegate.engine.dispatch import Backends
-from phasegate.engine.runner import Asker, Runner, RunOptions, RunOutcome
-from phasegate.engine.status import item_status
-from phasegate.engine.workitem import EventSink, WorkItem, create_item, locate_item
+from phasegate.engine.calls import Backends
+from phasegate.engine.gates import answer_decision, pending
+from phasegate.engine.item import EventSink, WorkItem
+from phasegate.engine.items import create_item, locate_item
+from phasegate.engine.run import Asker
+from phasegate.engine.runner import Runner, RunOptions, RunOutcome
+from phasegate.engine.state import EngineState
 from phasegate.workflow.registry import WorkflowRegistry
+
+
+def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
+    """What ``phasegate status NAME --json`` prints for ``item``."""
+    return item.status(state)
 
 
 @dataclass
@@ -33,14 +41,17 @@ class Repo:
         workflow: str = "feature",
         mode: str | None = None,
         description: str = "",
+        data: Mapping[str, Any] | None = None,
     ) -> WorkItem:
         """Create a work item (``phasegate new``)."""
         loaded = self.registry.get(workflow)
-        return create_item(self.root, name, loaded, self.config, mode=mode, description=description)
+        return create_item(
+            self.root, name, loaded, self.config, mode=mode, description=description, data=data
+        )
 
-    def item(self, name: str, workflow: str | None = None) -> WorkItem:
+    def item(self, name: str, workflow: str | None = None, command: str | None = None) -> WorkItem:
         """The handle of an existing work item."""
-        return locate_item(self.root, name, self.registry, self.config, workflow)
+        return locate_item(self.root, name, self.registry, self.config, workflow, command=command)
 
     def run(
         self,
@@ -52,14 +63,26 @@ class Repo:
         sink: EventSink | None = None,
     ) -> RunOutcome:
         """Run (or resume) a work item (``phasegate run``); ``backends`` override config."""
-        item = self.item(name)
+        item = self.item(name, command=options.command if options else None)
         item.sink = sink
         return Runner(item, Backends(self.config, self.root, backends), asker, options).run()
 
     def status(self, name: str) -> dict[str, Any]:
         """What ``phasegate status NAME --json`` prints."""
-        item = self.item(name)
-        return item_status(item, item.load())
+        item = self.item(name, command="status")
+        return status_of(item, item.load(read_journal=False))
+
+    def state(self, name: str) -> EngineState:
+        """The engine state of ``name`` as committed."""
+        return self.item(name, command="status").load(read_journal=False)
+
+    def decisions(self, name: str) -> list[dict[str, Any]]:
+        """The pending decisions of ``name`` (``phasegate decisions NAME --json``)."""
+        return pending(self.item(name, command="status").load())
+
+    def answer(self, name: str, decision: str, choice: str, note: str = "") -> dict[str, Any]:
+        """Answer a pending decision (``phasegate answer``)."""
+        return answer_decision(self.item(name, command="answer"), decision, choice, note)
 
 
 def open_repo(path: str | Path = ".") -> Repo:

@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -53,6 +53,19 @@ class WorkflowSettings(BaseModel):
     items_dir: str | None = None
 
 
+NotifyEvent = Literal["waiting", "failed", "completed"]
+
+
+class NotifySettings(BaseModel):
+    """``notify:``: a shell command run when a run stops for a person, fails, or completes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: str = Field(min_length=1)
+    on: tuple[NotifyEvent, ...] = ("waiting", "failed", "completed")
+    timeout: float = Field(default=30.0, gt=0)
+
+
 class Config(BaseModel):
     """The whole configuration file."""
 
@@ -65,6 +78,7 @@ class Config(BaseModel):
     timeouts: Timeouts = Timeouts()
     retries: Retries = Retries()
     workflows: dict[str, WorkflowSettings] = {}
+    notify: NotifySettings | None = None
 
     @field_validator("commands", "backends", "workflows", mode="before")
     @classmethod
@@ -195,6 +209,7 @@ _BACKEND_EXAMPLES = {
     "claude": (
         "  claude:\n"
         "    # model: sonnet                 # default: Claude Code's own default\n"
+        "    # tools: [Read, Glob, Grep, Edit, Write]   # what writers are offered (the default)\n"
         '    # allowed_tools: [Read, Glob, Grep, "Bash(pytest:*)"]   # lets it run tests\n'
     ),
     "codex": ("  codex:\n    # model: gpt-5.5                # default: Codex's own default\n"),

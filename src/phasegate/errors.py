@@ -7,7 +7,10 @@ code, never a traceback.
 
 from __future__ import annotations
 
+import errno
+import signal
 from enum import IntEnum
+from pathlib import Path
 
 
 class ExitCode(IntEnum):
@@ -21,6 +24,7 @@ class ExitCode(IntEnum):
     STATE = 5  # a state file is corrupt or unreadable (it is left untouched)
     AGENT = 6  # an agent backend failed or is unusable
     BUSY = 7  # another phasegate process holds this work item
+    STORAGE = 8  # cannot write: disk full, I/O error, read-only file system or no permission
 
 
 class PhasegateError(Exception):
@@ -38,6 +42,10 @@ class PhasegateError(Exception):
 
 class BadInputError(PhasegateError):
     """Invalid arguments or names given on the command line."""
+
+
+class AlreadyAnsweredError(BadInputError):
+    """A decision was answered already (by another person, page or command)."""
 
 
 class ConfigError(PhasegateError):
@@ -84,3 +92,65 @@ class AgentError(PhasegateError):
 
 class BackendUnavailable(AgentError):
     """A backend cannot run here (CLI missing, too old, no credentials, bad config)."""
+
+
+#: The errors of a file write that a user fixes outside phasegate (and never a bug).
+STORAGE_ERRNOS: dict[int, str] = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EIO: "input/output error",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+}
+
+
+class StorageError(PhasegateError):
+    """A file could not be written: disk full, I/O error, read-only file system, no permission.
+
+    Raised where phasegate writes (atomic files, the journal), so the message
+    names the file; what was recorded before the failed write is kept.
+    """
+
+    exit_code = ExitCode.STORAGE
+
+    @classmethod
+    def from_os_error(
+        cls, exc: OSError, path: Path | str | None = None, *, action: str = "write"
+    ) -> StorageError:
+        """The error for ``exc`` (one of :data:`STORAGE_ERRNOS`) met while acting on ``path``."""
+        where = path if path is not None else exc.filename
+        reason = STORAGE_ERRNOS.get(exc.errno or 0) or (exc.strerror or str(exc))
+        code = errno.errorcode.get(exc.errno or 0, "")
+        target = f" {where}" if where is not None else ""
+        return cls(
+            f"cannot {action}{target}: {reason}{f' ({code})' if code else ''}; what was "
+            "already recorded is kept: fix this and run the same command again"
+        )
+
+
+def is_storage_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is a file-system failure a user must fix (see :data:`STORAGE_ERRNOS`)."""
+    return isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS
+
+
+class Interrupted(KeyboardInterrupt):
+    """phasegate was told to stop by SIGINT, SIGTERM or SIGHUP.
+
+    A :class:`KeyboardInterrupt`, so no ``except Exception`` (a retry loop, a
+    backend) swallows it. The exit code is 128 plus the signal's number.
+    """
+
+    def __init__(self, signum: int = signal.SIGINT) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+
+    @property
+    def signal_name(self) -> str:
+        """``SIGINT``, ``SIGTERM`` or ``SIGHUP``."""
+        return signal.Signals(self.signum).name
+
+    @property
+    def exit_code(self) -> int:
+        """128 plus the signal's number: 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP)."""
+        return 128 + self.signum

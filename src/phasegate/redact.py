@@ -1,11 +1,17 @@
 """Redaction of secrets before anything reaches disk or a prompt.
 
-Two sources of secrets are covered: the values of environment variables whose
-names say they hold a secret (``*_API_KEY``, ``*_TOKEN``, ``*SECRET*``,
-``*PASSWORD*``...), and strings shaped like well-known credentials (OpenAI and
-Anthropic keys, GitHub and Slack tokens, AWS key ids, bearer headers, JWTs,
-private-key blocks). Every writer of state, journal, history and prompts runs
-its text through :func:`redact`.
+Two sources of secrets are covered: the values (6 characters or longer) of
+environment variables whose names say they hold a secret (``*_API_KEY``,
+``*_TOKEN``, ``*SECRET*``, ``*PASSWORD*``...), and strings shaped like
+well-known credentials (OpenAI and Anthropic keys, GitHub, GitLab, npm,
+Hugging Face, Slack and Stripe tokens, Google API keys and OAuth tokens, AWS
+key ids, bearer headers, JWTs, private-key blocks, the password in
+``scheme://user:password@host``). Every writer of state, journal, history and
+prompts runs its text through :func:`redact`.
+
+Text that is cut to a length is redacted first and cut after
+(:meth:`Redactor.tail`, :meth:`Redactor.clip`): cutting first could leave the
+end of a secret that no longer matches anything.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 MASK = "[REDACTED]"
@@ -23,64 +30,65 @@ _SECRET_NAME = re.compile(
     re.I,
 )
 # Values shorter than this are too likely to collide with ordinary words.
-_MIN_SECRET_LEN = 8
+_MIN_SECRET_LEN = 6
+#: Of a long text cut to a limit, only this much beyond the limit is redacted (then dropped).
+CUT_MARGIN = 64 * 1024
 
-_TOKEN_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
-        MASK,
+
+@dataclass(frozen=True)
+class _TokenShape:
+    """A credential's shape, and lowercase strings one of which every match contains."""
+
+    pattern: re.Pattern[str]
+    replacement: str
+    triggers: tuple[str, ...]
+
+
+def _shape(pattern: str, *triggers: str, replacement: str = MASK, flags: int = 0) -> _TokenShape:
+    return _TokenShape(re.compile(pattern, flags), replacement, triggers)
+
+
+_KEEP_PREFIX = r"\1" + MASK  # the first group (a label) stays, the secret after it goes
+
+
+# Checking for the triggers (plain substring tests) is an order of magnitude
+# cheaper than a regex scan, and clean text is the common case: it then costs
+# no regex at all, and text with a trigger only the scans of the shapes it names.
+_TOKEN_SHAPES: tuple[_TokenShape, ...] = (
+    _shape(
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----",
+        "private key",
+        flags=re.S,
     ),
-    (re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"), MASK),
-    (re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}"), MASK),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), MASK),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), MASK),
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"), MASK),
-    (re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{12,}=*"), r"\1" + MASK),
-    (
-        re.compile(
-            r"(?i)([\"']?(?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password)"
-            r"[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._~+/\-]{12,}"
-        ),
-        r"\1" + MASK,
+    _shape(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}", "sk-"),
+    _shape(
+        r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}",
+        *("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    _shape(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", "xox"),  # Slack
+    _shape(r"\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}", "k_live_", "k_test_"),  # Stripe
+    _shape(r"\bglpat-[0-9A-Za-z_\-]{20,}", "glpat-"),  # GitLab
+    _shape(r"\bnpm_[0-9A-Za-z]{36,}", "npm_"),
+    _shape(r"\bhf_[0-9A-Za-z]{30,}", "hf_"),  # Hugging Face
+    _shape(r"\bya29\.[0-9A-Za-z_\-]{20,}", "ya29."),  # Google OAuth access token
+    _shape(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "akia", "asia"),  # AWS key id
+    _shape(r"\bAIza[0-9A-Za-z_\-]{30,}", "aiza"),  # Google API key
+    _shape(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}", "eyj"),  # JWT
+    _shape(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{12,}=*", "bearer", replacement=_KEEP_PREFIX),
+    # The password of scheme://user:password@host (the user name is kept).
+    _shape(r"(://[^\s:/?#@]+:)[^\s/?#@]+(@)", "://", replacement=_KEEP_PREFIX + r"\2"),
+    _shape(
+        r"(?i)([\"']?(?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password)"
+        r"[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._~+/\-]{12,}",
+        *("key", "token", "secret", "password"),
+        replacement=_KEEP_PREFIX,
     ),
 )
 
-
-# Every pattern above contains one of these (lowercased). Checking for them is
-# an order of magnitude cheaper than any regex scan, and clean text is the
-# common case: it then costs no regex at all.
-_TRIGGERS = (
-    "private key",
-    "sk-",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "xox",
-    "akia",
-    "asia",
-    "aiza",
-    "eyj",
-    "bearer",
-    "key",
-    "token",
-    "secret",
-    "password",
-)
-
-
-# One pass that finds whether any pattern matches, so text with a trigger
-# word but no secret costs a single regex scan instead of one per pattern.
-def _scoped(pattern: str) -> str:
-    if pattern.startswith("(?i)"):
-        return f"(?i:{pattern[4:]})"
-    return f"(?:{pattern})"
-
-
-_ANY_TOKEN = re.compile("|".join(_scoped(p.pattern) for p, _ in _TOKEN_PATTERNS), re.S)
+_ALL_TRIGGERS = tuple(t for shape in _TOKEN_SHAPES for t in shape.triggers)
+# Looked for only in text holding an underscore: one scan instead of ten in most prose.
+_UNDERSCORED = tuple(t for t in _ALL_TRIGGERS if "_" in t)
+_PLAIN = tuple(t for t in _ALL_TRIGGERS if "_" not in t)
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -110,10 +118,37 @@ class Redactor:
             if value in text:
                 text = text.replace(value, MASK)
         lowered = text.lower()
-        if any(t in lowered for t in _TRIGGERS) and _ANY_TOKEN.search(text):
-            for pattern, replacement in _TOKEN_PATTERNS:
-                text = pattern.sub(replacement, text)
+        found = {t for t in _PLAIN if t in lowered}
+        if "_" in lowered:
+            found.update(t for t in _UNDERSCORED if t in lowered)
+        if found:
+            for shape in _TOKEN_SHAPES:
+                if not found.isdisjoint(shape.triggers):
+                    text = shape.pattern.sub(shape.replacement, text)
         return text
+
+    def tail(self, text: str, limit: int) -> str:
+        """The last ``limit`` characters of ``text``, redacted before it is cut.
+
+        A long text is redacted only in its last ``limit`` + :data:`CUT_MARGIN`
+        characters, and the margin dropped after: a secret the window's edge
+        runs through lies in the margin, never in what is kept.
+        """
+        if limit <= 0:
+            return ""
+        if len(text) <= limit + CUT_MARGIN:
+            return self.text(text)[-limit:]
+        window = self.text(text[-(limit + CUT_MARGIN) :])
+        return window[CUT_MARGIN:][-limit:]
+
+    def clip(self, text: str, limit: int) -> str:
+        """The first ``limit`` characters of ``text``, redacted before it is cut."""
+        if limit <= 0:
+            return ""
+        if len(text) <= limit + CUT_MARGIN:
+            return self.text(text)[:limit]
+        window = self.text(text[: limit + CUT_MARGIN])
+        return window[: len(window) - CUT_MARGIN][:limit]
 
     def data(self, value: Any) -> Any:
         """Redact every string inside JSON-like data (dicts, lists, scalars)."""

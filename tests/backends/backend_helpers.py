@@ -9,9 +9,34 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from phasegate.agents.base import Access, AgentRequest, PromptPart
+from phasegate.agents.base import Access, AgentRequest, AgentResult, PromptPart
+from phasegate.agents.claude import ClaudeBackend
+from phasegate.agents.cli_support import CliBackend
+from phasegate.agents.codex import CodexBackend
+from phasegate.agents.gemini import GeminiBackend
 from phasegate.testing import StubLLMServer
 from phasegate.testing.clis import find_cli, gemini_env
+from phasegate.verdicts import ReadContext
+from phasegate.verdicts.readers import APPROVAL
+
+#: The schema of seed 000's approval review, as reviewers are handed it.
+VERDICT_SCHEMA = APPROVAL.schema(ReadContext())
+
+
+class Reading:
+    """How a reviewer's answer was read: approved or not, and from where."""
+
+    def __init__(self, result: AgentResult) -> None:
+        verdict = APPROVAL.read(result, ReadContext())
+        self.verdict = verdict
+        self.source = verdict.source
+        self.approved = verdict.word == "APPROVED"
+
+
+def read_verdict(result: AgentResult) -> Reading:
+    """Read ``result`` as the engine reads an approval review."""
+    return Reading(result)
+
 
 REPO = Path(__file__).resolve().parents[2]
 #: The provider keys handed to the CLIs (through phasegate's environment, like a user's).
@@ -106,12 +131,23 @@ def make_request(
 FAKE_CLI = """\
 import json, os, sys, time
 mode = os.environ.get("FAKE_MODE", "echo")
+log = os.environ.get("FAKE_PROBE_LOG")
+if log and ("--version" in sys.argv or "--help" in sys.argv):
+    with open(log, "a") as stream:
+        stream.write(" ".join(sys.argv[1:]) + "\\n")
 if "--version" in sys.argv:
     print(os.environ.get("FAKE_VERSION", "fake-cli 9.9.9"))
+    sys.exit(0)
+if "--help" in sys.argv:
+    print(HELP)
     sys.exit(0)
 if mode == "exit-early":
     sys.stderr.write("fatal: could not start the agent\\n")
     sys.exit(3)
+if mode == "stderr":
+    sys.stdin.read()
+    sys.stderr.write(os.environ["FAKE_STDERR"])
+    sys.exit(1)
 if mode == "flood":
     chunk = b"x" * 65536
     for _ in range(int(os.environ.get("FAKE_MB", "40")) * 16):
@@ -126,11 +162,31 @@ print(json.dumps({"result": json.dumps(report), "is_error": False, "session_id":
 """
 
 
-def fake_cli(directory: Path, name: str = "fake-claude") -> Path:
-    """An executable stand-in for an agent CLI (modes in ``FAKE_MODE``; see FAKE_CLI)."""
+def help_listing(*backends: type[CliBackend], without: tuple[str, ...] = ()) -> str:
+    """A ``--help`` text listing every flag the backends check (minus ``without``)."""
+    lines = ["Options:"]
+    for backend in backends:
+        for check in backend.required_flags:
+            if check.flag in without:
+                continue
+            choices = f"  (choices: {check.value})" if check.value else ""
+            lines.append(f"  {check.flag} <value>   what it does{choices}")
+    return "\n".join(lines)
+
+
+def fake_cli(directory: Path, name: str = "fake-claude", help_text: str | None = None) -> Path:
+    """An executable stand-in for an agent CLI (modes in ``FAKE_MODE``; see FAKE_CLI).
+
+    Its ``--help`` prints ``help_text`` (default: every flag the claude, codex
+    and gemini backends check); with ``FAKE_PROBE_LOG`` set it appends each
+    ``--version`` / ``--help`` call to that file.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
-    path.write_text(f"#!{sys.executable}\n{FAKE_CLI}", encoding="utf-8")
+    if help_text is None:
+        help_text = help_listing(ClaudeBackend, CodexBackend, GeminiBackend)
+    script = f"#!{sys.executable}\nHELP = {help_text!r}\n{FAKE_CLI}"
+    path.write_text(script, encoding="utf-8")
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 

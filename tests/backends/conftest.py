@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from backend_helpers import STUB_KEY, cli_path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def probe_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The CLI probe cache in a folder of the test session's own, never the user's."""
+    folder = tmp_path_factory.mktemp("xdg-cache")
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(folder)
+    yield folder
+    if before is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
 
 
 @pytest.fixture(autouse=True)

@@ -8,11 +8,17 @@ import time
 from pathlib import Path
 
 import pytest
-from backend_helpers import APPROVE, CLAUDE_MODEL, STUB_KEY, claude_settings, make_request
+from backend_helpers import (
+    APPROVE,
+    CLAUDE_MODEL,
+    STUB_KEY,
+    VERDICT_SCHEMA,
+    claude_settings,
+    make_request,
+)
 
-from phasegate.agents.base import Access, McpServer
+from phasegate.agents.base import Access, AgentResult, McpServer
 from phasegate.agents.claude import ClaudeBackend
-from phasegate.agents.verdict import VERDICT_SCHEMA
 from phasegate.testing import LoggedRequest, Match, Reply, Rule, Script, StubLLMServer, Usage
 
 pytestmark = pytest.mark.cli_e2e
@@ -224,3 +230,78 @@ def test_mcp_server_tools_are_limited_to_the_listed_ones(
     assert "called read_state" in turns[1].last
     assert "write_state" in turns[2].last and "called write_state" not in turns[2].last
     assert "permission denied for: mcp__demo__write_state" in result.stderr
+
+
+def _first_writer_request(
+    home: Path, work: Path, script: Script, **settings: object
+) -> tuple[AgentResult, list[LoggedRequest]]:
+    with StubLLMServer(script) as stub:
+        backend = ClaudeBackend(claude_settings(stub, home, **settings))
+        result = backend.run(make_request(work, "Write the spec.", access=Access.WRITE))
+        turns = stub.model_requests("anthropic")
+    return result, turns
+
+
+def test_writer_is_offered_exactly_the_default_tool_set(
+    claude_bin: Path, home: Path, work: Path
+) -> None:
+    """Least privilege and fewer tokens: Read, Glob, Grep, Edit, Write and nothing else
+    (the full set made the same request 93 KB instead of 41 KB)."""
+    result, (turn,) = _first_writer_request(home, work, Script(default=Reply(text="ok")))
+    assert result.ok, result.error
+    assert sorted(turn.tools) == ["Edit", "Glob", "Grep", "Read", "Write"]
+
+
+def test_tools_setting_chooses_what_a_writer_is_offered(
+    claude_bin: Path, home: Path, work: Path
+) -> None:
+    """``tools`` (per backend or per role) plus what ``allowed_tools`` pre-approves is the
+    set offered: an allowed Bash rule adds Bash."""
+    script = Script(default=Reply(text="ok"))
+    narrowed = {"tools": ["Read", "Edit"], "allowed_tools": ["Read"]}
+    _, (narrow,) = _first_writer_request(home, work, script, **narrowed)
+    assert sorted(narrow.tools) == ["Edit", "Read"]
+    allowed = ["Read", "Bash(python -m pytest:*)"]
+    _, (tested,) = _first_writer_request(home, work, script, tools=["Read"], allowed_tools=allowed)
+    assert sorted(tested.tools) == ["Bash", "Read"]
+
+
+def test_explicit_tool_set_makes_the_request_smaller(
+    claude_bin: Path, home: Path, work: Path
+) -> None:
+    """The stub's request log: the default writer set sends well under 60% of the bytes
+    Claude Code's full set (``tools: [default]``) sends."""
+    script = Script(default=Reply(text="ok"))
+    _, (explicit,) = _first_writer_request(home, work, script)
+    _, (full,) = _first_writer_request(home, work, script, tools=["default"])
+    assert len(full.tools) > 10
+    assert len(json.dumps(explicit.body)) < 0.6 * len(json.dumps(full.body))
+
+
+@pytest.mark.parametrize("command", ["echo hi > inside.txt", "uname -a", "git log"])
+def test_bash_outside_the_configured_tools_is_denied(
+    claude_bin: Path, home: Path, work: Path, command: str
+) -> None:
+    """Claude Code runs read-only commands and, in acceptEdits, writes in the tree without
+    asking; with Bash not listed in config it is not offered at all, so nothing runs."""
+    script = Script(
+        anthropic=[
+            Rule(Reply.tool("Bash", command=command), Match(tool_result=False)),
+            Rule(Reply(text="done"), Match(tool_result=True)),
+        ]
+    )
+    result, turns = _first_writer_request(home, work, script)
+    assert result.ok, result.error
+    assert "No such tool available: Bash" in turns[-1].last
+    assert not (work / "inside.txt").exists()
+    assert "Linux" not in turns[-1].last
+
+
+def test_base_url_ending_in_v1_is_normalised(claude_bin: Path, home: Path, work: Path) -> None:
+    """``base_url: http://host/v1`` (an OpenAI habit) still reaches ``/v1/messages``."""
+    with StubLLMServer(Script(default=Reply(text="hi"))) as stub:
+        settings = claude_settings(stub, home, base_url=stub.url + "/v1/")
+        result = ClaudeBackend(settings).run(make_request(work))
+        (turn,) = stub.model_requests("anthropic")
+    assert result.ok, result.error
+    assert turn.path == "/v1/messages"

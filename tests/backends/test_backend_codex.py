@@ -6,11 +6,17 @@ import time
 from pathlib import Path
 
 import pytest
-from backend_helpers import APPROVE, CODEX_MODEL, STUB_KEY, codex_settings, make_request
+from backend_helpers import (
+    APPROVE,
+    CODEX_MODEL,
+    STUB_KEY,
+    VERDICT_SCHEMA,
+    codex_settings,
+    make_request,
+)
 
 from phasegate.agents.base import Access
 from phasegate.agents.codex import CodexBackend
-from phasegate.agents.verdict import VERDICT_SCHEMA
 from phasegate.testing import Match, Reply, Rule, Script, StubLLMServer, ToolCall, Usage
 
 pytestmark = pytest.mark.cli_e2e

@@ -7,11 +7,17 @@ import time
 from pathlib import Path
 
 import pytest
-from backend_helpers import APPROVE, GEMINI_MODEL, gemini_settings, make_request
+from backend_helpers import (
+    APPROVE,
+    GEMINI_MODEL,
+    VERDICT_SCHEMA,
+    gemini_settings,
+    make_request,
+    read_verdict,
+)
 
 from phasegate.agents.base import Access
 from phasegate.agents.gemini import GeminiBackend
-from phasegate.agents.verdict import VERDICT_SCHEMA, read_verdict
 from phasegate.testing import Match, Reply, Rule, Script, StubLLMServer, Usage
 
 pytestmark = pytest.mark.cli_e2e
@@ -114,3 +120,21 @@ def test_writer_writes_outside_the_tree_only_where_granted(
         result = backend.run(make_request(work, "Write.", access=Access.WRITE, extra_dirs=extra))
     assert result.ok, result.error
     assert target.exists() is granted
+
+
+def test_unselected_auth_with_a_base_url_is_unusable_and_exits_41(
+    gemini_bin: Path, home: Path, work: Path
+) -> None:
+    """What doctor says matches what Gemini does: no auth type selected with a base URL
+    makes the real CLI exit 41 before any request, and the backend reports it unusable."""
+    bare_home = home / "bare-gemini-home"
+    bare_home.mkdir()
+    with StubLLMServer(Script(default=Reply(text="hi"))) as stub:
+        settings = {**gemini_settings(stub, home), "config_dir": str(bare_home)}
+        backend = GeminiBackend(settings)
+        found = backend.availability()
+        result = backend.run(make_request(work))
+        requests = stub.model_requests("gemini")
+    assert not found.usable and "selectedType" in found.detail
+    assert result.exit_status == 41 and not requests
+    assert backend.credentials(backend.child_env()) is None

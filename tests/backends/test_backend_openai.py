@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import email.utils
 import json
 import time
 from pathlib import Path
 
 import pytest
-from backend_helpers import APPROVE, STUB_KEY, make_request, openai_settings
+from backend_helpers import APPROVE, STUB_KEY, VERDICT_SCHEMA, make_request, openai_settings
 
 from phasegate.agents.base import Access
 from phasegate.agents.openai_chat import OpenAIChatBackend
-from phasegate.agents.verdict import VERDICT_SCHEMA
 from phasegate.errors import BackendUnavailable, ConfigError
 from phasegate.testing import Match, Reply, Rule, Script, StubLLMServer, Usage
 
@@ -112,6 +112,53 @@ def test_client_errors_are_not_retried(work: Path) -> None:
         result = OpenAIChatBackend(openai_settings(stub, max_retries=3)).run(make_request(work))
         calls = len(stub.model_requests("openai"))
     assert not result.ok and calls == 1
+
+
+def _rate_limited_then(retry_after: str, answer: str = "after the wait") -> Script:
+    return Script(
+        openai=[
+            Rule(Reply.fail(429, "slow down", retry_after=retry_after)),
+            Rule(Reply(text=answer)),
+        ]
+    )
+
+
+def _gap(stub: StubLLMServer) -> float:
+    first, second = stub.model_requests("openai")
+    return second.time - first.time
+
+
+def test_retry_after_in_seconds_is_honoured(work: Path) -> None:
+    """429 with ``Retry-After: 2``: the retry waits the 2 s the server asked for."""
+    with StubLLMServer(_rate_limited_then("2")) as stub:
+        result = OpenAIChatBackend(openai_settings(stub)).run(make_request(work, timeout=30))
+        gap = _gap(stub)
+    assert result.ok, result.error
+    assert result.text == "after the wait"
+    assert 1.9 <= gap < 5
+
+
+def test_retry_after_as_an_http_date_is_honoured(work: Path) -> None:
+    """``Retry-After`` may be an HTTP date: the retry waits until then."""
+    when = email.utils.formatdate(time.time() + 3, usegmt=True)
+    with StubLLMServer(_rate_limited_then(when)) as stub:
+        result = OpenAIChatBackend(openai_settings(stub)).run(make_request(work, timeout=30))
+        gap = _gap(stub)
+    assert result.ok, result.error
+    assert 1.9 <= gap < 5  # the date has whole-second precision
+
+
+def test_retry_after_past_the_deadline_fails_at_once(work: Path) -> None:
+    """A wait longer than the call has left is not slept through: fail now, say why."""
+    script = Script(default=Reply.fail(429, "slow down", retry_after="60"))
+    with StubLLMServer(script) as stub:
+        backend = OpenAIChatBackend(openai_settings(stub, max_retries=3))
+        started = time.monotonic()
+        result = backend.run(make_request(work, timeout=10))
+        elapsed = time.monotonic() - started
+        calls = len(stub.model_requests("openai"))
+    assert not result.ok and calls == 1 and elapsed < 3
+    assert result.error is not None and "retry after 60s, past the 10s limit" in result.error
 
 
 def test_hung_server_is_bounded_by_the_timeout(work: Path) -> None:

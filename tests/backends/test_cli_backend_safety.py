@@ -16,6 +16,8 @@ from backend_helpers import STUB_KEY, fake_cli, fake_settings, make_request
 from phasegate.agents.base import Access
 from phasegate.agents.claude import ClaudeBackend
 from phasegate.agents.codex import CodexBackend
+from phasegate.config import Config
+from phasegate.engine.calls import Backends
 from phasegate.errors import BackendUnavailable, ConfigError
 
 BIG_PROMPT = "x" * (1024 * 1024)  # far beyond a pipe buffer: the writer must notice the exit
@@ -128,6 +130,19 @@ def test_secret_in_cli_output_is_redacted(tmp_path: Path, work: Path) -> None:
     assert STUB_KEY not in result.text and "[REDACTED]" in result.text
 
 
+def test_a_secret_the_stderr_cut_runs_through_leaves_no_fragment(
+    tmp_path: Path, work: Path
+) -> None:
+    """stderr is redacted before it is cut to its last 2,000 characters: the tail of the
+    provider key it printed is not kept on its own."""
+    stderr = f"fatal: bad key {STUB_KEY}" + "y" * (2000 - 8)
+    settings = fake_settings(fake_cli(tmp_path / "bin"), "stderr", env={"FAKE_STDERR": stderr})
+    result = ClaudeBackend(settings).run(make_request(work))
+    assert not result.ok
+    assert result.stderr.endswith("y" * 1000) and len(result.stderr) <= 2000
+    assert STUB_KEY[-8:] not in result.stderr
+
+
 def test_unknown_setting_is_a_config_error(tmp_path: Path) -> None:
     """A typo in the settings is one line naming the key and where to fix it."""
     with pytest.raises(ConfigError, match=r"backend 'claude': binray: unknown setting"):
@@ -145,5 +160,29 @@ def test_too_old_version_is_unavailable(tmp_path: Path) -> None:
     settings = fake_settings(
         fake_cli(tmp_path / "bin", "old-claude"), "echo", env={"FAKE_VERSION": "1.0.3"}
     )
-    with pytest.raises(BackendUnavailable, match=r"version 1\.0\.3 .* is older than 2\.0\.0"):
+    with pytest.raises(BackendUnavailable, match=r"version 1\.0\.3 .* is older than 2\.1\.64"):
         ClaudeBackend(settings)
+
+
+def test_a_roles_tools_setting_reaches_claude(tmp_path: Path, work: Path) -> None:
+    """``roles.executor.tools`` in .phasegate/config.yaml is the writer's ``--tools``;
+    other roles keep the backend's default."""
+    binary = fake_cli(tmp_path / "bin")
+    config = Config.model_validate(
+        {
+            "roles": {
+                "default": {"backend": "claude"},
+                "executor": {"backend": "claude", "tools": ["Read", "Edit"]},
+            },
+            "backends": {"claude": {"binary": str(binary), "env": {"FAKE_MODE": "echo"}}},
+        }
+    )
+    backends = Backends(config, tmp_path)
+
+    def tools(role: str) -> str:
+        result = backends.for_role(role).run(make_request(work, access=Access.WRITE))
+        argv = json.loads(result.text)["argv"]
+        return str(argv[argv.index("--tools") + 1])
+
+    assert tools("executor") == "Read,Edit,Glob,Grep"  # plus the pre-approved read tools
+    assert tools("implementer") == "Read,Glob,Grep,Edit,Write"

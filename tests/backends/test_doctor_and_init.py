@@ -123,3 +123,74 @@ def test_init_with_one_cli_runs_every_role_on_it(tmp_path: Path) -> None:
     config = load_config(root)
     assert config.binding("executor").backend == "gemini"
     assert config.binding("final-reviewer").backend == "gemini"
+
+
+def _feature_on_openai_change_on_missing_codex(
+    root: Path, stub: StubLLMServer, missing: Path
+) -> None:
+    write_config(
+        root,
+        {
+            "roles": {
+                "default": {"backend": "openai"},
+                "implementer": {"backend": "codex"},
+                "challenger": {"backend": "codex"},
+            },
+            "backends": {"openai": openai_settings(stub), "codex": {"binary": str(missing)}},
+        },
+    )
+
+
+def test_doctor_passes_when_only_an_unused_workflows_roles_cannot_run(tmp_path: Path) -> None:
+    """Roles of a workflow with no work items (here `change`) do not fail doctor; it says so."""
+    root = init_git_repo(tmp_path / "repo")
+    with StubLLMServer() as stub:
+        _feature_on_openai_change_on_missing_codex(root, stub, tmp_path / "nowhere" / "codex")
+        result = phasegate(root, "doctor")
+        as_json = phasegate(root, "doctor", "--json")
+    assert result.returncode == 0, result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.strip().startswith("implementer "))
+    assert "not needed: change has no work items" in line
+    roles = {r["role"]: r for r in json.loads(as_json.stdout)["roles"]}
+    assert roles["implementer"]["needed"] is False and roles["executor"]["needed"] is True
+
+
+def test_doctor_fails_once_that_workflow_has_work_items(tmp_path: Path) -> None:
+    """A change in the repository puts the change workflow in use: its roles must run."""
+    root = init_git_repo(tmp_path / "repo")
+    (root / "changes" / "add-oauth").mkdir(parents=True)
+    (root / "changes" / "add-oauth" / "STATE.yaml").write_text("change_id: add-oauth\n")
+    with StubLLMServer() as stub:
+        _feature_on_openai_change_on_missing_codex(root, stub, tmp_path / "nowhere" / "codex")
+        result = phasegate(root, "doctor")
+    assert result.returncode == 6, result.stdout
+    assert "challenger (codex), implementer (codex)" in result.stderr
+
+
+def test_doctor_says_gemini_needs_its_auth_type_selected_with_a_base_url(tmp_path: Path) -> None:
+    """GEMINI_API_KEY with a base URL but no auth type selected: headless Gemini exits 41."""
+    root = init_git_repo(tmp_path / "repo")
+    home = tmp_path / "home"
+    binary = fake_cli(tmp_path / "bin", "gemini")
+    write_config(
+        root,
+        {
+            "roles": {"default": {"backend": "gemini"}},
+            "backends": {
+                "gemini": {
+                    "binary": str(binary),
+                    "base_url": "http://127.0.0.1:9",
+                    "config_dir": str(home),
+                }
+            },
+        },
+    )
+    result = phasegate(root, "doctor", GEMINI_API_KEY="gemini-key-0123456789")
+    assert result.returncode == 6
+    line = next(x for x in result.stdout.splitlines() if x.strip().startswith("gemini "))
+    assert "not usable" in line and "selectedType" in line
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{"security": {"auth": {"selectedType": "gemini-api-key"}}}')
+    result = phasegate(root, "doctor", GEMINI_API_KEY="gemini-key-0123456789")
+    assert result.returncode == 0, result.stdout + result.stderr

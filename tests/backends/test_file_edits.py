@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 
-from phasegate.agents.file_edits import FileEdit, FileEdits, UnsafePath, apply_edits
+from phasegate.agents.file_edits import (
+    FILE_EDITS_SCHEMA,
+    FileEdit,
+    FileEdits,
+    UnsafePath,
+    apply_edits,
+)
 
 
 def _edits(*files: tuple[str, str], delete: tuple[str, ...] = ()) -> FileEdits:
@@ -96,3 +105,56 @@ def test_delete_removes_only_inside_the_tree(tmp_path: Path) -> None:
     assert not (tmp_path / "old.txt").exists()
     with pytest.raises(UnsafePath):
         apply_edits(_edits(delete=(os.path.join("..", "x"),)), tmp_path)
+
+
+def _instances(schema: Any) -> list[Any]:
+    """Answers valid under ``schema``, boundary cases first (empty, one, the maximum)."""
+    kind = schema.get("type")
+    if kind == "string":
+        return ["", "docs/spec.md", "../escape", "/abs/path", "a\x00b", "x" * 300]
+    if kind == "array":
+        items = _instances(schema["items"])
+        largest = schema.get("maxItems", 3)
+        return [[], [items[0]], items[:3], [items[-1]] * largest]
+    if kind == "object":
+        options = {name: _instances(sub) for name, sub in schema["properties"].items()}
+        answers = []
+        for index in range(max(len(o) for o in options.values())):
+            answers.append({name: o[index % len(o)] for name, o in options.items()})
+        return answers
+    raise AssertionError(f"unexpected schema node {schema}")
+
+
+def test_every_answer_valid_under_the_schema_parses() -> None:
+    """The schema handed to the model and the model reading the reply cannot disagree:
+    each answer the schema accepts parses (an empty path included: it is refused when
+    applied, naming it, instead of making the reply unreadable)."""
+    answers = _instances(FILE_EDITS_SCHEMA)
+    assert len(answers) >= 6
+    for answer in answers:
+        jsonschema.validate(answer, FILE_EDITS_SCHEMA)
+        FileEdits.model_validate_json(json.dumps(answer))
+
+
+def test_schema_is_strict_mode_ready() -> None:
+    """Every object closes its properties and requires all of them (OpenAI strict mode)."""
+
+    def objects(node: Any) -> list[dict[str, Any]]:
+        if isinstance(node, dict):
+            found = [node] if node.get("type") == "object" else []
+            return found + [o for value in node.values() for o in objects(value)]
+        return []
+
+    found = objects(FILE_EDITS_SCHEMA)
+    assert len(found) == 2
+    for node in found:
+        assert node["additionalProperties"] is False
+        assert node["required"] == list(node["properties"])
+    assert "$ref" not in json.dumps(FILE_EDITS_SCHEMA)
+
+
+def test_empty_path_is_refused_when_applied(tmp_path: Path) -> None:
+    """The check the schema leaves out happens before anything is written."""
+    with pytest.raises(UnsafePath, match="empty"):
+        apply_edits(_edits(("ok.txt", "x"), ("", "y")), tmp_path)
+    assert not (tmp_path / "ok.txt").exists()

@@ -8,6 +8,7 @@ exactly as a user would bind them.
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,9 @@ from backend_helpers import (
     init_git_repo,
     openai_settings,
 )
+
+sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
+from engine_helpers import read_meta
 
 from phasegate.agents.base import Backend
 from phasegate.agents.scripted import ScriptedBackend
@@ -56,7 +60,7 @@ def _repo(root: Path, config: dict[str, Any], mode: str = "standard", **item: An
 
 def _specify(repo: Repo, backends: dict[str, Backend] | None = None) -> dict[str, Any]:
     repo.run("item", backends=backends, options=RunOptions(until="specify"))
-    state: dict[str, Any] = json.loads((repo.root / ITEM_DIR / ".meta.json").read_text())
+    state: dict[str, Any] = read_meta(repo.root / ITEM_DIR)
     return state
 
 

@@ -103,6 +103,24 @@ def review(verdict: str, *findings: Mapping[str, Any]) -> dict[str, Any]:
 Reviewer = Callable[[AgentRequest], str]
 
 
+def step_of(request: AgentRequest) -> str:
+    """The seed 002 step of a request (``proposal``, ``spec:NAME``, ``challenge``, ``fix``...)."""
+    labels = request.labels
+    node, stage, task = labels["node"], labels["stage"], labels.get("task", "")
+    iteration = int(labels.get("iteration", "1"))
+    if node == "spec":
+        return f"spec:{task}"
+    if node == "implement-group":
+        return f"implement:{task}"
+    if node == "tasks":
+        if stage == "review":
+            return "challenge"
+        return "tasks" if iteration == 1 else "reproposal"
+    if node == "review":
+        return "review" if stage == "review" else "fix"
+    return node
+
+
 @dataclass
 class ChangeAgents:
     """Scripted agents of all four roles, answering per step and iteration.
@@ -129,7 +147,7 @@ class ChangeAgents:
         return ScriptedBackend(handler=self)
 
     def __call__(self, request: AgentRequest) -> ScriptedReply | None:
-        role, step = request.role, request.labels["phase"]
+        role, step = request.role, step_of(request)
         self.steps.append((role, step))
         if self.log is not None:
             with open(self.log, "a") as handle:

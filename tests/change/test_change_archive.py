@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,7 +13,10 @@ import pytest
 from change_helpers import changes, complete
 
 from phasegate.change import ArchiveConflict, ChangeNotReady, ChangePhase, merge_spec
+from phasegate.change.specdelta import SpecDeltaError
 from phasegate.errors import ExitCode
+
+FIXTURES = Path(__file__).parent / "fixtures" / "specs"
 
 LIVING = """\
 # Auth
@@ -139,14 +146,22 @@ def test_plan_and_impl_on_an_archived_change_find_it_in_the_archive(repo: Path) 
 def test_a_run_killed_before_the_move_is_finished_by_the_next(repo: Path) -> None:
     """Crash safety: STATE.yaml says archived, the folder is still in changes/."""
     complete(repo, "add-oauth")
-    change = changes(repo).change("add-oauth")
-    state = change.load()
-    change.move(state, ChangePhase.ARCHIVED, "specs merged")
-    state.archived_to = "changes/archive/2026-01-01-add-oauth"
-    change.save(state)
+    killed = subprocess.run(
+        [sys.executable, "-m", "phasegate", "archive", "add-oauth"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PHASEGATE_CRASH_AT": "change.before_move"},
+        check=False,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    state = changes(repo).state("add-oauth")
+    assert state.phase is ChangePhase.ARCHIVED and state.archived_to
+    assert (repo / "changes/add-oauth/STATE.yaml").is_file()
     outcome = changes(repo).archive("add-oauth")
-    assert outcome.archived_to == repo / "changes/archive/2026-01-01-add-oauth"
+    assert outcome.archived_to == repo / state.archived_to
     assert (outcome.archived_to / "STATE.yaml").is_file()
+    assert not (repo / "changes/add-oauth").exists()
 
 
 def test_merging_is_idempotent() -> None:
@@ -164,11 +179,109 @@ def test_a_requirement_marked_removed_is_deleted() -> None:
     assert "AUTH-R2" not in merged.text and "AUTH-R1: Login" in merged.text
 
 
-def test_a_requirement_the_change_leaves_out_is_kept() -> None:
-    """Omission is not deletion: a change spec listing only what it edits loses nothing."""
-    change = "# Auth\n\n## Requirements\n\n### AUTH-R2: Session expiry\nTwo hours.\n"
-    merged = merge_spec(LIVING, LIVING, change)
-    assert "Users log in with a password." in merged.text and "Two hours." in merged.text
+def test_archive_removes_a_requirement_the_change_leaves_out(repo: Path) -> None:
+    """Removal is possible: a unit of the base the change's version leaves out is deleted."""
+    spec = living_spec(repo)
+    dropped = "### AUTH-R2: Session expiry\nSessions expire after one hour.\n"
+    complete(repo, "change-a", specs=["auth"], spec_writer=editing(dropped, ""))
+    changes(repo).archive("change-a")
+    text = spec.read_text()
+    assert "AUTH-R2" not in text and "AUTH-R1: Login" in text
+
+
+def test_two_archived_changes_editing_different_fr_bullets_both_survive(repo: Path) -> None:
+    """spec-kit's `- **FR-001**: ...` bullets are units: edits of two of them do not conflict."""
+    spec = repo / "specs" / "auth.md"
+    spec.parent.mkdir(parents=True)
+    spec.write_text((FIXTURES / "speckit-spec.md").read_text())
+    complete(repo, "change-a", specs=["auth"], spec_writer=editing("own as CSV", "can see as CSV"))
+    complete(repo, "change-b", specs=["auth"], spec_writer=editing("30 seconds", "20 seconds"))
+    changes(repo).archive("change-b")
+    changes(repo).archive("change-a")
+    text = spec.read_text()
+    assert "any list they can see as CSV" in text and "within 20 seconds" in text
+
+
+def test_an_unchanged_spec_stays_byte_identical_and_a_crlf_one_stays_crlf(repo: Path) -> None:
+    """No churn: a spec the change leaves as it was is not rewritten; CRLF stays CRLF."""
+    spec = repo / "specs" / "auth.md"
+    spec.parent.mkdir(parents=True)
+    crlf = LIVING.replace("\n", "\r\n").replace("## Requirements\r\n", "## Requirements  \r\n\r\n")
+    spec.write_bytes(crlf.encode())
+    complete(repo, "same", specs=["auth"], spec_writer=lambda _name, living: living or "")
+    changes(repo).archive("same")
+    assert spec.read_bytes() == crlf.encode()
+    complete(repo, "edit", specs=["auth"], spec_writer=editing("one hour.", "two hours."))
+    changes(repo).archive("edit")
+    assert spec.read_bytes() == crlf.replace("one hour.", "two hours.").encode()
+
+
+BOOKMARKS = """\
+# bookmarks Specification
+
+## Purpose
+Bookmark handling.
+
+## Requirements
+
+### Requirement: Tags
+The system SHALL let readers tag bookmarks.
+
+#### Scenario: Tagging
+- **WHEN** a reader tags a bookmark
+- **THEN** the tag is shown
+"""
+
+
+def delta_writer(deltas: dict[str, str]) -> Callable[[str, str | None], str]:
+    def write(name: str, living: str | None) -> str:
+        return deltas[name]
+
+    return write
+
+
+def test_archive_applies_openspec_deltas_in_capability_folders(repo: Path) -> None:
+    """OpenSpec layout: `specs/<capability>/spec.md` deltas applied, never merged as text."""
+    living = repo / "specs" / "bookmarks" / "spec.md"
+    living.parent.mkdir(parents=True)
+    living.write_text(BOOKMARKS)
+    deltas = {
+        "bookmarks/spec.md": "# Bookmarks - Changes\n\n## MODIFIED Requirements\n\n"
+        "### Requirement: Tags\nThe system SHALL let readers tag and untag bookmarks.\n\n"
+        "## ADDED Requirements\n\n### Requirement: Stars\nThe system SHALL let readers star.\n",
+        "stars/spec.md": "## Purpose\nStarred bookmarks.\n\n## ADDED Requirements\n\n"
+        "### Requirement: Star count\nThe system SHALL count stars.\n",
+    }
+    specs = ["bookmarks/spec", "stars/spec"]
+    complete(repo, "add-stars", specs=specs, spec_writer=delta_writer(deltas))
+    outcome = changes(repo).archive("add-stars")
+    assert set(outcome.merged) == {"specs/bookmarks/spec.md", "specs/stars/spec.md"}
+    text = living.read_text()
+    assert "tag and untag" in text and "### Requirement: Stars" in text
+    assert "MODIFIED" not in text and "ADDED" not in text and text.count("Requirement: Tags") == 1
+    created = (repo / "specs/stars/spec.md").read_text()
+    assert created.startswith("# stars\n\n## Purpose\nStarred bookmarks.\n\n## Requirements\n")
+
+
+def test_a_delta_that_cannot_apply_refuses_the_whole_archive(repo: Path) -> None:
+    """Any refused delta aborts all: nothing written, the requirement and file named, exit 2."""
+    living = repo / "specs" / "bookmarks" / "spec.md"
+    living.parent.mkdir(parents=True)
+    living.write_text(BOOKMARKS)
+    (repo / "specs" / "auth.md").write_text(LIVING)
+    deltas = {
+        "auth.md": "## MODIFIED Requirements\n\n### AUTH-R2: Session expiry\nTwo hours.\n",
+        "bookmarks/spec.md": "## MODIFIED Requirements\n\n### Requirement: Folders\nNew.\n",
+    }
+    complete(repo, "bad", specs=["auth", "bookmarks/spec"], spec_writer=delta_writer(deltas))
+    with pytest.raises(SpecDeltaError) as caught:
+        changes(repo).archive("bad")
+    message = str(caught.value)
+    assert "changes/bad/specs/bookmarks/spec.md" in message
+    assert "MODIFIED '### Requirement: Folders' is not in the living spec" in message
+    assert "nothing was written" in message and caught.value.exit_code is ExitCode.BAD_INPUT
+    assert (repo / "specs" / "auth.md").read_text() == LIVING and living.read_text() == BOOKMARKS
+    assert changes(repo).state("bad").phase.value == "complete"
 
 
 def test_a_new_requirement_lands_in_its_section() -> None:

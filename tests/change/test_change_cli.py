@@ -37,7 +37,7 @@ def configure(repo: Path, verdict: dict[str, Any]) -> None:
             "proposal": [{"write": {"{item_dir}/proposal.md": PROPOSAL}}],
             "tasks": [{"write": {"{item_dir}/tasks.md": TASKS}}],
         },
-        "challenger": {"challenge": [{"json": verdict}]},
+        "challenger": {"tasks": [{"json": verdict}]},
     }
     config = {
         "roles": {"default": {"backend": "scripted"}},
@@ -78,7 +78,8 @@ def test_workflows_lists_the_change_workflow(repo: Path) -> None:
     result = phasegate(repo, "workflows")
     assert result.returncode == 0, result.stderr
     assert "change (built-in)" in result.stdout
-    assert "proposal → specs → tasks → implement → archive" in result.stdout
+    phases = "proposed → rejected → challenged → implementing → complete → archived"
+    assert phases in result.stdout
 
 
 def test_plan_writes_state_yaml_with_the_phase(planned: Path) -> None:

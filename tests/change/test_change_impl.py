@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from change_helpers import FINDING, ChangeAgents, changes, plan_approved, review
+from change_helpers import FINDING, ChangeAgents, changes, plan_approved, review, step_of
 
 from phasegate.agents.base import AgentRequest
 from phasegate.agents.scripted import ScriptedBackend
@@ -40,7 +40,7 @@ def test_implementer_works_through_the_layers_in_order_one_call_each(repo: Path)
     backend = agents.backend()
     changes(repo).impl("add-oauth", backends={"default": backend})
     calls = requests_of(backend, "implementer")
-    assert [r.labels["phase"] for r in calls] == [
+    assert [step_of(r) for r in calls] == [
         "implement:data",
         "implement:logic",
         "implement:integration",
@@ -63,7 +63,7 @@ def test_tasks_without_frontmatter_are_implemented_from_the_data_layer(repo: Pat
     backend = agents.backend()
     outcome = changes(repo).impl("add-oauth", backends={"default": backend})
     (implementer,) = requests_of(backend, "implementer")
-    assert implementer.labels["phase"] == "implement:data"
+    assert step_of(implementer) == "implement:data"
     assert "- [ ] 1.1 Token table" in implementer.prompt_text()
     events = [
         json.loads(line) for line in (repo / FOLDER / ".journal.jsonl").read_text().splitlines()
@@ -75,6 +75,34 @@ def test_tasks_without_frontmatter_are_implemented_from_the_data_layer(repo: Pat
         {"data": 1},
     )
     assert outcome.status == "complete"  # type: ignore[attr-defined]
+
+
+def test_speckit_tasks_are_implemented_phase_by_phase_and_the_rule_is_journaled(
+    repo: Path,
+) -> None:
+    """Document order: one call per spec-kit phase, Setup first; the journal says which rule."""
+    text = (Path(__file__).parent / "fixtures/tasks/speckit-tasks.md").read_text()
+    agents = plan_approved(repo, tasks=text.replace("{", "{{").replace("}", "}}"))
+    backend = agents.backend()
+    changes(repo).impl("add-oauth", backends={"default": backend})
+    calls = requests_of(backend, "implementer")
+    assert [step_of(r) for r in calls] == [
+        "implement:phase-1-setup-shared-infrastructure",
+        "implement:phase-2-foundational-blocking-prerequisites",
+        "implement:phase-3-user-story-1-export-a-reading-list-as",
+        "implement:phase-4-user-story-2-export-as-opml-for-feed",
+        "implement:phase-5-polish-cross-cutting-concerns",
+    ]
+    first = calls[0].prompt_text()
+    group = first[first.index("Your layer now") :]
+    assert "T003 [P] Configure ruff" in group and "T001" not in group and "T007" not in group
+    events = [
+        json.loads(line) for line in (repo / FOLDER / ".journal.jsonl").read_text().splitlines()
+    ]
+    read = [e for e in events if e["event"] == "tasks.read"][-1]
+    assert (
+        read["order"] == "document" and read["layers"]["phase-1-setup-shared-infrastructure"] == 3
+    )
 
 
 def test_approved_review_through_create_review_completes_the_change(repo: Path) -> None:
@@ -94,7 +122,7 @@ def test_needs_fix_runs_a_fix_round_and_reviews_again(repo: Path) -> None:
     outcome = changes(repo).impl("add-oauth", backends={"default": backend})
     steps = [s for r, s in agents.steps if r in ("implementer", "reviewer")]
     assert steps[-3:] == ["review", "fix", "review"]
-    (fix,) = [r for r in backend.requests if r.labels["phase"] == "fix"]
+    (fix,) = [r for r in backend.requests if step_of(r) == "fix"]
     assert "[high] app/oauth.py:3: The callback ignores the state parameter" in fix.prompt_text()
     state = changes(repo).state("add-oauth")
     assert ("implementing", "implementing") in [(h.from_phase, h.to) for h in state.history]

@@ -15,6 +15,7 @@ from change_helpers import (
     ChangeAgents,
     changes,
     plan_approved,
+    step_of,
 )
 
 from phasegate.agents.base import AgentRequest
@@ -71,7 +72,7 @@ def test_specs_are_written_dependencies_first_each_seeing_the_earlier(repo: Path
     agents = ChangeAgents(repo)
     backend = agents.backend()
     changes(repo).plan("add-oauth", "Add OAuth login", backends={"default": backend})
-    (oauth,) = [r for r in backend.requests if r.labels["phase"] == "spec:oauth-login.md"]
+    (oauth,) = [r for r in backend.requests if step_of(r) == "spec:oauth-login.md"]
     text = oauth.prompt_text()
     assert "Change spec: changes/add-oauth/specs/session.md" in text
     assert "First requirement of session" in text
@@ -103,7 +104,7 @@ def test_needs_revision_stays_proposed_then_reproposal_and_rechallenge(repo: Pat
     backend = agents.backend()
     changes(repo).plan("add-oauth", "Add OAuth login", backends={"default": backend})
     assert [s for _, s in agents.steps][-3:] == ["challenge", "reproposal", "challenge"]
-    (reproposal,) = [r for r in backend.requests if r.labels["phase"] == "reproposal"]
+    (reproposal,) = [r for r in backend.requests if step_of(r) == "reproposal"]
     assert "[high] No error handling task (at tasks.md)" in reproposal.prompt_text()
     history = [(h.from_phase, h.to) for h in changes(repo).state("add-oauth").history]
     assert ("proposed", "proposed") in history

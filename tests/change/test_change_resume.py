@@ -56,7 +56,7 @@ def calls(repo: Path) -> list[tuple[str, str]]:
 
 def test_killed_plan_resumes_without_calling_the_author_again(repo: Path) -> None:
     """Durable state: the proposal's journaled result is reused, not re-dispatched."""
-    killed = run(repo, "plan", crash_at="change.agent_returned@1")
+    killed = run(repo, "plan", crash_at="agent.returned@1")
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert calls(repo) == [("proposal-author", "proposal")]
     resumed = run(repo, "plan")
@@ -73,7 +73,7 @@ def test_killed_plan_resumes_without_calling_the_author_again(repo: Path) -> Non
 def test_killed_impl_resumes_without_calling_the_reviewer_again(repo: Path) -> None:
     """Durable state: the review recorded by create_review is read after the restart."""
     assert run(repo, "plan").returncode == 0
-    killed = run(repo, "impl", crash_at="change.agent_returned@5")
+    killed = run(repo, "impl", crash_at="agent.returned@5")
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert calls(repo)[-1] == ("reviewer", "review")
     assert changes(repo).state("add-oauth").phase.value == "implementing"

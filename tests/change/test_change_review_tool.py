@@ -164,17 +164,20 @@ def test_secrets_in_a_review_never_reach_the_disk(
 
 
 def test_get_tasks_reports_layers_and_where_the_change_id_came_from(repo: Path) -> None:
-    """The read tool an agent needs: tasks by layer (WF-R5 inference included)."""
+    """The read tool an agent needs: tasks by layer (WF-R5 inference included), and the rule."""
     tools = awaiting_review(repo)
     answer = tools.call("get_tasks", {"change_id": "add-oauth"})
     assert answer == {
         "change_id": "add-oauth",
         "change_id_from": "directory",
+        "order": "layers",
         "layers": [
             {
                 "layer": "data",
                 "title": "Data Layer",
-                "tasks": [{"text": "1.1 model", "done": False, "line": 2}],
+                "tasks": [
+                    {"text": "1.1 model", "done": False, "line": 2, "id": "1.1", "parallel": False}
+                ],
             }
         ],
     }

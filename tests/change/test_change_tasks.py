@@ -88,12 +88,15 @@ def test_layers_come_in_data_logic_integration_testing_order() -> None:
         "## Testing\n- [ ] t\n## Integration Layer\n- [ ] i\n## Data\n- [ ] d\n## Logic\n- [ ] l\n"
     )
     assert keys(text) == ["data", "logic", "integration", "testing"]
+    assert parse_tasks(text, PATH).order == "layers"
 
 
-def test_tasks_under_other_headings_come_after_integration_before_testing() -> None:
-    """A heading that names no layer is not lost: it forms the 'other' group."""
+def test_a_top_level_section_that_names_no_layer_keeps_the_document_order() -> None:
+    """Layers are inferred only when every top-level section names one; else document order."""
     text = "## 4. Testing\n- [ ] t\n## 5. Documentation\n- [ ] docs\n## 1. Data Layer\n- [ ] d\n"
-    assert keys(text) == ["data", "other", "testing"]
+    tasks = parse_tasks(text, PATH)
+    assert tasks.order == "document"
+    assert [layer.key for layer in tasks.layers] == ["4-testing", "5-documentation", "1-data-layer"]
 
 
 def test_with_checkboxes_plain_bullets_are_notes_not_tasks() -> None:

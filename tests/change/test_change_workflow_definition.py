@@ -35,12 +35,10 @@ def test_the_four_seed_roles_are_separate_with_least_privilege() -> None:
 def test_change_items_live_in_changes_with_state_yaml() -> None:
     """Seed 002: STATE.yaml per change; run by plan/impl/archive, not the generic runner."""
     workflow = WorkflowRegistry().get("change").workflow
-    assert (workflow.items_dir, workflow.state_file, workflow.state_format) == (
-        "changes",
-        "STATE.yaml",
-        "yaml",
-    )
-    assert workflow.commands == ("plan", "impl", "archive")
+    from phasegate.engine.plugin_api import view_files
+
+    assert (workflow.items_dir, view_files(workflow)) == ("changes", ["STATE.yaml"])
+    assert tuple(workflow.commands) == ("plan", "impl", "archive")
 
 
 @pytest.mark.parametrize("name", TEMPLATES)

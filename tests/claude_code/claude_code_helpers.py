@@ -14,8 +14,9 @@ from engine_helpers import GIT_ENV, approving_script, git, init_repo, make_repo
 
 from phasegate.agents.scripted import ScriptedBackend
 from phasegate.api import Repo
+from phasegate.engine.item import WorkItem
+from phasegate.engine.items import create_item
 from phasegate.engine.runner import Asker, RunOptions, RunOutcome
-from phasegate.engine.workitem import WorkItem, create_item
 
 __all__ = [
     "GIT_ENV",

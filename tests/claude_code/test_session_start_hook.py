@@ -19,10 +19,9 @@ from claude_code_helpers import (
 )
 
 from phasegate.agents.scripted import ScriptedBackend
-from phasegate.api import Repo
+from phasegate.api import Repo, status_of
 from phasegate.change.api import Changes
 from phasegate.change.phases import ChangePhase, next_command
-from phasegate.engine.status import item_status
 from phasegate.errors import AgentError
 from phasegate.integrations.claude_code.hook import next_step, session_context
 from phasegate.integrations.claude_code.layout import layout_path, load_layout
@@ -160,9 +159,10 @@ def test_next_command_and_block_match_phasegate_status(repo: Repo, scenario: str
         script["chain-reviewer"] = {"brainstorm": [{"fail": "down"}]}
         with pytest.raises(AgentError, match="down"):
             run_item(repo, "x", script)
-    expected = item_status(item, item.load())
+    expected = status_of(item, item.load())
     workflow = load_layout(repo.root)["workflows"]["feature"]
-    step = next_step("x", workflow, read_state(repo.root, "x"), item.item_dir)
+    brief = json.loads((item.item_dir / ".engine.json").read_text())["brief"]
+    step = next_step("x", workflow, brief, item.item_dir)
     assert (step["command"], step["blocked"], step["next_phase"]) == (
         expected["nextCommand"],
         expected["blocked"],

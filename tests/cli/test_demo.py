@@ -32,3 +32,17 @@ def test_demo_runs_the_whole_feature_workflow(tmp_path: Path) -> None:
     assert not (target / "docs/features/rate-limit/.review-history.md").exists()
     assert "min(self.capacity" in (target / "ratelimit/bucket.py").read_text()
     assert str(target) in out  # it says where the files are
+
+
+def test_demo_writes_no_escape_codes_to_a_pipe(tmp_path: Path) -> None:
+    """Its headings and every command it shows are plain text in a log file or a pipe."""
+    result = subprocess.run(
+        [sys.executable, "-m", "phasegate.demo", str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "== Create a work item under the feature workflow" in result.stdout
+    assert "\x1b" not in result.stdout + result.stderr

@@ -1,92 +1,86 @@
-"""ItemState: seed 000's `.meta.json` fields (camelCase), round-tripped without loss."""
+"""Seed 000's `.meta.json`: its camelCase fields, written from the engine's state, and kept
+readable by people who add to it or break it."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from phasegate.errors import StateCorruptError
-from phasegate.redact import Redactor
-from phasegate.state.item import ItemState
-from phasegate.state.store import StateStore
+sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
+from engine_helpers import approving_script, init_repo, make_repo
 
-META: dict[str, Any] = {
-    "id": "auth",
-    "workflow": "feature",
-    "description": "Add login",
-    "mode": "standard",
-    "status": "active",
-    "created": "2026-01-30T10:00:00Z",
-    "worktree": "../auth-wt",
-    "baseCommit": "3f9a2b7",
-    "currentPhase": "design",
-    "phases": {
-        "specify": {
-            "started": "2026-01-30T10:01:00Z",
-            "completed": "2026-01-30T10:09:00Z",
-            "iterations": 3,
-            "reviewerNotes": ["Scope of SSO unclear"],
-            "verified": True,
-        }
-    },
+from phasegate.agents.scripted import ScriptedBackend
+from phasegate.api import Repo
+from phasegate.engine.runner import RunOptions
+from phasegate.errors import StateCorruptError
+
+FOLDER = Path("docs/features/auth")
+REJECT = {
+    "verdict": {
+        "approved": False,
+        "issues": [{"severity": "blocker", "description": "Scope of SSO unclear"}],
+        "summary": "unclear",
+    }
 }
 
 
-def test_seed_000_camel_case_fields_are_read() -> None:
+def specify(tmp_path: Path, verdicts: list[dict[str, Any]] | None = None) -> Repo:
+    """A feature item run through specify (the chain reviewer answering ``verdicts``)."""
+    repo = make_repo(init_repo(tmp_path / "repo"))
+    repo.new("auth", mode="standard", description="Add login")
+    script = approving_script()
+    if verdicts is not None:
+        script["chain-reviewer"] = {"specify": verdicts, "*": [script["*"]["*"][0]]}
+    backend = ScriptedBackend(script=script)
+    repo.run("auth", backends={"default": backend}, options=RunOptions(until="specify"))
+    return repo
+
+
+def meta(repo: Repo) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((repo.root / FOLDER / ".meta.json").read_text())
+    return data
+
+
+def test_seed_000_camel_case_fields_are_written(tmp_path: Path) -> None:
     """Interface 3 fields: currentPhase, phases[name].{started, completed, iterations,
     reviewerNotes, verified}."""
-    state = ItemState.from_document(META, Path("/r/.meta.json"))
-    assert state.current_phase == "design"
-    assert state.base_commit == "3f9a2b7"
-    record = state.phases["specify"]
-    assert (record.iterations, record.verified) == (3, True)
-    assert record.reviewer_notes == ["Scope of SSO unclear"]
-
-
-def test_document_is_written_with_camel_case_keys() -> None:
-    document = ItemState.from_document(META, Path("/r/.meta.json")).to_document()
-    assert {"currentPhase", "baseCommit", "engine", "usage"} <= set(document)
+    document = meta(specify(tmp_path, [REJECT] * 3))
+    assert document["currentPhase"] == "specify"
+    record = document["phases"]["specify"]
+    assert record["started"] and record["completed"]
+    assert (record["iterations"], record["verified"]) == (3, False)
+    assert record["reviewerNotes"] == ["[blocker] Scope of SSO unclear"]
+    assert {"currentPhase", "baseCommit", "usage", "mode", "status", "worktree"} <= set(document)
     assert "current_phase" not in document
-    specify = document["phases"]["specify"]
-    assert specify["reviewerNotes"] == ["Scope of SSO unclear"]
-    assert {"inputTokens", "outputTokens", "costUsd"} <= set(specify["usage"])
-    assert "iterations" in document["engine"]
+    assert {"inputTokens", "outputTokens", "costUsd"} <= set(record["usage"])
 
 
-def test_round_trip_keeps_every_given_field() -> None:
-    document = ItemState.from_document(META, Path("/r/.meta.json")).to_document()
-    assert {k: document[k] for k in META if k != "phases"} == {
-        k: v for k, v in META.items() if k != "phases"
-    }
-    given = META["phases"]["specify"]
-    assert {k: document["phases"]["specify"][k] for k in given} == given
+def test_unknown_keys_a_person_adds_are_kept(tmp_path: Path) -> None:
+    """Hand-added keys survive the next run, at the top and inside a phase."""
+    repo = specify(tmp_path)
+    document = meta(repo)
+    document["owner"] = "ana"
+    document["phases"]["specify"]["ticket"] = "JIRA-1"
+    (repo.root / FOLDER / ".meta.json").write_text(json.dumps(document))
+    backend = ScriptedBackend(script=approving_script())
+    repo.run("auth", backends={"default": backend}, options=RunOptions(until="design"))
+    after = meta(repo)
+    assert after["owner"] == "ana"
+    assert after["phases"]["specify"]["ticket"] == "JIRA-1"
+    assert after["phases"]["design"]["completed"]
 
 
-def test_unknown_keys_a_person_adds_are_kept() -> None:
-    """Hand-added keys survive a load and save, at the top and inside a phase."""
-    data = {**META, "owner": "ana", "phases": {"specify": {"iterations": 1, "ticket": "JIRA-1"}}}
-    document = ItemState.from_document(data, Path("/r/.meta.json")).to_document()
-    assert document["owner"] == "ana"
-    assert document["phases"]["specify"]["ticket"] == "JIRA-1"
-
-
-def test_round_trip_through_the_store_is_stable(tmp_path: Path) -> None:
-    """Load -> save -> load gives the same document (no drift between runs)."""
-    store = StateStore(
-        tmp_path / ".meta.json", tmp_path / ".lock", "json", Redactor(use_environ=False)
-    )
-    first = ItemState.from_document(META, store.path).to_document()
-    store.commit(first)
-    second = ItemState.from_document(store.load(), store.path).to_document()
-    assert second == first
-
-
-def test_phase_record_is_created_on_first_use() -> None:
-    state = ItemState.from_document(META, Path("/r/.meta.json"))
-    state.phase("design").iterations = 1
-    assert state.to_document()["phases"]["design"]["iterations"] == 1
+def test_reading_the_state_rewrites_nothing(tmp_path: Path) -> None:
+    """status reads the state; the files stay byte for byte (no drift between runs)."""
+    repo = specify(tmp_path)
+    files = [repo.root / FOLDER / name for name in (".meta.json", ".engine.json")]
+    before = [f.read_bytes() for f in files]
+    Repo(repo.root).status("auth")
+    assert [f.read_bytes() for f in files] == before
 
 
 @pytest.mark.parametrize(
@@ -98,11 +92,32 @@ def test_phase_record_is_created_on_first_use() -> None:
     ],
 )
 def test_invalid_state_document_names_the_file_and_field(
-    broken: dict[str, Any], field: str
+    tmp_path: Path, broken: dict[str, Any], field: str
 ) -> None:
+    repo = specify(tmp_path)
+    path = repo.root / FOLDER / ".meta.json"
+    text = json.dumps({**meta(repo), **broken})
+    path.write_text(text)
     with pytest.raises(StateCorruptError) as caught:
-        ItemState.from_document({**META, **broken}, Path("/r/.meta.json"))
+        repo.run("auth", backends={"default": ScriptedBackend(script=approving_script())})
     message = str(caught.value)
-    assert "/r/.meta.json" in message
+    assert str(path) in message
     assert f"invalid at {field}" in message
     assert "left untouched" in message
+    assert path.read_text() == text
+
+
+def test_an_unknown_mode_in_the_engine_state_is_corrupt_and_nothing_is_written(
+    tmp_path: Path,
+) -> None:
+    """Detect before writing: a state naming a mode the workflow lacks stops at load (exit 5)."""
+    repo = specify(tmp_path)
+    engine = repo.root / FOLDER / ".engine.json"
+    data = json.loads(engine.read_text())
+    data["mode"] = "turbo"
+    engine.write_text(json.dumps(data))
+    journal = repo.root / FOLDER / ".journal.jsonl"
+    before = (engine.read_bytes(), journal.read_bytes())
+    with pytest.raises(StateCorruptError, match=r"unknown mode 'turbo'"):
+        repo.run("auth", backends={"default": ScriptedBackend(script=approving_script())})
+    assert (engine.read_bytes(), journal.read_bytes()) == before

@@ -104,7 +104,8 @@ def test_timeout_sigkills_children_that_ignore_sigterm(tmp_path: Path) -> None:
 def test_timeout_returns_in_bounded_time_when_a_grandchild_escapes_the_group(
     tmp_path: Path,
 ) -> None:
-    """A grandchild in its own session keeps the pipes open; the caller still returns."""
+    """A grandchild in its own session keeps the pipes open; the caller still returns,
+    and the grandchild is killed with the rest of the tree."""
     escape = (
         f"{sys.executable} -c "
         "'import os, time; os.setsid(); os.write(2, b\"escaped\\n\"); time.sleep(30)' & "
@@ -119,6 +120,7 @@ def test_timeout_returns_in_bounded_time_when_a_grandchild_escapes_the_group(
         assert "escaped" in result.stderr  # the scenario really happened
         assert result.timed_out
         assert elapsed < 3 + 0.5 * 2 + DRAIN_SECONDS + 2  # not the grandchild's 30 s
+        assert wait_gone(grandchild), "the grandchild that called setsid survived the timeout"
     finally:
         kill_if_running(grandchild)
 
@@ -177,3 +179,37 @@ def test_child_reading_all_input_has_no_broken_pipe(tmp_path: Path) -> None:
     result = run_process("wc -c", cwd=tmp_path, timeout=10, input_text="y" * 1_000_000)
     assert result.stdout.strip() == "1000000"
     assert not result.broken_pipe
+
+
+def test_a_secret_cut_by_the_output_limit_leaves_no_fragment(tmp_path: Path) -> None:
+    """Output beyond the limit is cut in two places (end of the head, start of the tail);
+    the partial lines there are dropped, so no piece of a secret the cut ran through is
+    kept where redaction could no longer recognise it."""
+    limit = 256 * 1024
+    half = limit // 2
+    first = "FIRST-secret-" + "a" * 27  # 40 characters; the head's cut runs through it
+    last = "LAST-secret-" + "b" * 28  # 40 characters; the tail's cut runs through it
+    code = (
+        "import sys; w = sys.stdout.write; "
+        f"w('h' * {half - 10} + {first!r} + 'x' * {limit}); "
+        f"w({last!r} + 'y' * {half - 20})"
+    )
+    result = run_process([sys.executable, "-c", code], cwd=tmp_path, timeout=60, output_limit=limit)
+    assert result.truncated
+    assert result.stdout.startswith("h" * 1000) and result.stdout.endswith("y" * 1000)
+    assert first[:10] not in result.stdout
+    assert last[-20:] not in result.stdout
+
+
+def test_a_key_block_cut_by_the_output_limit_is_dropped_whole(tmp_path: Path) -> None:
+    """A private-key block the cut runs through loses its marker line; all of it is dropped."""
+    limit = 256 * 1024
+    half = limit // 2
+    block = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEpAIBAAKCAQEA1234567890abcdef\n" * 10
+    code = (
+        "import sys; w = sys.stdout.write; "
+        f"w('h\\n' * ({half} // 2 - 100) + {block!r} + 'x\\n' * {limit})"
+    )
+    result = run_process([sys.executable, "-c", code], cwd=tmp_path, timeout=60, output_limit=limit)
+    assert result.truncated
+    assert "MIIEpAIBAAKCAQEA" not in result.stdout and "BEGIN RSA" not in result.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from phasegate.redact import MASK, Redactor, redact, redact_data, secret_values
+from phasegate.redact import CUT_MARGIN, MASK, Redactor, redact, redact_data, secret_values
 
 # Built by concatenation so the test file itself holds no token-shaped literal.
 OPENAI_KEY = "sk-" + "proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2"
@@ -125,3 +125,100 @@ def test_nested_data_is_redacted(redactor: Redactor) -> None:
 def test_redact_data_uses_environment_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SERVICE_TOKEN", "tok-value-from-env")
     assert redact_data({"a": ["x tok-value-from-env"]}) == {"a": [f"x {MASK}"]}
+
+
+def test_env_secret_of_six_characters_is_masked() -> None:
+    """Values of secret-named variables are secrets from 6 characters on (shorter: kept)."""
+    redactor = Redactor(secret_values({"DB_PASSWORD": "hunt3r", "PIN_TOKEN": "12345"}))
+    assert redactor.text("login with hunt3r and 12345") == f"login with {MASK} and 12345"
+
+
+# Built by concatenation so the test file itself holds no token-shaped literal.
+NEW_SHAPES = {
+    "stripe-live": "sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "stripe-restricted": "rk_" + "live_" + "51H8yQ2eZvKYlo2C0aBcDeFg",
+    "stripe-test": "sk_" + "test_" + "4eC39HqLyjWDarjtT1zdp7dc",
+    "gitlab": "glpat" + "-" + "xYz12AbC34dEf56GhI78",
+    "npm": "npm" + "_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "huggingface": "hf" + "_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ012345",
+    "google-oauth": "ya29" + "." + "a0AfH6SMBx-Example_Token_Value123",
+    "slack-oauth": "xoxo" + "-" + "1234567890-abcdefghij",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_SHAPES))
+def test_common_token_shapes_are_masked(redactor: Redactor, name: str) -> None:
+    """Stripe, GitLab, npm, Hugging Face, Google OAuth and Slack tokens are masked."""
+    token = NEW_SHAPES[name]
+    assert redactor.text(f"export X={token} # set") == f"export X={MASK} # set"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("postgres://app:s3cr3t-pw@db:5432/app", f"postgres://app:{MASK}@db:5432/app"),
+        (
+            "clone https://bob:pw@git.example.com/r.git",
+            f"clone https://bob:{MASK}@git.example.com/r.git",
+        ),
+    ],
+    ids=["postgres", "https-short-password"],
+)
+def test_password_in_a_url_is_masked_and_the_user_kept(
+    redactor: Redactor, text: str, expected: str
+) -> None:
+    """scheme://user:password@host: the password part is redacted, whatever its length."""
+    assert redactor.text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see https://example.com:8080/path and write to me@example.com",
+        "ssh://git@github.com/org/repo.git",
+        "call hf_hub_download and read npm_config_cache in task_test_runner",
+        "the glpat prefix and sk_live_ mode are documented",
+    ],
+)
+def test_text_near_the_new_shapes_is_untouched(redactor: Redactor, text: str) -> None:
+    assert redactor.text(text) == text
+
+
+SECRET = "s3cr3t-value-0123456789"
+
+
+def test_tail_masks_a_secret_that_the_cut_runs_through() -> None:
+    """Redacted before it is cut: the end of a secret never survives on its own."""
+    redactor = Redactor([SECRET], use_environ=False)
+    text = "x" * 100 + SECRET + "y" * 50
+    kept = redactor.tail(text, 58)
+    assert len(kept) == 58 and kept.endswith("y" * 50)
+    assert SECRET[-8:] not in kept
+
+
+def test_clip_masks_a_secret_that_the_cut_runs_through() -> None:
+    redactor = Redactor([SECRET], use_environ=False)
+    text = "y" * 50 + SECRET + "x" * 100
+    kept = redactor.clip(text, 58)
+    assert len(kept) == 58 and kept.startswith("y" * 50)
+    assert SECRET[:8] not in kept
+
+
+def test_tail_of_a_long_text_redacts_only_near_the_end_yet_leaves_no_fragment() -> None:
+    """In a long text only the end is redacted; a secret at the edge of that window
+    falls in the margin that is dropped, never in what is kept."""
+    redactor = Redactor([SECRET], use_environ=False)
+    limit = 100
+    edge = "z" * 1000 + SECRET + "y" * (limit + CUT_MARGIN - 8)
+    assert redactor.tail(edge, limit) == "y" * limit
+    inside = "z" * (5 * CUT_MARGIN) + SECRET + "y" * 20
+    assert redactor.tail(inside, limit).endswith(MASK + "y" * 20)
+    shaped = "z" * (5 * CUT_MARGIN) + GITHUB_TOKEN + "y" * (limit + CUT_MARGIN - 8)
+    assert redactor.tail(shaped, limit) == "y" * limit
+
+
+def test_clip_of_a_long_text_leaves_no_fragment() -> None:
+    redactor = Redactor([SECRET], use_environ=False)
+    limit = 100
+    edge = "y" * (limit + CUT_MARGIN - 8) + SECRET + "z" * 1000
+    assert redactor.clip(edge, limit) == "y" * limit

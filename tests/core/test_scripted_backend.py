@@ -11,8 +11,9 @@ import pytest
 
 from phasegate.agents.base import Access, AgentRequest, AgentResult, PromptPart
 from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
-from phasegate.agents.verdict import read_verdict
 from phasegate.errors import ConfigError
+from phasegate.verdicts import ReadContext
+from phasegate.verdicts.readers import APPROVAL
 
 ITEM_DIR = "docs/features/auth"
 
@@ -169,7 +170,7 @@ def test_no_reply_is_an_error_result_never_an_approval(tmp_path: Path) -> None:
     result = scripted({"executor": {"*": {"text": "x"}}}).run(req)
     assert not result.ok
     assert "no reply for role 'chain-reviewer' in phase 'design'" in (result.error or "")
-    assert not read_verdict(result).approved
+    assert APPROVAL.read(result, ReadContext()).word != "APPROVED"
 
 
 def test_empty_reply_list_is_no_reply(tmp_path: Path) -> None:
@@ -216,7 +217,7 @@ def test_script_file_is_loaded_relative_to_base_dir(tmp_path: Path) -> None:
     assert backend.run(request(tmp_path)).text == "Wrote the spec."
     assert (tmp_path / ITEM_DIR / "spec.md").read_text(encoding="utf-8") == "# Spec\n"
     review = backend.run(request(tmp_path, "chain-reviewer", "design", access=Access.READ_ONLY))
-    assert read_verdict(review).approved
+    assert APPROVAL.read(review, ReadContext()).word == "APPROVED"
 
 
 def test_unknown_key_in_a_script_reply_is_an_error_naming_it(tmp_path: Path) -> None:

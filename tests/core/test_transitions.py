@@ -24,7 +24,7 @@ def present(*files: str) -> dict[str, bool]:
 
 
 def completed_before(workflow: Workflow, phase: str) -> set[str]:
-    names = workflow.phase_names
+    names = workflow.label_names
     return set(names[: names.index(phase)])
 
 

@@ -30,10 +30,11 @@ def test_builtin_feature_workflow_has_seed_000_phases_in_order() -> None:
     implement -> verify -> finish."""
     loaded = WorkflowRegistry().get("feature")
     assert loaded.source == "built-in"
-    assert loaded.workflow.phase_names == FEATURE_PHASES
-    last = loaded.workflow.phases[-1]
-    assert last.kind == "finish"
-    assert loaded.workflow.is_final(last)
+    workflow = loaded.workflow
+    assert workflow.label_names == FEATURE_PHASES
+    finish, end = workflow.nodes[-2:]
+    assert (finish.kind, getattr(finish, "action", None)) == ("action", "finish")
+    assert end.kind == "end" and workflow.successors_of(finish.id) == [end.id]
 
 
 def test_builtin_feature_modes_have_seed_000_iteration_limits() -> None:
@@ -47,14 +48,14 @@ def test_builtin_feature_modes_have_seed_000_iteration_limits() -> None:
 def test_builtin_feature_hard_prerequisites_match_seed_000() -> None:
     """Seed 000 interface 1: implement needs spec.md, create-tasks needs plan.md."""
     workflow = WorkflowRegistry().get("feature").workflow
-    assert "spec.md" in workflow.phase("implement").prerequisites.hard
-    assert "plan.md" in workflow.phase("create-tasks").prerequisites.hard
+    assert "spec.md" in workflow.node("implement").prerequisites.hard
+    assert "plan.md" in workflow.node("create-tasks").prerequisites.hard
 
 
 def test_builtin_feature_reviewers_are_read_only() -> None:
     """Seed 000: chain reviewer on documents, final reviewer on code, both read-only."""
     workflow = WorkflowRegistry().get("feature").workflow
-    reviewers = {p.name: p.reviewer for p in workflow.phases if p.kind == "agent"}
+    reviewers = {n.id: getattr(n, "reviewer", None) for n in workflow.nodes if n.kind == "agent"}
     assert reviewers["specify"] == "chain-reviewer"
     assert reviewers["implement"] == "final-reviewer"
     assert {workflow.roles[r].access for r in reviewers.values() if r} == {"read-only"}
@@ -62,8 +63,10 @@ def test_builtin_feature_reviewers_are_read_only() -> None:
 
 def test_feature_state_lives_in_meta_json_with_review_history() -> None:
     """Seed 000 TD2: `.meta.json` in the feature folder plus `.review-history.md`."""
+    from phasegate.engine.plugin_api import view_files
+
     workflow = WorkflowRegistry().get("feature").workflow
-    assert (workflow.state_file, workflow.history_file) == (".meta.json", ".review-history.md")
+    assert view_files(workflow) == [".meta.json", ".review-history.md"]
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in BUILTIN_DIR.glob("*.yaml")))
@@ -95,7 +98,7 @@ def test_repo_workflow_overrides_builtin_of_same_name(
     write_workflow(text, name="feature", directory=tmp_path / ".phasegate" / "workflows")
     loaded = WorkflowRegistry(tmp_path).get("feature")
     assert loaded.source == "repo"
-    assert loaded.workflow.phase_names == ["draft", "polish", "finish"]
+    assert loaded.workflow.label_names == ["draft", "polish", "finish"]
 
 
 def test_invalid_repo_workflow_fails_on_get(
@@ -122,7 +125,7 @@ def test_prompt_override_with_unknown_placeholder_is_refused(tmp_path: Path) -> 
     override = tmp_path / ".phasegate" / "prompts" / "feature" / "specify.md"
     override.parent.mkdir(parents=True)
     override.write_text("Spec for {{ ticket }}.\n", encoding="utf-8")
-    with pytest.raises(WorkflowError, match=r"phases\[1\]\.executor_prompt: .*ticket"):
+    with pytest.raises(WorkflowError, match=r"nodes\[1\]\.prompt: .*ticket"):
         WorkflowRegistry(tmp_path).get("feature")
 
 

@@ -54,7 +54,7 @@ def only_problem(path: Path) -> str:
 def test_the_demo_workflow_is_valid(write_workflow, demo_yaml: str) -> None:
     """The fixture every other test breaks in one place is itself valid."""
     loaded = load_workflow(write_workflow(demo_yaml))
-    assert loaded.workflow.phase_names == ["draft", "polish", "finish"]
+    assert loaded.workflow.label_names == ["draft", "polish", "finish"]
 
 
 def test_unknown_phase_in_next_names_file_line_and_field(

@@ -71,3 +71,38 @@ def calls(
         for r in backend.requests
         if (role is None or r.role == role) and (phase is None or r.labels["phase"] == phase)
     ]
+
+
+def engine_view(item_dir: Path) -> dict[str, Any]:
+    """The engine's own record of an item, in the shape tests read: review iterations, cursor.
+
+    ``iterations`` lists every review iteration of every node, oldest first; ``cursor``
+    is where the walk stands inside a phase that is under way (``None`` otherwise).
+    """
+    import json
+
+    engine = json.loads((item_dir / ".engine.json").read_text(encoding="utf-8"))
+    nodes = engine.get("nodes") or {}
+    records: list[dict[str, Any]] = []
+    for node in nodes.values():
+        records.extend(node.get("iterations") or [])
+    records.sort(key=lambda r: (r.get("timestamp", ""), r.get("iteration", 0)))
+    at = engine.get("at")
+    cursor = None
+    current = nodes.get(at) if at else None
+    if current and current.get("started") and current.get("outcome") is None:
+        cursor = {
+            "phase": at,
+            "iteration": current.get("iteration", 1),
+            "stage": str(current.get("stage", "execute")).split(":", 1)[0],
+        }
+    return {"iterations": records, "cursor": cursor, "raw": engine}
+
+
+def read_meta(item_dir: Path) -> dict[str, Any]:
+    """``.meta.json`` with the engine's record of the item under ``engine``."""
+    import json
+
+    meta: dict[str, Any] = json.loads((item_dir / ".meta.json").read_text(encoding="utf-8"))
+    meta["engine"] = engine_view(item_dir)
+    return meta

@@ -43,6 +43,13 @@ VOLATILE = {
     "attemptId",
     "baseCommit",
     "tries",
+    # The engine's own record: when things happened, how far the journal was applied.
+    "entered",
+    "updated",
+    "journal",
+    "input_tokens",
+    "output_tokens",
+    "base_commit",
 }
 SLEEP = 0.04
 
@@ -144,15 +151,20 @@ def differences(got: Any, want: Any, path: str = "") -> list[str]:
 
 
 def snapshot(repo: Path) -> tuple[Any, dict[str, bytes]]:
-    """The normalized state and every other file of the work tree."""
+    """The normalized state (``.meta.json`` and the engine's own) and every other file."""
     state = normalized(json.loads((repo / FOLDER / ".meta.json").read_text()))
+    engine = json.loads((repo / FOLDER / ".engine.json").read_text())
+    for change in engine.get("history") or []:
+        change.pop("at", None)  # when the phase changed: a timestamp
+    state["engine"] = normalized(engine)
     files: dict[str, bytes] = {}
     for path in sorted(repo.rglob("*")):
         rel = path.relative_to(repo).as_posix()
-        if path.is_dir() or rel.startswith((".git/", ".phasegate/locks/")):
+        if path.is_dir() or rel.startswith((".git/", ".phasegate/locks/", ".phasegate/cache/")):
             continue
         if rel in (
             f"{FOLDER.as_posix()}/.meta.json",
+            f"{FOLDER.as_posix()}/.engine.json",
             f"{FOLDER.as_posix()}/.journal.jsonl",
             ".phasegate/calls.jsonl",
         ):

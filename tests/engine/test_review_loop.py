@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import approving_script, calls, make_repo
+from engine_helpers import approving_script, calls, make_repo, read_meta
 
 from phasegate.agents.scripted import ScriptedBackend
 from phasegate.engine.runner import RunOptions
@@ -25,14 +25,22 @@ def script_with(phase: str, reviewer: str, verdicts: list[dict[str, Any]]) -> di
 
 
 def run_phase(
-    repo_root: Path, script: dict[str, Any], phase: str, mode: str = "standard", **options: Any
+    repo_root: Path,
+    script: dict[str, Any],
+    phase: str,
+    mode: str = "standard",
+    text_only: bool = False,
+    **options: Any,
 ) -> tuple[ScriptedBackend, dict[str, Any]]:
-    """Run the workflow up to ``phase`` with scripted agents; return the backend and state."""
+    """Run the workflow up to ``phase`` with scripted agents; return the backend and state.
+
+    ``text_only`` makes the agents stand in for a backend without schema output.
+    """
     repo = make_repo(repo_root)
     repo.new("item", mode=mode, description="Add rate limiting")
-    backend = ScriptedBackend(script=script)
+    backend = ScriptedBackend(script=script, structured_output=not text_only)
     repo.run("item", backends={"default": backend}, options=RunOptions(until=phase, **options))
-    state = json.loads((repo_root / "docs/features/item/.meta.json").read_text())
+    state = read_meta(repo_root / "docs/features/item")
     return backend, state
 
 
@@ -121,7 +129,10 @@ def test_unclear_review_is_never_approved(git_repo: Path) -> None:
 def test_free_text_approval_pattern_is_read_conservatively(git_repo: Path) -> None:
     """Seed 004 fuzzy detection: 'LGTM' on the first line approves a text-only reviewer."""
     _, state = run_phase(
-        git_repo, script_with("specify", "chain-reviewer", [{"text": "LGTM"}]), "specify"
+        git_repo,
+        script_with("specify", "chain-reviewer", [{"text": "LGTM"}]),
+        "specify",
+        text_only=True,
     )
     assert state["phases"]["specify"]["verified"] is True
 
@@ -144,7 +155,7 @@ def test_missing_required_previous_artifact_is_a_blocker(git_repo: Path) -> None
     repo.new("item", mode="standard")
     backend = ScriptedBackend(script=approving_script())
     repo.run("item", backends={"default": backend}, options=RunOptions(phase="design", yes=True))
-    state = json.loads((git_repo / "docs/features/item/.meta.json").read_text())
+    state = read_meta(git_repo / "docs/features/item")
     (record,) = state["engine"]["iterations"]
     assert record["approved"] is False
     assert "previous artifact spec.md is missing" in record["issues"][0]["description"]
@@ -258,11 +269,11 @@ def test_state_file_is_current_while_a_slow_agent_works(git_repo: Path) -> None:
     from phasegate.agents.base import AgentRequest
     from phasegate.agents.scripted import ScriptedReply
 
-    state_file = git_repo / "docs/features/item/.meta.json"
+    folder = git_repo / "docs/features/item"
     seen: list[tuple[str, str, int]] = []
 
     def agent(request: AgentRequest) -> ScriptedReply:
-        on_disk = json.loads(state_file.read_text())["engine"]["cursor"]
+        on_disk = read_meta(folder)["engine"]["cursor"]
         seen.append((request.role, on_disk["stage"], on_disk["iteration"]))
         time.sleep(0.3)
         if request.role == "executor":

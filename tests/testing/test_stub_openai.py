@@ -155,3 +155,16 @@ def test_error_reply_raises_sdk_error_with_status() -> None:
         _client(stub).chat.completions.create(
             model="gpt-5.5", messages=[{"role": "user", "content": "hi"}]
         )
+
+
+def test_error_reply_can_ask_the_client_to_retry_later() -> None:
+    """``retry_after`` (Python or YAML) is sent as the ``Retry-After`` header."""
+    script = Script.from_dict({"openai": [{"error": {"status": 429, "retry_after": 7}}]})
+    with (
+        StubLLMServer(script) as stub,
+        pytest.raises(openai.RateLimitError) as raised,
+    ):
+        _client(stub).chat.completions.create(
+            model="gpt-5.5", messages=[{"role": "user", "content": "hi"}]
+        )
+    assert raised.value.response.headers["retry-after"] == "7"

@@ -11,7 +11,6 @@ from phasegate.agents.base import (
     TokenUsage,
 )
 from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
-from phasegate.agents.verdict import ReviewIssue, ReviewVerdict, Severity, read_verdict
 
 __all__ = [
     "Access",
@@ -21,11 +20,7 @@ __all__ = [
     "Backend",
     "McpServer",
     "PromptPart",
-    "ReviewIssue",
-    "ReviewVerdict",
     "ScriptedBackend",
     "ScriptedReply",
-    "Severity",
     "TokenUsage",
-    "read_verdict",
 ]

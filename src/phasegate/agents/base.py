@@ -65,6 +65,9 @@ class AgentRequest:
     env: Mapping[str, str] = field(default_factory=dict)
     mcp_servers: tuple[McpServer, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
+    #: What the engine expects of this call (the files to write, an approving answer),
+    #: for backends that answer without a model; real agents never see it.
+    hints: Mapping[str, Any] = field(default_factory=dict)
 
     def prompt_text(self) -> str:
         """The prompt as one markdown document (instructions first, then each part)."""
@@ -144,7 +147,7 @@ class Backend(ABC):
 
     name: ClassVar[str]
     #: The backend can enforce a JSON schema on its answer (``structured`` is filled).
-    structured_output: ClassVar[bool] = False
+    structured_output: bool = False
     #: The backend edits files in ``workdir`` itself (otherwise the engine applies them).
     writes_files: ClassVar[bool] = True
 

@@ -11,12 +11,21 @@ Permissions, least privilege first:
   even offered; with MCP servers, ``dontAsk`` instead of plan (plan mode
   refuses MCP tools), which runs only the pre-approved tools;
 * writers: ``--permission-mode acceptEdits``, which accepts edits inside the
-  working directory and the ``--add-dir`` folders only, plus an
-  ``--allowedTools`` list (read tools by default; add e.g. ``Bash(pytest:*)``
-  in config, but not ``Write``/``Edit``: those would be pre-approved for any
-  path);
+  working directory and the ``--add-dir`` folders only, ``--tools`` offering
+  exactly the configured tools (``Read,Glob,Grep,Edit,Write`` by default, plus
+  the tool of each ``allowed_tools`` entry, so ``Bash(pytest:*)`` offers
+  ``Bash``), and an ``--allowedTools`` list (read tools by default; add e.g.
+  ``Bash(pytest:*)`` in config, but not ``Write``/``Edit``: those would be
+  pre-approved for any path). A tool that is not offered cannot be called at
+  all, whatever Claude Code would auto-approve (it runs read-only shell
+  commands such as ``uname`` or ``git log``, and in ``acceptEdits`` file
+  writes inside the tree such as ``echo hi > file``, without asking);
 * ``bypass_permissions: true`` (explicit opt-in) runs writers with
-  ``--permission-mode bypassPermissions``; read-only roles stay read-only.
+  ``--permission-mode bypassPermissions`` (still only the offered tools);
+  read-only roles stay read-only.
+
+A ``base_url`` ending in ``/v1`` is cut to the host part: Claude Code adds
+``/v1/messages`` itself.
 
 Failure is judged by ``is_error`` and the exit status, never by ``subtype``
 (an API error is reported as ``subtype: success, is_error: true``), and a
@@ -34,19 +43,39 @@ from typing import Any
 from pydantic import Field
 
 from phasegate.agents.base import Access, AgentRequest, AgentResult, TokenUsage
+from phasegate.agents.cli_probe import FlagCheck
 from phasegate.agents.cli_support import CliBackend, CliSettings, is_macos, tail
 from phasegate.process import ProcessResult
 
+#: The tools read-only roles are offered (``read_only_tools``).
 READ_ONLY_TOOLS = ("Read", "Glob", "Grep")
-WRITER_TOOLS = ("Read", "Glob", "Grep")
+#: The tools writers are offered (``tools``): reading and editing files, no shell.
+WRITER_TOOLS = ("Read", "Glob", "Grep", "Edit", "Write")
+#: The tools writers may use without asking (``allowed_tools``).
+PRE_APPROVED_TOOLS = ("Read", "Glob", "Grep")
 CLOUD_SWITCHES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 
 
 class ClaudeSettings(CliSettings):
-    """Claude Code settings: which tools read-only roles get and writers may use."""
+    """Claude Code settings: the tools each kind of role is offered, and what runs unasked."""
 
     read_only_tools: list[str] = Field(default_factory=lambda: list(READ_ONLY_TOOLS))
-    allowed_tools: list[str] = Field(default_factory=lambda: list(WRITER_TOOLS))
+    tools: list[str] = Field(default_factory=lambda: list(WRITER_TOOLS))
+    allowed_tools: list[str] = Field(default_factory=lambda: list(PRE_APPROVED_TOOLS))
+
+    def writer_tools(self) -> list[str]:
+        """What a writer is offered: ``tools`` plus the built-in tool of each allowed rule.
+
+        ``default`` (Claude Code's own full set) cannot be combined with names.
+        """
+        if "default" in self.tools:
+            return ["default"]
+        offered = list(self.tools)
+        for rule in self.allowed_tools:
+            name = rule.split("(", 1)[0].strip()
+            if name and not name.startswith("mcp__") and name not in offered:
+                offered.append(name)
+        return offered
 
 
 class ClaudeBackend(CliBackend):
@@ -54,7 +83,10 @@ class ClaudeBackend(CliBackend):
 
     name = "claude"
     package = "@anthropic-ai/claude-code"
-    min_version = "2.0.0"
+    # The oldest release phasegate's tests were run on and pass: 2.0.45 is the first
+    # with --tools, --json-schema and dontAsk together, but before 2.1.64 acceptEdits
+    # lets Write and shell redirections out of the work tree through a symlink.
+    min_version = "2.1.64"
     settings_model = ClaudeSettings
     structured_output = True
     writes_files = True
@@ -78,6 +110,22 @@ class ClaudeBackend(CliBackend):
         "DISABLE_ERROR_REPORTING",
     )
     env_prefixes = ("ANTHROPIC_", "CLAUDE_CODE_", "VERTEX_REGION_")
+    required_flags = (
+        FlagCheck("--print"),
+        FlagCheck("--output-format", "json"),
+        FlagCheck("--model"),
+        FlagCheck("--permission-mode", "plan"),
+        FlagCheck("--permission-mode", "acceptEdits"),
+        FlagCheck("--permission-mode", "bypassPermissions"),
+        FlagCheck("--permission-mode", "dontAsk"),
+        FlagCheck("--tools"),
+        FlagCheck("--allowedTools"),
+        FlagCheck("--add-dir"),
+        FlagCheck("--mcp-config"),
+        FlagCheck("--strict-mcp-config"),
+        FlagCheck("--json-schema"),
+        FlagCheck("--resume"),
+    )
 
     @property
     def claude_settings(self) -> ClaudeSettings:
@@ -90,7 +138,7 @@ class ClaudeBackend(CliBackend):
         if config_dir is not None:
             env["CLAUDE_CONFIG_DIR"] = str(config_dir)
         if self.cfg.base_url:
-            env["ANTHROPIC_BASE_URL"] = self.cfg.base_url
+            env["ANTHROPIC_BASE_URL"] = anthropic_base_url(self.cfg.base_url)
         if request is not None and request.mcp_servers:
             # Otherwise Claude Code defers MCP tools behind its ToolSearch tool and
             # the model never sees the tool it must call (e.g. create_review).
@@ -111,9 +159,14 @@ class ClaudeBackend(CliBackend):
         elif request.access is Access.READ_ONLY:
             args += ["--permission-mode", "plan", "--tools", ",".join(cfg.read_only_tools)]
         elif cfg.bypass_permissions:
-            args += ["--permission-mode", "bypassPermissions"]
+            args += [
+                "--permission-mode",
+                "bypassPermissions",
+                "--tools",
+                ",".join(cfg.writer_tools()),
+            ]
         else:
-            args += ["--permission-mode", "acceptEdits"]
+            args += ["--permission-mode", "acceptEdits", "--tools", ",".join(cfg.writer_tools())]
             allowed += cfg.allowed_tools
         for directory in request.extra_dirs:
             args += ["--add-dir", str(directory)]
@@ -205,6 +258,12 @@ class ClaudeBackend(CliBackend):
 
     def login_hint(self) -> str:
         return "set ANTHROPIC_API_KEY, or run 'claude' once and log in"
+
+
+def anthropic_base_url(url: str) -> str:
+    """``url`` without a trailing ``/v1``: Claude Code appends ``/v1/messages`` itself."""
+    trimmed = url.rstrip("/")
+    return trimmed[: -len("/v1")] if trimmed.endswith("/v1") else trimmed
 
 
 def _result_object(stdout: str) -> dict[str, Any] | None:

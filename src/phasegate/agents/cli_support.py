@@ -4,11 +4,15 @@
   so a typo in ``.phasegate/config.yaml`` is reported instead of ignored;
 * finding the binary: the ``binary`` setting, else ``PATH``, else a
   ``node_modules/.bin`` in the repository or in phasegate's own checkout;
-* the version check (cached per binary);
+* the version check (cached on disk per binary, :mod:`phasegate.agents.cli_probe`)
+  and, for ``phasegate doctor``, the check that ``--help`` lists every flag
+  phasegate passes;
 * the child's environment, built from scratch: only what a CLI needs to run
   plus its own provider's credentials, never every variable phasegate has;
 * running the CLI through :func:`phasegate.process.run_process` and turning
-  timeouts, broken pipes and crashes into failed results, redacted.
+  timeouts, broken pipes and crashes into failed results, redacted: the CLI's
+  output is redacted as soon as the process ends, before it is parsed or cut
+  to a length, so no cut can leave a piece of a secret that no longer matches.
 
 Each backend subclasses :class:`CliBackend` and supplies the argument list,
 the output parser and where its credentials live.
@@ -17,7 +21,6 @@ the output parser and where its credentials live.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -31,6 +34,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from phasegate.agents.base import AgentRequest, AgentResult, Availability, Backend, TokenUsage
+from phasegate.agents.cli_probe import CliProbe, FlagCheck, version_tuple
 from phasegate.errors import BackendUnavailable, ConfigError
 from phasegate.process import DEFAULT_OUTPUT_LIMIT, ProcessResult, run_process
 from phasegate.redact import Redactor, secret_values
@@ -39,8 +43,6 @@ from phasegate.redact import Redactor, secret_values
 TIMEOUT_EXIT = 124
 #: How much of a CLI's stderr a result keeps.
 STDERR_TAIL = 2000
-#: How long ``--version`` may take.
-VERSION_TIMEOUT = 20.0
 
 #: Variables every CLI may need to run at all (locale, proxies, CA bundles, XDG dirs).
 BASE_ENV_NAMES = (
@@ -76,9 +78,6 @@ BASE_ENV_NAMES = (
     "USERPROFILE",
 )
 BASE_ENV_PREFIXES = ("LC_",)
-
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
-_version_cache: dict[tuple[str, float], str | None] = {}
 
 
 class Pricing(BaseModel):
@@ -178,36 +177,8 @@ def locate_binary(name: str, settings: CliSettings, package: str) -> Path:
     )
 
 
-def version_tuple(text: str) -> tuple[int, int, int] | None:
-    """The first ``X.Y.Z`` in ``text`` as integers."""
-    match = _VERSION.search(text)
-    if match is None:
-        return None
-    return (int(match.group(1)), int(match.group(2)), int(match.group(3)))
-
-
-def cli_version(binary: Path, env: Mapping[str, str]) -> str | None:
-    """``binary --version`` (first ``X.Y.Z``), cached per binary and modification time."""
-    try:
-        key = (str(binary), binary.stat().st_mtime)
-    except OSError:
-        return None
-    if key not in _version_cache:
-        result = run_process(
-            [str(binary), "--version"],
-            cwd=Path(tempfile.gettempdir()),
-            timeout=VERSION_TIMEOUT,
-            env=env,
-            output_limit=64 * 1024,
-            grace=1.0,
-        )
-        match = _VERSION.search(result.stdout + " " + result.stderr)
-        _version_cache[key] = match.group(0) if match and result.ok else None
-    return _version_cache[key]
-
-
 def tail(text: str, limit: int = STDERR_TAIL) -> str:
-    """The last ``limit`` characters of ``text``."""
+    """The last ``limit`` characters of ``text`` (already redacted, see :meth:`CliBackend.run`)."""
     return text[-limit:] if len(text) > limit else text
 
 
@@ -233,6 +204,8 @@ class CliBackend(Backend):
     #: Variables (and prefixes) with this CLI's provider credentials and switches.
     env_names: ClassVar[tuple[str, ...]] = ()
     env_prefixes: ClassVar[tuple[str, ...]] = ()
+    #: Every flag phasegate may pass; ``phasegate doctor`` checks ``--help`` lists them.
+    required_flags: ClassVar[tuple[FlagCheck, ...]] = ()
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         super().__init__(settings)
@@ -251,7 +224,10 @@ class CliBackend(Backend):
 
     @abstractmethod
     def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:
-        """Turn the finished process into a result (error set when the agent failed)."""
+        """Turn the finished process into a result (error set when the agent failed).
+
+        ``proc``'s output is already redacted, so cutting it is safe.
+        """
 
     @abstractmethod
     def credentials(self, env: Mapping[str, str]) -> str | None:
@@ -303,7 +279,7 @@ class CliBackend(Backend):
         return path
 
     def _check_version(self, env: Mapping[str, str]) -> str:
-        version = cli_version(self.binary, env)
+        version = CliProbe(self.binary, env).version()
         if version is None:
             raise BackendUnavailable(f"{self.name}: '{self.binary} --version' printed no version")
         minimum = self.cfg.min_version or self.min_version
@@ -316,11 +292,26 @@ class CliBackend(Backend):
         return version
 
     def availability(self) -> Availability:
-        found = self.credentials(self.child_env())
+        env = self.child_env()
         where = f"{self.name} {self.version} at {self.binary}"
+        missing = CliProbe(self.binary, env).missing_flags(self.required_flags)
+        if missing:
+            flags = ", ".join(check.describe() for check in missing)
+            return Availability(
+                False,
+                f"{where} lacks flags phasegate passes ({flags}); "
+                f"update it (npm install -g {self.package})",
+            )
+        found = self.credentials(env)
         if found is None:
-            return Availability(False, f"{where}, but no credentials: {self.login_hint()}")
+            return Availability(
+                False, f"{where}, but no credentials: {self.missing_credentials(env)}"
+            )
         return Availability(True, f"{where}; credentials: {found}")
+
+    def missing_credentials(self, env: Mapping[str, str]) -> str:
+        """Why :meth:`credentials` found none, and what to do (default: the login hint)."""
+        return self.login_hint()
 
     def login_hint(self) -> str:
         """How a user provides credentials (shown by doctor)."""
@@ -341,6 +332,7 @@ class CliBackend(Backend):
                 input_text=request.prompt_text(),
                 output_limit=self.cfg.max_output_bytes,
             )
+        proc = redacted_output(proc, redactor)
         result = self.process_failure(request, proc) or self.parse(request, proc)
         if result.cost_usd is None and self.cfg.pricing is not None:
             result = replace(result, cost_usd=self.cfg.pricing.cost(result.usage))
@@ -354,7 +346,7 @@ class CliBackend(Backend):
                 exit_status=TIMEOUT_EXIT,
                 error=(
                     f"{self.name} did not finish within {request.timeout:g}s "
-                    "(phasegate's timeout); its process group was killed"
+                    "(phasegate's timeout); its whole process tree was killed"
                 ),
                 stderr=tail(proc.stderr),
             )
@@ -381,6 +373,11 @@ class CliBackend(Backend):
             error=f"{self.name} exited with status {proc.exit_code}: {what}{note}: {detail}",
             stderr=tail(proc.stderr),
         )
+
+
+def redacted_output(proc: ProcessResult, redactor: Redactor) -> ProcessResult:
+    """``proc`` with every secret masked in its stdout and stderr (before anything cuts them)."""
+    return replace(proc, stdout=redactor.text(proc.stdout), stderr=redactor.text(proc.stderr))
 
 
 def redacted(result: AgentResult, redactor: Redactor) -> AgentResult:

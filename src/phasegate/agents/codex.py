@@ -5,7 +5,13 @@ and prints JSONL events. Verdicts use ``--output-schema FILE`` (the final
 agent message is the JSON answer). Read-only roles run with ``-s read-only``,
 writers with ``-s workspace-write``; ``bypass_permissions: true`` (explicit
 opt-in) gives writers ``-s danger-full-access``. A session continues with
-``codex exec resume``, which takes its sandbox as ``-c sandbox_mode=...``.
+``codex exec ... resume``, which takes its sandbox as ``-c sandbox_mode=...``.
+
+``workspace-write`` alone also lets commands write to ``/tmp`` and
+``$TMPDIR``. phasegate closes both (``sandbox_workspace_write.exclude_slash_tmp``
+and ``exclude_tmpdir_env_var``) and gives a writer a private ``TMPDIR`` in the
+call's scratch folder instead (writable, deleted when the call ends), so
+test runners that need a temporary folder still work.
 
 MCP servers go in as ``-c mcp_servers.NAME.*``: ``enabled_tools`` (the other
 tools are neither offered nor callable), ``tools.TOOL.approval_mode =
@@ -32,12 +38,38 @@ from typing import Any
 from pydantic import Field
 
 from phasegate.agents.base import Access, AgentRequest, AgentResult, McpServer, TokenUsage
+from phasegate.agents.cli_probe import FlagCheck
 from phasegate.agents.cli_support import CliBackend, CliSettings, tail
 from phasegate.errors import ConfigError
 from phasegate.process import ProcessResult
 
 #: The model provider phasegate defines when ``base_url`` is set.
 PROVIDER_ID = "phasegate"
+#: A writer's private temporary folder, inside the call's scratch folder.
+PRIVATE_TMP = "tmp"
+#: Closes the folders ``workspace-write`` would otherwise leave writable outside the tree.
+CLOSED_TMP_ARGS = (
+    "-c",
+    "sandbox_workspace_write.exclude_slash_tmp=true",
+    "-c",
+    "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+)
+
+
+#: The oldest release phasegate's codex tests were run on and pass. (0.59.0 is the
+#: first whose ``exec`` takes ``--add-dir``, but it reports a resumed thread's tokens
+#: per call instead of summed, so this backend would undercount them.)
+MIN_VERSION = "0.98.0"
+SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
+EXEC_FLAGS = (
+    "--cd",
+    "--add-dir",
+    "--json",
+    "--skip-git-repo-check",
+    "--config",
+    "--model",
+    "--output-schema",
+)
 
 
 class CodexSettings(CliSettings):
@@ -53,12 +85,16 @@ class CodexBackend(CliBackend):
 
     name = "codex"
     package = "@openai/codex"
-    min_version = "0.50.0"
+    min_version = MIN_VERSION
     settings_model = CodexSettings
     structured_output = True
     writes_files = True
     env_names = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "CODEX_HOME")
     env_prefixes = ("CODEX_", "AZURE_OPENAI_")
+    required_flags = (
+        *(FlagCheck("--sandbox", mode, ("exec",)) for mode in SANDBOX_MODES),
+        *(FlagCheck(flag, None, ("exec",)) for flag in EXEC_FLAGS),
+    )
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         super().__init__(settings)
@@ -89,18 +125,26 @@ class CodexBackend(CliBackend):
     def arguments(self, request: AgentRequest, scratch: Path) -> list[str]:
         cfg = self.codex_settings
         sandbox = self._sandbox(request)
+        writable: list[Path] = []
+        if sandbox == "workspace-write":
+            private_tmp = scratch / PRIVATE_TMP
+            private_tmp.mkdir(exist_ok=True)
+            writable = [*request.extra_dirs, private_tmp]
         args = ["exec"]
         if request.session:
-            # `exec resume` takes neither -s nor -C: the sandbox goes in as config.
-            args += ["resume", "-c", f"sandbox_mode={toml_value(sandbox)}"]
-            if request.extra_dirs and request.access is Access.WRITE:
-                roots = [str(d) for d in request.extra_dirs]
+            # Resuming, the sandbox goes in as config (`exec resume` takes neither -s nor -C,
+            # nor --add-dir), and every option comes before `resume`: older releases accept
+            # `--json` and the rest only there.
+            args += ["-c", f"sandbox_mode={toml_value(sandbox)}"]
+            if writable:
+                roots = [str(d) for d in writable]
                 args += ["-c", f"sandbox_workspace_write.writable_roots={toml_value(roots)}"]
         else:
             args += ["-s", sandbox, "-C", str(request.workdir)]
-            if request.access is Access.WRITE:  # --add-dir makes a folder writable
-                for directory in request.extra_dirs:
-                    args += ["--add-dir", str(directory)]
+            for directory in writable:  # --add-dir makes a folder writable
+                args += ["--add-dir", str(directory)]
+        if writable:
+            args += CLOSED_TMP_ARGS
         args += ["--json", "--skip-git-repo-check", "-c", "check_for_update_on_startup=false"]
         model = request.model or cfg.model
         if model:
@@ -124,8 +168,14 @@ class CodexBackend(CliBackend):
         args += cfg.extra_args
         # The prompt comes from stdin ("-"); after "--" so it is never taken for a subcommand.
         if request.session:
-            return [*args, "--", request.session, "-"]
+            return [*args, "resume", "--", request.session, "-"]
         return [*args, "--", "-"]
+
+    def scratch_env(
+        self, request: AgentRequest, scratch: Path, env: Mapping[str, str]
+    ) -> dict[str, str]:
+        private_tmp = scratch / PRIVATE_TMP
+        return {"TMPDIR": str(private_tmp)} if private_tmp.is_dir() else {}
 
     def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:
         events = _events(proc.stdout)

@@ -30,6 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from phasegate.agents.schema import strict_json_schema
+
 #: Upper bounds on one reply, so a runaway model cannot fill the disk.
 MAX_FILES = 200
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -44,7 +46,10 @@ class FileEdit(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    path: str = Field(min_length=1)
+    # Checked when applied (target_path), not here: an empty or escaping path then
+    # refuses the whole reply naming it, and the generated schema keeps to what
+    # strict structured-output servers accept (no minLength).
+    path: str
     content: str
 
 
@@ -58,25 +63,8 @@ class FileEdits(BaseModel):
     delete: list[str] = Field(default_factory=list, max_length=MAX_FILES)
 
 
-#: JSON schema of :class:`FileEdits`, strict-mode ready (all properties required).
-FILE_EDITS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["summary", "files", "delete"],
-    "properties": {
-        "summary": {"type": "string"},
-        "files": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["path", "content"],
-                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-            },
-        },
-        "delete": {"type": "array", "items": {"type": "string"}},
-    },
-}
+#: The schema handed to the model, generated from :class:`FileEdits` (strict-mode ready).
+FILE_EDITS_SCHEMA: dict[str, Any] = strict_json_schema(FileEdits)
 
 
 def protocol_text(workdir: Path, extra_dirs: Sequence[Path]) -> str:

@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.agents.base import Access, AgentRequest, AgentResult, TokenUsage
+from phasegate.agents.cli_probe import FlagCheck
 from phasegate.agents.cli_support import CliBackend, last_line, tail
+from phasegate.agents.gemini_auth import check_auth
 from phasegate.agents.gemini_mcp import check_servers, overlay_home
 from phasegate.process import ProcessResult
 
@@ -63,6 +65,18 @@ class GeminiBackend(CliBackend):
         "GOOGLE_APPLICATION_CREDENTIALS",
     )
     env_prefixes = ("GEMINI_",)
+    required_flags = (
+        FlagCheck("--prompt"),
+        FlagCheck("--output-format", "json"),
+        FlagCheck("--skip-trust"),
+        FlagCheck("--approval-mode", "plan"),
+        FlagCheck("--approval-mode", "auto_edit"),
+        FlagCheck("--approval-mode", "yolo"),
+        FlagCheck("--model"),
+        FlagCheck("--include-directories"),
+        FlagCheck("--resume"),
+        FlagCheck("--allowed-mcp-server-names"),
+    )
 
     def forced_env(self, request: AgentRequest | None) -> dict[str, str]:
         env: dict[str, str] = {}
@@ -141,16 +155,13 @@ class GeminiBackend(CliBackend):
         )
 
     def credentials(self, env: Mapping[str, str]) -> str | None:
-        for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
-            if env.get(name):
-                return name
-        if env.get("GOOGLE_GENAI_USE_VERTEXAI") not in (None, "", "0", "false"):
-            return "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI)"
-        home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.path.expanduser("~"))
-        oauth = home / ".gemini" / "oauth_creds.json"
-        if oauth.is_file():
-            return f"logged in ({oauth})"
-        return None
+        return check_auth(env, self._workspace()).found
+
+    def missing_credentials(self, env: Mapping[str, str]) -> str:
+        return check_auth(env, self._workspace()).problem or self.login_hint()
+
+    def _workspace(self) -> Path | None:
+        return Path(self.cfg.base_dir) if self.cfg.base_dir else None
 
     def login_hint(self) -> str:
         return "set GEMINI_API_KEY, or run 'gemini' once and sign in"

@@ -15,6 +15,9 @@ The whole call, retries included, is bounded by the request's timeout.
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import email.utils
 import json
 import os
 import re
@@ -203,12 +206,18 @@ class OpenAIChatBackend(Backend):
             except openai.APIStatusError as exc:
                 retry = exc.status_code in _RETRY_STATUS
                 error = f"openai: {where} answered HTTP {exc.status_code}: {_message(exc)}"
+                asked = retry_after(exc.response.headers) if retry else None
             except openai.APIError as exc:
                 retry = True
                 error = f"openai: request to {where} failed: {exc.__class__.__name__}: {exc}"
+                asked = None
             attempt += 1
-            pause = min(2.0 ** (attempt - 1), 8.0)
-            if not retry or attempt > self.cfg.max_retries or time.monotonic() + pause >= deadline:
+            pause = min(2.0 ** (attempt - 1), 8.0) if asked is None else asked
+            if not retry or attempt > self.cfg.max_retries:
+                return AgentResult(text="", exit_status=1, error=error)
+            if time.monotonic() + pause >= deadline:
+                if asked is not None:
+                    error += f" (it asked to retry after {asked:g}s, past the {timeout:g}s limit)"
                 return AgentResult(text="", exit_status=1, error=error)
             time.sleep(pause)
 
@@ -315,6 +324,33 @@ def _usage(raw: Any) -> TokenUsage:
         output_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
         cache_read_tokens=cached,
     )
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait a ``Retry-After`` header asks for (seconds or an HTTP date), if any.
+
+    ``retry-after-ms`` (sent by OpenAI's API) is read first; a date in the
+    past means "now"; an unreadable value is ignored.
+    """
+    lowered = {name.lower(): value for name, value in headers.items()}
+    millis = lowered.get("retry-after-ms")
+    if millis is not None:
+        with contextlib.suppress(ValueError):
+            return max(0.0, float(millis) / 1000)
+    value = lowered.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
 
 
 def _message(exc: openai.APIStatusError) -> str:

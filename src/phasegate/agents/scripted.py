@@ -92,8 +92,14 @@ class ScriptedBackend(Backend):
         *,
         handler: Handler | None = None,
         script: Mapping[str, Any] | None = None,
+        structured_output: bool | None = None,
     ) -> None:
         super().__init__(settings)
+        # A scripted agent stands in for a backend that enforces a schema on its
+        # answer, unless told to act as a text-only one (whose free text is read).
+        if structured_output is None:
+            structured_output = bool(self.settings.get("structured_output", True))
+        self.structured_output = structured_output
         self._handler = handler
         self._script = script
         #: Every request this backend received, in order (for assertions in tests).
@@ -141,15 +147,24 @@ class ScriptedBackend(Backend):
         if self._handler is not None:
             return self._handler(request)
         script = self._load_script()
-        phase = request.labels.get("phase", "")
+        labels = request.labels
+        phase = labels.get("phase", "")
+        node = labels.get("node", phase)
+        task = labels.get("task")
+        keys = [f"{node}:{task}"] if task else []
+        keys += [k for k in dict.fromkeys((node, phase)) if k]
         replies = None
-        # Most specific first: role+phase, role+"*", "*"+phase, "*"+"*".
+        # Most specific first: the role's node (and item), its phase, "*"; then "*"'s.
         for role_key in (request.role, "*"):
             by_role = script.get(role_key)
-            if isinstance(by_role, Mapping):
-                replies = by_role.get(phase, by_role.get("*"))
-                if replies is not None:
+            if not isinstance(by_role, Mapping):
+                continue
+            for key in (*keys, "*"):
+                if key in by_role:
+                    replies = by_role[key]
                     break
+            if replies is not None:
+                break
         if replies is None:
             return None
         if isinstance(replies, Mapping):
@@ -178,6 +193,12 @@ class ScriptedBackend(Backend):
                 error=(
                     f"scripted backend has no reply for role {request.role!r} "
                     f"in phase {request.labels.get('phase', '?')!r}"
+                    + (
+                        f" (node {request.labels['node']!r})"
+                        if request.labels.get("node", request.labels.get("phase"))
+                        != request.labels.get("phase")
+                        else ""
+                    )
                 ),
             )
         if reply.sleep:

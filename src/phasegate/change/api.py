@@ -1,21 +1,90 @@
-"""The change workflow for scripts and tests: seed 002's plan / impl / archive interfaces."""
+"""The change workflow for scripts and tests: seed 002's plan / impl / archive interfaces.
+
+Each is a command of the ``change`` workflow run by the engine
+(``phasegate run ID --command plan``); their flags answer the workflow's
+gates (``--on-limit`` the planning limit, ``--rechallenge`` the rejected
+plan, ``--review-only`` a manual fix, ``--resolved`` an archive conflict).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from phasegate.agents.base import Backend
-from phasegate.change.archiving import ArchiveOutcome, archive_change
-from phasegate.change.handle import Change, open_change
-from phasegate.change.implementing import ImplOptions, ImplOutcome, implement_change
-from phasegate.change.planning import PlanOptions, PlanOutcome, plan_change
+from phasegate.change.paths import ARCHIVE_DIR, ChangePaths, archived_folder
+from phasegate.change.plugins import ArchiveConflict
+from phasegate.change.review import RecordedReview, read_review
 from phasegate.change.state import ChangeState
 from phasegate.config import Config
-from phasegate.engine.dispatch import Backends
-from phasegate.engine.runner import Asker
-from phasegate.engine.workitem import EventSink
+from phasegate.engine.calls import Backends
+from phasegate.engine.item import EventSink, WorkItem, items_dir, validate_item_name
+from phasegate.engine.items import create_item
+from phasegate.engine.run import Asker, RunOptions
+from phasegate.engine.runner import Runner, RunOutcome
+from phasegate.errors import BadInputError, BlockedError, NotFoundError, WaitingForHuman
+from phasegate.state.store import parse_state
+from phasegate.workflow.registry import WorkflowRegistry
+
+WORKFLOW = "change"
+LimitChoice = Literal["implement", "continue"]
+LIMIT_CHOICES: tuple[LimitChoice, ...] = ("implement", "continue")
+PlanAction = Literal["challenged", "rejected", "waiting", "already-planned", "beyond-planning"]
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """Flags of ``phasegate plan``."""
+
+    description: str | None = None
+    mode: str | None = None
+    rechallenge: bool = False
+    on_limit: LimitChoice | None = None
+    #: Shows a person the plan and the last challenge (the seed's "View").
+    viewer: Callable[[str], None] | None = None
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    """How ``plan`` ended (the seed's ``WorkflowAction``)."""
+
+    action: PlanAction
+    state: ChangeState
+    message: str
+
+
+@dataclass(frozen=True)
+class ImplOptions:
+    """Flags of ``phasegate impl``."""
+
+    #: After a manual fix: skip implementing and go straight to a new review.
+    review_only: bool = False
+
+
+@dataclass(frozen=True)
+class ImplOutcome:
+    """How ``impl`` ended: complete, or stopped for a person (findings in ``review``)."""
+
+    status: Literal["complete", "stopped"]
+    state: ChangeState
+    message: str
+    review: RecordedReview | None
+
+
+@dataclass(frozen=True)
+class ArchiveOutcome:
+    """What ``archive`` did."""
+
+    action: Literal["archived", "already-archived"]
+    merged: tuple[str, ...]
+    archived_to: Path
+    message: str
+
+
+def read_change_state(path: Path) -> ChangeState:
+    return ChangeState.from_document(parse_state(path.read_bytes(), path, "yaml"), path)
 
 
 @dataclass
@@ -25,13 +94,56 @@ class Changes:
     root: Path
     config: Config = field(default_factory=Config)
 
-    def change(self, change_id: str, sink: EventSink | None = None) -> Change:
-        """The handle of a change (it may not exist yet)."""
-        return open_change(self.root, change_id, self.config, sink=sink)
+    def __post_init__(self) -> None:
+        self.registry = WorkflowRegistry(self.root)
+
+    @property
+    def changes_root(self) -> Path:
+        return self.root / items_dir(self.registry.get(WORKFLOW).workflow, self.config)
+
+    def item(self, change_id: str, sink: EventSink | None = None) -> WorkItem:
+        """The work item of a change (it may not exist yet), found in the archive if archived."""
+        validate_item_name(change_id)
+        if change_id == ARCHIVE_DIR:
+            raise BadInputError(
+                f"{ARCHIVE_DIR!r} cannot be a change id: it names the archive folder"
+            )
+        loaded = self.registry.get(WORKFLOW)
+        item = WorkItem(self.root, change_id, loaded, self.config, sink=sink)
+        if not item.exists():
+            archived = archived_folder(self.changes_root, change_id)
+            if archived is not None:
+                item = WorkItem(
+                    self.root, change_id, loaded, self.config, sink=sink, folder=archived
+                )
+        return item
+
+    def paths(self, change_id: str) -> ChangePaths:
+        item = self.item(change_id)
+        return ChangePaths(self.root, change_id, item.item_dir)
 
     def state(self, change_id: str) -> ChangeState:
         """What STATE.yaml records about ``change_id``."""
-        return self.change(change_id).load()
+        paths = self.paths(change_id)
+        if not paths.state_path.is_file():
+            raise NotFoundError(
+                f"change {change_id!r} has no state file at {paths.rel(paths.state_path)}"
+            )
+        return read_change_state(paths.state_path)
+
+    def _run(
+        self,
+        item: WorkItem,
+        command: str,
+        backends: Mapping[str, Backend] | None,
+        asker: Asker | None,
+        answers: Mapping[str, str],
+        viewer: Callable[[str], None] | None = None,
+    ) -> RunOutcome:
+        options = RunOptions(command=command, answers=dict(answers), viewer=viewer)
+        return Runner(item, Backends(self.config, self.root, backends), asker, options).run()
+
+    # -- plan -------------------------------------------------------------------------------
 
     def plan(
         self,
@@ -45,10 +157,72 @@ class Changes:
     ) -> PlanOutcome:
         """``plan_workflow(change_id, description)``: create or continue planning."""
         opts = options or PlanOptions()
-        if description is not None:
-            opts = replace(opts, description=description)
-        change = self.change(change_id, sink)
-        return plan_change(change, Backends(self.config, self.root, backends), asker, opts)
+        text = (description if description is not None else opts.description or "").strip()
+        item = self.item(change_id, sink)
+        if not item.exists():
+            if not text:
+                raise BadInputError(
+                    f"change {change_id!r} does not exist yet: give a description "
+                    f'(phasegate plan {change_id} "what the change is about")'
+                )
+            create_item(
+                self.root,
+                change_id,
+                item.loaded,
+                self.config,
+                mode=opts.mode,
+                description=text,
+                through_command=True,
+            )
+            item = self.item(change_id, sink)
+        answers: dict[str, str] = {}
+        if opts.on_limit is not None:
+            answers["planning-limit"] = opts.on_limit
+        if opts.rechallenge:
+            answers["rechallenge"] = "rechallenge"
+        before = len(self.state(change_id).history)
+        try:
+            outcome = self._run(item, "plan", backends, asker, answers, opts.viewer)
+        except WaitingForHuman:
+            return PlanOutcome("waiting", self.state(change_id), self._limit_message(item))
+        except BlockedError as exc:
+            state = self.state(change_id)
+            if state.phase.value == "rejected" and not isinstance(exc, ArchiveConflict):
+                return PlanOutcome("rejected", state, self._rejected(change_id, state))
+            raise
+        state = self.state(change_id)
+        if state.phase.value == "challenged":
+            moved = state.history[before:]
+            if not moved:
+                return PlanOutcome("already-planned", state, outcome.message)
+            return PlanOutcome(
+                "challenged",
+                state,
+                f"{change_id} is challenged ({moved[-1].cause}). Next: phasegate impl {change_id}",
+            )
+        return PlanOutcome("beyond-planning", state, outcome.message)
+
+    def _limit_message(self, item: WorkItem) -> str:
+        """The planning limit's question, answered with ``plan``'s own flags."""
+        decision = item.load(read_journal=False).decisions.get("planning-limit") or {}
+        choices = [c for c in decision.get("choices") or {} if c in LIMIT_CHOICES]
+        flags = " or ".join(f"--on-limit {c}" for c in choices) or "--on-limit continue"
+        name = item.name
+        return (
+            f"{decision.get('question', '')} Answer with: phasegate plan {name} {flags} "
+            f"(or edit the plan and run phasegate plan {name} --rechallenge)"
+        )
+
+    def _rejected(self, change_id: str, state: ChangeState) -> str:
+        summary = state.plan.summary if state.plan else ""
+        return (
+            f"{change_id} was REJECTED by the challenger"
+            + (f": {summary}" if summary else "")
+            + f". Next: edit the plan by hand, then phasegate plan {change_id} --rechallenge "
+            "(the challenger's verdict is at the end of proposal.md)"
+        )
+
+    # -- impl -------------------------------------------------------------------------------
 
     def impl(
         self,
@@ -57,13 +231,82 @@ class Changes:
         backends: Mapping[str, Backend] | None = None,
         options: ImplOptions | None = None,
         sink: EventSink | None = None,
+        asker: Asker | None = None,
     ) -> ImplOutcome:
         """``impl_workflow(change_id)``: implement, review, fix."""
-        change = self.change(change_id, sink)
-        return implement_change(change, Backends(self.config, self.root, backends), options)
+        item = self.item(change_id, sink)
+        if not item.exists():
+            raise BlockedError(
+                f"change {change_id!r} does not exist in "
+                f"{ChangePaths(self.root, change_id, item.item_dir).rel(self.changes_root)}; "
+                f'plan it first: phasegate plan {change_id} "what the change is about"'
+            )
+        opts = options or ImplOptions()
+        answers: dict[str, str] = {}
+        pending = item.load(read_journal=False).decisions.get("manual-fix") or {}
+        if pending.get("status") == "pending":
+            # After a stop for a manual fix, running impl again answers it: implement the
+            # tasks again with the open findings, or (--review-only) go straight to a review.
+            answers["manual-fix"] = "review-only" if opts.review_only else "implement"
+        paths = ChangePaths(self.root, change_id, item.item_dir)
+        try:
+            self._run(item, "impl", backends, asker, answers)
+        except BlockedError as exc:
+            state = self.state(change_id)
+            if state.impl is not None and state.impl.step == "stopped":
+                review = read_review(paths.review_path)
+                reason = state.impl.stop_reason or "manual fix required"
+                findings = len(review.findings) if review else 0
+                message = (
+                    f"{change_id}: manual fix required: {reason} ({findings} finding(s), see "
+                    f"{paths.rel(paths.review_path)}). Fix them, then run phasegate impl "
+                    f"{change_id} --review-only"
+                )
+                return ImplOutcome("stopped", state, message, review)
+            raise exc from None
+        state = self.state(change_id)
+        return ImplOutcome(
+            "complete",
+            state,
+            f"{change_id} is complete. Next: phasegate archive {change_id}",
+            read_review(paths.review_path),
+        )
+
+    # -- archive ----------------------------------------------------------------------------
 
     def archive(
         self, change_id: str, *, resolved: bool = False, sink: EventSink | None = None
     ) -> ArchiveOutcome:
         """``archive_workflow(change_id)``: merge specs, move to the archive."""
-        return archive_change(self.change(change_id, sink), resolved=resolved)
+        item = self.item(change_id, sink)
+        if not item.exists():
+            raise NotFoundError(
+                f"no change {change_id!r} in "
+                f"{ChangePaths(self.root, change_id, item.item_dir).rel(self.changes_root)} "
+                "or its archive"
+            )
+        paths = ChangePaths(self.root, change_id, item.item_dir)
+        if paths.archived:
+            return ArchiveOutcome(
+                "already-archived",
+                (),
+                paths.dir,
+                f"{change_id} is already archived at {paths.rel(paths.dir)}",
+            )
+        answers = {"archive-conflict": "resolved"} if resolved else {}
+        state = item.load(read_journal=False)
+        if state.status == "completed":
+            # Archived, but a run stopped before the folder moved: finish the move.
+            with item.run_lock():
+                item.view.completed(state)
+        else:
+            state = self._run(item, "archive", None, None, answers).state
+        merged = tuple(state.data.get("merged") or ())
+        target = self.root / str(state.data.get("archived_to"))
+        specs = ", ".join(merged) if merged else "no spec changes"
+        return ArchiveOutcome(
+            "archived",
+            merged,
+            target,
+            f"{change_id} archived to {paths.rel(target)} ({specs})",
+        )

@@ -16,7 +16,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str, str | None
     after it (the whole text when there is none).
     """
     lines = text.splitlines(keepends=True)
-    if not lines or lines[0].strip() != _FENCE:
+    if not lines or lines[0].removeprefix("\ufeff").strip() != _FENCE:  # a BOM is not text
         return None, text, None
     for index in range(1, len(lines)):
         if lines[index].strip() == _FENCE:

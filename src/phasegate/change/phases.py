@@ -1,15 +1,16 @@
-"""Seed 002's phase-only state machine, declared as data and checked on every move.
+"""Seed 002's phase-only state machine, as data: the phases and the moves between them.
 
 ``STATE.yaml``'s ``phase`` field alone decides what ``plan``, ``impl`` and
-``archive`` do (WF-R1). The transitions below are exactly the seed's state
-diagram; any other move is a bug and is refused.
+``archive`` do (WF-R1). The phases are the labels of the ``change``
+workflow's nodes; the moves below are exactly the seed's state diagram, and
+the change view checks every phase change it records against them.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-from phasegate.errors import BlockedError
+from phasegate.engine.runner import CommandRefused
 
 
 class ChangePhase(StrEnum):
@@ -37,12 +38,8 @@ TRANSITIONS: dict[tuple[ChangePhase, ChangePhase], str] = {
     (P.COMPLETE, P.ARCHIVED): "archive",
 }
 
-#: The phase a new change starts in (``[*] --> proposed: plan (init)``).
-INITIAL = P.PROPOSED
-
-
-class ChangeNotReady(BlockedError):
-    """A command was run in a phase it does not act on (the seed's ``ChangeNotReady``)."""
+#: A command run in a phase it does not act on (the seed's ``ChangeNotReady``).
+ChangeNotReady = CommandRefused
 
 
 def check_transition(current: ChangePhase, target: ChangePhase) -> str:
@@ -57,23 +54,10 @@ def check_transition(current: ChangePhase, target: ChangePhase) -> str:
 
 
 def next_command(phase: ChangePhase, change_id: str) -> str:
-    """What a person (or agent) should run next for a change in ``phase``."""
-    return {
-        P.PROPOSED: f"phasegate plan {change_id}",
-        P.CHALLENGED: f"phasegate impl {change_id}",
-        P.REJECTED: (
-            f"edit the plan by hand, then phasegate plan {change_id} --rechallenge "
-            "(the challenger's verdict is at the end of proposal.md)"
-        ),
-        P.IMPLEMENTING: f"phasegate impl {change_id}",
-        P.COMPLETE: f"phasegate archive {change_id}",
-        P.ARCHIVED: "nothing: the change is archived",
-    }[phase]
+    """What a person (or agent) should run next for a change in ``phase`` (from its label)."""
+    from phasegate.workflow.prompts import render
+    from phasegate.workflow.registry import WorkflowRegistry
 
-
-def not_ready(change_id: str, phase: ChangePhase, command: str, acts_on: str) -> ChangeNotReady:
-    """The error of ``command`` run in the wrong ``phase``: where it stands, what to run."""
-    return ChangeNotReady(
-        f"change {change_id!r} is in phase {phase.value}; '{command}' acts only on {acts_on}. "
-        f"Next: {next_command(phase, change_id)}"
-    )
+    label = WorkflowRegistry().get("change").workflow.labels.get(phase.value)
+    text = label.next if label is not None else f"phasegate plan {change_id}"
+    return " ".join(render(text, {"item": change_id}).split())

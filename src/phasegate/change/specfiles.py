@@ -8,21 +8,19 @@ as absent): ``archive`` merges against that base, requirement by requirement.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 from phasegate.change.frontmatter import split_frontmatter
-from phasegate.change.handle import Change, safe_spec_name
-from phasegate.change.state import ChangeState
+from phasegate.change.paths import ChangePaths, safe_spec_name
 from phasegate.state.atomic import atomic_write_bytes
 
 
-def spec_order(proposal: str) -> tuple[list[str] | None, list[str]]:
-    """``(spec files in dependency order, warnings)``; ``None`` when proposal.md lists none.
+def spec_entries(proposal: str) -> tuple[list[tuple[str, list[str]]] | None, list[str]]:
+    """``([(spec file, its dependencies)], warnings)`` from proposal.md's frontmatter.
 
-    Dependencies come before their dependents; otherwise the listed order is
-    kept. Unknown dependencies are ignored and a cycle is broken at the listed
-    order, each with a warning: the plan goes on, and the journal says why.
+    ``None`` when proposal.md lists no specs. Unsafe names are dropped, with a warning.
     """
     front, _, _ = split_frontmatter(proposal)
     if front is None or "specs" not in front:
@@ -31,18 +29,36 @@ def spec_order(proposal: str) -> tuple[list[str] | None, list[str]]:
     warnings: list[str] = []
     if not isinstance(raw, list):
         return None, [f"proposal.md frontmatter 'specs' is not a list ({type(raw).__name__})"]
-    names: list[str] = []
-    depends: dict[str, list[str]] = {}
+    entries: list[tuple[str, list[str]]] = []
+    seen: set[str] = set()
     for entry in raw:
         name_raw, deps_raw = _entry(entry)
         name = safe_spec_name(name_raw) if name_raw else None
         if name is None:
             warnings.append(f"ignored spec entry {entry!r}: not a safe spec file name")
             continue
-        if name in depends:
+        if name in seen:
             continue
-        names.append(name)
-        depends[name] = [d for d in (safe_spec_name(str(x)) for x in deps_raw) if d]
+        seen.add(name)
+        deps = [d for d in (safe_spec_name(str(x)) for x in deps_raw) if d]
+        entries.append((name, deps))
+    for name, deps in entries:
+        for dep in deps:
+            if dep not in seen:
+                warnings.append(f"{name} depends on {dep}, which the proposal does not list")
+    return entries, warnings
+
+
+def spec_order(proposal: str) -> tuple[list[str] | None, list[str]]:
+    """``(spec files in dependency order, warnings)``; ``None`` when proposal.md lists none.
+
+    Dependencies come before their dependents; otherwise the listed order is
+    kept. A cycle is broken at the listed order, with a warning.
+    """
+    entries, warnings = spec_entries(proposal)
+    if entries is None:
+        return None, warnings
+    depends = dict(entries)
     ordered: list[str] = []
     visiting: set[str] = set()
 
@@ -56,13 +72,11 @@ def spec_order(proposal: str) -> tuple[list[str] | None, list[str]]:
         for dep in depends[name]:
             if dep in depends:
                 visit(dep)
-            else:
-                warnings.append(f"{name} depends on {dep}, which the proposal does not list")
         visiting.discard(name)
         if name not in ordered:
             ordered.append(name)
 
-    for name in names:
+    for name, _ in entries:
         visit(name)
     return ordered, warnings
 
@@ -77,11 +91,11 @@ def _entry(entry: Any) -> tuple[str | None, list[Any]]:
     return None, []
 
 
-def snapshot_bases(change: Change, state: ChangeState) -> list[str]:
+def snapshot_bases(change: ChangePaths, bases: MutableMapping[str, bool]) -> list[str]:
     """Copy aside the living version of each spec the change newly edits; return their names."""
     added: list[str] = []
     for name in change.spec_files():
-        if name in state.spec_bases:
+        if name in bases:
             continue
         living = change.living_specs_dir / name
         exists = living.is_file()
@@ -89,20 +103,20 @@ def snapshot_bases(change: Change, state: ChangeState) -> list[str]:
             target = change.base_dir / name
             target.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(target, living.read_bytes())
-        state.spec_bases[name] = exists
+        bases[name] = exists
         added.append(name)
     return added
 
 
-def base_text(change: Change, state: ChangeState, name: str) -> str | None:
+def base_text(change: ChangePaths, bases: MutableMapping[str, bool], name: str) -> str | None:
     """The living spec ``name`` as the change found it (``None``: it did not exist).
 
     A spec without a recorded base (added to the change by hand later) is
     taken to start from the living spec as it is now.
     """
-    if name not in state.spec_bases:
+    if name not in bases:
         return _read(change.living_specs_dir / name)
-    if not state.spec_bases[name]:
+    if not bases[name]:
         return None
     return _read(change.base_dir / name)
 

@@ -1,9 +1,10 @@
 """STATE.yaml of a change: seed 002's ``phase`` field plus readable bookkeeping.
 
-``phase`` decides what each command does (WF-R1). ``plan`` and ``impl`` say
-where inside that command a run stands (its step and iteration), so a killed
-run continues where it stopped instead of starting over; they never choose
-between commands. Keys a person adds are kept.
+``phase`` decides what each command does (WF-R1) and a person may edit it by
+hand: the change view reads it back before every run. ``plan`` and ``impl``
+say where inside that command the change stands (its step and iteration),
+rendered from the engine state. A STATE.yaml written by hand needs only
+``change_id`` and ``phase``; the rest has defaults. Keys a person adds are kept.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from phasegate.change.phases import ChangePhase, check_transition
+from phasegate.change.phases import ChangePhase
 from phasegate.change.review import Finding, ReviewVerdict
-from phasegate.state.item import UsageTotals, validate_document
-from phasegate.state.journal import utc_now
+from phasegate.errors import StateCorruptError
 
 PlanStep = Literal["proposal", "specs", "tasks", "challenge", "reproposal", "decide", "done"]
 ImplStep = Literal["implement", "review", "fix", "stopped", "done"]
@@ -27,8 +27,15 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="allow", validate_assignment=False)
 
 
-class Usage(UsageTotals):
+class Usage(_Record):
     """Agent calls, tokens and cost summed over the change (snake_case, as STATE.yaml is)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
 
 
 class ChallengeIssue(_Record):
@@ -56,6 +63,7 @@ class ImplProgress(_Record):
 
     step: ImplStep = "implement"
     iteration: int = 1
+    round: str | None = None
     layers_done: list[str] = Field(default_factory=list)
     verdict: ReviewVerdict | None = None
     summary: str = ""
@@ -80,13 +88,12 @@ class ChangeState(_Record):
     change_id: str
     phase: ChangePhase
     description: str = ""
-    mode: str
-    planning_iterations: int = Field(ge=1, le=50)
-    implementation_iterations: int = Field(ge=1, le=50)
-    created: str
-    updated: str
-    #: Numbers each (re)start of a loop, so journaled calls of an abandoned
-    #: round are never mistaken for the current one's.
+    mode: str = "standard"
+    planning_iterations: int = Field(default=3, ge=1, le=50)
+    implementation_iterations: int = Field(default=3, ge=1, le=50)
+    created: str = ""
+    updated: str = ""
+    #: The round counter of a hand-written STATE.yaml (a review round is ``epoch.iteration``).
     epoch: int = 1
     base_commit: str | None = None
     worktree: str | None = None
@@ -98,22 +105,18 @@ class ChangeState(_Record):
     history: list[TransitionRecord] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
 
-    def move(self, target: ChangePhase, detail: str = "") -> TransitionRecord:
-        """Move to ``target`` along one of the seed's transitions and record it."""
-        cause = check_transition(self.phase, target)
-        record = TransitionRecord(
-            at=utc_now(),
-            **{"from": self.phase},
-            to=target,
-            cause=detail or cause,
-        )
-        self.history.append(record)
-        self.phase = target
-        return record
-
     def to_document(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
 
     @classmethod
     def from_document(cls, data: dict[str, Any], path: Path) -> ChangeState:
-        return validate_document(cls, data, path)
+        from pydantic import ValidationError
+
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(p) for p in error["loc"])
+            raise StateCorruptError(
+                f"state file {path} is invalid at {field}: {error['msg']}; it was left untouched"
+            ) from None

@@ -7,14 +7,12 @@ bad call raises :class:`ToolCallError` with one clear line and writes nothing.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from phasegate.agents.base import McpServer
-from phasegate.change.handle import Change, open_change
+from phasegate.change.paths import ChangePaths, archived_folder
 from phasegate.change.phases import ChangePhase, next_command
 from phasegate.change.review import (
     CREATE_REVIEW_SCHEMA,
@@ -22,11 +20,14 @@ from phasegate.change.review import (
     validate_submission,
     write_review,
 )
+from phasegate.change.state import ChangeState
 from phasegate.change.tasks import read_tasks
 from phasegate.config import Config, load_config
+from phasegate.engine.item import items_dir, validate_item_name
 from phasegate.errors import BadInputError, PhasegateError
 from phasegate.redact import Redactor
-from phasegate.state.journal import utc_now
+from phasegate.state.journal import Journal, utc_now
+from phasegate.state.store import parse_state
 from phasegate.workflow.registry import WorkflowRegistry
 
 #: The MCP server's name, as agents' CLIs prefix its tools (``mcp__phasegate__create_review``).
@@ -68,17 +69,11 @@ TOOLS: dict[str, ToolSpec] = {
     ),
     "get_tasks": ToolSpec(
         "get_tasks",
-        "The change's tasks.md grouped by layer (Data, Logic, Integration, Testing), "
-        "each task with its line and whether it is done.",
+        "The change's tasks.md in the groups impl works through (layers Data, Logic, "
+        "Integration, Testing when its sections name them, else its sections in order), "
+        "each task with its line, id, parallel marker and whether it is done.",
         _CHANGE_ONLY,
     ),
-}
-
-#: The tools each role of the change workflow may call; roles not listed get no MCP
-#: server at all (their prompts already hold the plan and tasks, and some backends,
-#: a chat model for one, cannot take MCP servers).
-ROLE_TOOLS: dict[str, tuple[str, ...]] = {
-    "reviewer": ("create_review", "get_change", "get_tasks"),
 }
 
 
@@ -132,7 +127,7 @@ class ChangeTools:
 
     # -- the tools ------------------------------------------------------------------
 
-    def _change(self, args: Mapping[str, Any], tool: str) -> Change:
+    def _change(self, args: Mapping[str, Any], tool: str) -> ChangePaths:
         change_id = args.get("change_id")
         if not isinstance(change_id, str) or not change_id:
             raise ToolCallError(f"{tool}: change_id: required field is missing")
@@ -141,19 +136,26 @@ class ChangeTools:
                 f"{tool}: change_id {change_id!r} is not the change this server serves "
                 f"({self.change_id!r})"
             )
-        change = open_change(self.repo, change_id, self.config, self.registry)
-        if not change.exists():
-            where = change.archived_path()
+        validate_item_name(change_id)
+        workflow = self.registry.get("change").workflow
+        root = self.repo / items_dir(workflow, self.config)
+        change = ChangePaths(self.repo, change_id, root / change_id)
+        if not change.state_path.is_file():
+            where = archived_folder(root, change_id)
             state = f"it was archived to {change.rel(where)}" if where else "no such change"
             raise ToolCallError(f"{tool}: change {change_id!r}: {state}")
         return change
+
+    def _state(self, change: ChangePaths) -> ChangeState:
+        path = change.state_path
+        return ChangeState.from_document(parse_state(path.read_bytes(), path, "yaml"), path)
 
     def create_review(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Validate the review, check the change awaits one, write REVIEW.md atomically."""
         args = self.redactor.data(dict(args))
         change = self._change(args, "create_review")
         review = validate_submission(_relative_files(args, change))
-        state = change.load()
+        state = self._state(change)
         awaiting = (
             state.phase is ChangePhase.IMPLEMENTING
             and state.impl is not None
@@ -166,7 +168,7 @@ class ChangeTools:
                 f"(phase {state.phase.value}{step}); nothing was written"
             )
         assert state.impl is not None
-        round_id = f"{state.epoch}.{state.impl.iteration}"
+        round_id = state.impl.round or f"{state.epoch}.{state.impl.iteration}"
         recorded = RecordedReview(
             change_id=change.id,
             round=round_id,
@@ -178,10 +180,11 @@ class ChangeTools:
             tests_run=review.tests_run,
         )
         write_review(change.review_path, recorded)
-        # The engine holds the change's locks during the reviewer's call and is
-        # not writing then; this line is the audit trail of who wrote REVIEW.md.
-        change.record(
+        # The engine is not writing during the reviewer's call; this line is the
+        # audit trail of who wrote REVIEW.md.
+        Journal(change.dir / ".journal.jsonl", self.redactor).append(
             "review.submitted",
+            item=change.id,
             round=round_id,
             verdict=review.verdict.value,
             findings=len(review.findings),
@@ -197,7 +200,7 @@ class ChangeTools:
 
     def get_change(self, args: Mapping[str, Any]) -> dict[str, Any]:
         change = self._change(args, "get_change")
-        state = change.load()
+        state = self._state(change)
         files = [
             change.rel(p)
             for p in (change.proposal_path, change.tasks_path, change.review_path)
@@ -222,12 +225,20 @@ class ChangeTools:
         return {
             "change_id": tasks.change_id,
             "change_id_from": tasks.change_id_from,
+            "order": tasks.order,
             "layers": [
                 {
                     "layer": layer.key,
                     "title": layer.title,
                     "tasks": [
-                        {"text": t.text, "done": t.done, "line": t.line} for t in layer.tasks
+                        {
+                            "text": t.text,
+                            "done": t.done,
+                            "line": t.line,
+                            "id": t.id,
+                            "parallel": t.parallel,
+                        }
+                        for t in layer.tasks
                     ],
                 }
                 for layer in tasks.layers
@@ -235,7 +246,7 @@ class ChangeTools:
         }
 
 
-def _relative_files(args: Mapping[str, Any], change: Change) -> dict[str, Any]:
+def _relative_files(args: Mapping[str, Any], change: ChangePaths) -> dict[str, Any]:
     """Findings may name files by absolute path inside the repository: make them relative."""
     fixed = dict(args)
     findings = fixed.get("findings")
@@ -256,29 +267,3 @@ def _relative_files(args: Mapping[str, Any], change: Change) -> dict[str, Any]:
         out.append(finding)
     fixed["findings"] = out
     return fixed
-
-
-def server_for_role(repo: Path, change_id: str, role: str) -> tuple[McpServer, ...]:
-    """The MCP server (``phasegate mcp``) given to an agent in ``role``; none if it needs none."""
-    allowed = ROLE_TOOLS.get(role, ())
-    if not allowed:
-        return ()
-    return (
-        McpServer(
-            name=SERVER_NAME,
-            # The running interpreter, so the agent's stripped-down PATH cannot miss it.
-            command=sys.executable,
-            args=(
-                "-m",
-                "phasegate",
-                "mcp",
-                "--repo",
-                str(repo),
-                "--change",
-                change_id,
-                "--tools",
-                ",".join(allowed),
-            ),
-            tools=allowed,
-        ),
-    )

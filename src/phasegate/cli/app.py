@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.prompt import Confirm, Prompt
 
+from phasegate.api import status_of
+from phasegate.cli.output import COLOR_MODES, warn, write_json
+from phasegate.cli.output import err as err  # re-exported: the command modules print with them
+from phasegate.cli.output import out as out
 from phasegate.cli.progress import ProgressPrinter
 from phasegate.cli.views import print_item_status, print_item_table
 from phasegate.config import (
     CONFIG_DIR,
-    Config,
     config_path,
     detect_test_command,
     find_repo,
@@ -25,19 +26,21 @@ from phasegate.config import (
     load_config,
     render_default_config,
 )
-from phasegate.engine.dispatch import Backends
-from phasegate.engine.runner import PARTIAL_CHOICES, NoTerminal, Runner, RunOptions
-from phasegate.engine.status import item_status
-from phasegate.engine.workitem import create_item, iter_items, locate_item
+from phasegate.engine.calls import Backends
+from phasegate.engine.items import create_item, iter_items, locate_item
+from phasegate.engine.runner import PARTIAL_CHOICES, NoTerminal, Runner, RunOptions, RunOutcome
 from phasegate.errors import BadInputError, ConfigError, PhasegateError, WorkflowError
 from phasegate.integrations.claude_code.install import sync_worktrees
+from phasegate.notify import notifying
 from phasegate.workflow.loader import WorkflowProblems, load_workflow
 from phasegate.workflow.registry import WorkflowRegistry
 
 EXIT_CODES_HELP = """\
 Exit codes: 0 done; 1 internal error; 2 bad input (arguments, names, workflow or
 config); 3 waiting on a human decision; 4 blocked (hard prerequisite); 5 corrupt
-state file (left untouched); 6 agent failure; 7 work item busy (another run)."""
+state file (left untouched); 6 agent failure; 7 work item busy (another run);
+8 cannot write (disk full, I/O error, read-only file system, no permission);
+129, 130, 143 stopped by SIGHUP, SIGINT or SIGTERM (its agent killed first)."""
 
 app = typer.Typer(
     name="phasegate",
@@ -47,13 +50,42 @@ app = typer.Typer(
         "phasegate run NAME; phasegate status NAME.\n\n" + EXIT_CODES_HELP
     ),
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        out.print(f"phasegate {version('phasegate')}", markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", help="Print the version and exit.", callback=_version, is_eager=True
+        ),
+    ] = False,
+    color: Annotated[
+        str,
+        typer.Option(
+            "--color",
+            metavar="WHEN",
+            help=f"{' | '.join(COLOR_MODES)}: colour a terminal only (and not with NO_COLOR "
+            "set), always, or never. Accepted before or after the command.",
+        ),
+    ] = "auto",
+) -> None:
+    # --color is applied (and taken off the arguments) by phasegate.cli.main.
+    pass
+
 
 RepoOption = Annotated[
     Path | None,
@@ -66,8 +98,10 @@ class TerminalAsker:
 
     interactive = True
 
-    def choose(self, question: str, choices: Sequence[str], default: str) -> str:
-        return Prompt.ask(question, choices=list(choices), default=default, console=err)
+    def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
+        err.print(question, markup=False)
+        prompt = f"Answer ({' / '.join(choices)})"
+        return Prompt.ask(prompt, default=default, console=err) or ""
 
     def confirm(self, question: str, default: bool) -> bool:
         return Confirm.ask(question, default=default, console=err)
@@ -138,14 +172,61 @@ def new(
     item = create_item(
         root, name, loaded, config, mode=mode, description=description, worktree=worktree
     )
-    state = item.load()
+    state = item.load(read_journal=False)
     out.print(
         f"Created {name} ({workflow}, mode {state.mode}) in "
         f"{item.item_dir.relative_to(root)}.\nNext: phasegate run {name}"
     )
     if state.worktree:
         sync_worktrees(root)  # Claude Code sessions started in the worktree get the hooks too
-        out.print(f"Worktree: {state.worktree} (branch {state.branch}); agents work there.")
+        out.print(f"Worktree: {state.worktree} (branch {state['branch']}); agents work there.")
+
+
+def parse_answers(values: list[str] | None) -> dict[str, str]:
+    """``--answer ID=CHOICE`` options as a mapping (bad ones are refused)."""
+    answers: dict[str, str] = {}
+    for raw in values or []:
+        decision, sep, choice = raw.partition("=")
+        if not sep or not decision.strip() or not choice.strip():
+            raise BadInputError(f"--answer {raw!r}: write it as DECISION=CHOICE")
+        answers[decision.strip()] = choice.strip()
+    return answers
+
+
+def run_item(
+    root: Path,
+    name: str,
+    options: RunOptions,
+    *,
+    workflow: str | None = None,
+    quiet: bool = False,
+    show_status: bool = True,
+) -> RunOutcome:
+    """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
+    config = load_config(root)
+    item = locate_item(
+        root, name, WorkflowRegistry(root), config, workflow, command=options.command
+    )
+    printer = ProgressPrinter(err, quiet=quiet)
+    item.sink = printer
+    asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
+    with notifying(
+        root,
+        config,
+        item=name,
+        workflow=item.workflow.name,
+        command=options.command or "run",
+        warn=warn,
+    ) as end:
+        try:
+            outcome = Runner(item, Backends(config, root), asker, options).run()
+            end.message = outcome.message
+        finally:
+            printer.close()
+    if show_status and not quiet:
+        # Re-read from disk: the recorded state is the redacted one.
+        print_item_status(err, status_of(item, item.load(read_journal=False)))
+    return outcome
 
 
 @app.command()
@@ -158,6 +239,10 @@ def run(
     until: Annotated[
         str | None,
         typer.Option("--until", "-u", help="Stop after this phase completes."),
+    ] = None,
+    command: Annotated[
+        str | None,
+        typer.Option("--command", "-c", help="Run one of the workflow's commands (e.g. plan)."),
     ] = None,
     no_review: Annotated[
         bool, typer.Option("--no-review", help="Skip the reviewer in the phases this run executes.")
@@ -173,40 +258,51 @@ def run(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Proceed through transition warnings.")
     ] = False,
+    answer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--answer",
+            "-a",
+            help="Answer a decision before it is asked: DECISION=CHOICE (repeatable).",
+        ),
+    ] = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="At a decision without a terminal, wait for 'phasegate answer' (or the "
+            "dashboard) instead of exiting 3.",
+        ),
+    ] = False,
     workflow: Annotated[
         str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
     repo: RepoOption = None,
 ) -> None:
-    """Walk a work item through its phases until done, a human decision, or a hard block.
+    """Walk a work item through its workflow until done, a human decision, or a hard block.
 
-    Running again after an interruption resumes from the recorded state.
+    Running again after an interruption resumes from the recorded state, inside
+    a loop too, without calling an agent whose answer is already recorded.
     """
     if partial is not None and partial not in PARTIAL_CHOICES:
         raise BadInputError(f"--partial must be one of {', '.join(PARTIAL_CHOICES)}")
-    root = _repo(repo)
-    config = load_config(root)
-    item = locate_item(root, name, WorkflowRegistry(root), config, workflow)
-    printer = ProgressPrinter(err, quiet=quiet)
-    item.sink = printer
     if phase is not None and until is not None:
         raise BadInputError("--phase and --until cannot be combined")
+    root = _repo(repo)
     options = RunOptions(
         phase=phase,
         until=until,
         no_review=no_review,
         partial=partial,
         yes=yes,
+        command=command,
+        answers=parse_answers(answer),
+        wait=wait,
     )
-    asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
-    try:
-        Runner(item, Backends(config, root), asker, options).run()
-    finally:
-        printer.close()
-    if not quiet:
-        # Re-read from disk: the recorded state is the redacted one.
-        print_item_status(err, item_status(item, item.load()))
+    outcome = run_item(root, name, options, workflow=workflow, quiet=quiet)
+    if outcome.status == "stopped":
+        out.print(escape(outcome.message))
 
 
 @app.command()
@@ -218,62 +314,38 @@ def status(
     ] = None,
     repo: RepoOption = None,
 ) -> None:
-    """Show phase, next command, iterations and unresolved reviewer concerns."""
+    """Show phase, next command, iterations, pending decisions and reviewer concerns."""
     root = _repo(repo)
     config = load_config(root)
     registry = WorkflowRegistry(root)
     if name is not None:
-        item = locate_item(root, name, registry, config, workflow)
-        data = item_status(item, item.load())
+        item = locate_item(root, name, registry, config, workflow, command="status")
+        data = status_of(item, item.load(read_journal=False))
         if as_json:
-            out.print_json(json.dumps(data))
+            write_json(data)
         else:
             print_item_status(out, data)
         return
     rows: list[dict[str, Any]] = []
     for workflow_name, item_name, _ in iter_items(root, registry, config):
         try:
-            item = locate_item(root, item_name, registry, config, workflow_name)
-            rows.append(item_status(item, item.load()))
+            item = locate_item(root, item_name, registry, config, workflow_name, command="status")
+            rows.append(status_of(item, item.load(read_journal=False)))
         except PhasegateError as exc:
             rows.append({"id": item_name, "workflow": workflow_name, "error": str(exc)})
-    rows += change_rows(root, config, registry)
     if as_json:
-        out.print_json(json.dumps(rows))
+        write_json(rows)
     elif not rows:
         out.print("No work items yet. Create one with: phasegate new NAME --description '...'")
     else:
         print_item_table(out, rows)
 
 
-def change_rows(root: Path, config: Config, registry: WorkflowRegistry) -> list[dict[str, Any]]:
-    """The changes of the ``change`` workflow, in the shape of status rows."""
-    from phasegate.change.handle import list_changes, open_change
-    from phasegate.change.phases import next_command as change_next
-
-    rows: list[dict[str, Any]] = []
-    for change_id in list_changes(root, config, registry):
-        try:
-            state = open_change(root, change_id, config).load()
-        except PhasegateError as exc:
-            rows.append({"id": change_id, "workflow": "change", "error": str(exc)})
-            continue
-        phase = state.phase.value
-        rows.append(
-            {
-                "id": change_id,
-                "workflow": "change",
-                "status": phase,
-                "currentPhase": phase,
-                "inProgress": None,
-                "nextCommand": change_next(state.phase, change_id),
-            }
-        )
-    return rows
-
-
 @app.command()
-def workflows(repo: RepoOption = None) -> None:
+def workflows(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    repo: RepoOption = None,
+) -> None:
     """List the built-in workflows and the repository's own (.phasegate/workflows/)."""
     root: Path | None
     try:
@@ -281,24 +353,51 @@ def workflows(repo: RepoOption = None) -> None:
     except ConfigError:
         root = None  # outside a repository: built-ins only
     registry = WorkflowRegistry(root)
+    rows: list[dict[str, Any]] = []
     for name, (path, source) in sorted(registry.files().items()):
+        row: dict[str, Any] = {"name": name, "source": source, "file": str(path)}
         try:
-            loaded = registry.get(name)
+            wf = registry.get(name).workflow
         except WorkflowError as exc:
-            out.print(f"[red]{name}[/] ({source}, invalid): {escape(str(exc))}")
+            rows.append({**row, "valid": False, "error": str(exc)})
             continue
-        wf = loaded.workflow
-        modes = ", ".join(f"{m}={v.max_iterations}" for m, v in wf.modes.items())
-        out.print(f"[bold]{name}[/] ({source}) {escape(wf.description)}")
-        out.print(f"    phases: {' → '.join(wf.phase_names)}")
-        out.print(f"    modes (max review iterations): {modes}; default {wf.default_mode}")
+        modes = {m: v.max_iterations for m, v in wf.modes.items()}
+        rows.append(
+            {
+                **row,
+                "valid": True,
+                "description": wf.description,
+                "phases": list(wf.label_names),
+                "nodes": [path for path, _ in wf.walk()],
+                "commands": list(wf.commands),
+                "modes": modes,
+                "defaultMode": wf.default_mode,
+            }
+        )
+    if as_json:
+        write_json(rows)
+        return
+    for row in rows:
+        name, source = row["name"], row["source"]
+        if not row["valid"]:
+            out.print(f"[red]{name}[/] ({source}, invalid): {escape(row['error'])}")
+            continue
+        modes_text = ", ".join(f"{m}={n}" for m, n in row["modes"].items())
+        out.print(f"[bold]{name}[/] ({source}) {escape(row['description'])}")
+        out.print(f"    phases: {' → '.join(row['phases'])}")
+        if row["commands"]:
+            out.print(f"    commands: {', '.join(row['commands'])}")
+        out.print(f"    modes (max review iterations): {modes_text}; default {row['defaultMode']}")
         if source == "repo":
-            out.print(f"    file: {path}")
+            out.print(f"    file: {row['file']}")
 
 
 @app.command()
 def validate(
     path: Annotated[Path, typer.Argument(help="A workflow YAML file.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON (every problem in 'problems').")
+    ] = False,
 ) -> None:
     """Check a workflow definition and report every problem by file, line and field."""
     if not path.is_file():
@@ -308,13 +407,31 @@ def validate(
     try:
         loaded = load_workflow(path.resolve(), "repo", overrides)
     except WorkflowProblems as exc:
-        for problem in exc.problems:
-            err.print(escape(problem))
+        if as_json:
+            write_json({"file": str(path), "valid": False, "problems": exc.problems})
+        else:
+            for problem in exc.problems:
+                err.print(escape(problem))
         count = len(exc.problems)
         raise WorkflowError(
             f"{path} is not a valid workflow ({count} problem{'s' if count > 1 else ''})"
         ) from None
     wf = loaded.workflow
+    count = sum(1 for _ in wf.walk())
+    if as_json:
+        write_json(
+            {
+                "file": str(path),
+                "valid": True,
+                "problems": [],
+                "workflow": wf.name,
+                "phases": list(wf.label_names),
+                "nodes": count,
+                "modes": list(wf.modes),
+            }
+        )
+        return
+    phases = f"{len(wf.label_names)} phases, " if wf.label_names else ""
     out.print(
-        f"{path}: ok: workflow {wf.name!r}, {len(wf.phases)} phases, modes {', '.join(wf.modes)}"
+        f"{path}: ok: workflow {wf.name!r}, {phases}{count} nodes, modes {', '.join(wf.modes)}"
     )

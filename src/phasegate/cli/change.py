@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,18 +11,24 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from phasegate.change.archiving import archive_change
-from phasegate.change.handle import Change, list_changes, open_change
-from phasegate.change.implementing import ImplOptions, ImplOutcome, implement_change
+from phasegate.change.api import (
+    LIMIT_CHOICES,
+    Changes,
+    ImplOptions,
+    ImplOutcome,
+    PlanOptions,
+    read_change_state,
+)
+from phasegate.change.paths import ARCHIVE_DIR, archived_folder
 from phasegate.change.phases import next_command
-from phasegate.change.planning import LIMIT_CHOICES, PlanOptions, plan_change
 from phasegate.change.tools import ChangeTools
 from phasegate.cli.app import RepoOption, TerminalAsker, _repo, app, err, out
+from phasegate.cli.output import warn, write_json
 from phasegate.cli.progress import ProgressPrinter
 from phasegate.config import load_config
-from phasegate.engine.dispatch import Backends
-from phasegate.engine.runner import NoTerminal
+from phasegate.engine.run import NoTerminal
 from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
+from phasegate.notify import notifying
 
 change_app = typer.Typer(
     name="change",
@@ -40,25 +45,9 @@ QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress li
 class ChangeProgress(ProgressPrinter):
     """Progress lines for the change workflow's own events."""
 
-    def _on_phase_changed(self, e: dict[str, Any]) -> None:
+    def _on_label_changed(self, e: dict[str, Any]) -> None:
         cause = escape(str(e.get("cause")))
-        self._line(f"[bold]● phase {e.get('from_phase')} → {e.get('to')}[/] ({cause})")
-
-    def _on_plan_step(self, e: dict[str, Any]) -> None:
-        self._line(f"▶ plan: {e.get('step')}")
-
-    def _on_challenge_verdict(self, e: dict[str, Any]) -> None:
-        self._line(
-            f"  challenge {e.get('iteration')}: [bold]{e.get('verdict')}[/] ({e.get('source')})"
-        )
-        for issue in (e.get("issues") or [])[:5]:
-            first = str(issue.get("description", "")).splitlines()[0:1]
-            self._line(
-                f"      - {escape('[' + str(issue.get('severity')) + ']')} {escape(''.join(first))}"
-            )
-
-    def _on_review_verdict(self, e: dict[str, Any]) -> None:
-        self._line(f"  review {e.get('iteration')}: [bold]{e.get('verdict')}[/]")
+        self._line(f"[bold]● phase {e.get('from_label')} → {e.get('to')}[/] ({cause})")
 
     def _on_step_output_missing(self, e: dict[str, Any]) -> None:
         missing = ", ".join(e.get("missing") or [])
@@ -70,21 +59,13 @@ class ChangeProgress(ProgressPrinter):
     def _on_tasks_frontmatter_fixed(self, e: dict[str, Any]) -> None:
         self._line(f"  tasks.md frontmatter: {escape(str(e.get('reason')))}")
 
-    def _on_layer_skipped(self, e: dict[str, Any]) -> None:
-        self._line(f"  - layer {e.get('layer')} skipped ({e.get('reason')})")
-
     def _on_spec_merged(self, e: dict[str, Any]) -> None:
         self._line(f"  merged {escape(str(e.get('spec')))}")
 
 
-def _open(
-    repo: Path | None, change_id: str, quiet: bool
-) -> tuple[Change, Backends, ChangeProgress]:
+def _open(repo: Path | None, quiet: bool) -> tuple[Changes, ChangeProgress]:
     root = _repo(repo)
-    config = load_config(root)
-    printer = ChangeProgress(err, quiet=quiet)
-    change = open_change(root, change_id, config, sink=printer)
-    return change, Backends(config, root), printer
+    return Changes(root, load_config(root)), ChangeProgress(err, quiet=quiet)
 
 
 def _print_findings(console: Console, outcome: ImplOutcome) -> None:
@@ -129,7 +110,7 @@ def plan(
     """
     if on_limit is not None and on_limit not in LIMIT_CHOICES:
         raise BadInputError(f"--on-limit must be one of {', '.join(LIMIT_CHOICES)}")
-    change, backends, printer = _open(repo, change_id, quiet)
+    changes, printer = _open(repo, quiet)
     interactive = sys.stdin.isatty()
     options = PlanOptions(
         description=description,
@@ -138,26 +119,35 @@ def plan(
         on_limit=on_limit,
         viewer=lambda text: err.print(text, markup=False),
     )
-    try:
-        outcome = plan_change(
-            change, backends, TerminalAsker() if interactive else NoTerminal(), options
-        )
-    finally:
-        printer.close()
-    if outcome.action == "rejected":
-        raise BlockedError(outcome.message)
-    if outcome.action == "waiting":
-        raise WaitingForHuman(outcome.message)
+    with notifying(
+        changes.root, changes.config, item=change_id, workflow="change", command="plan", warn=warn
+    ) as end:
+        try:
+            outcome = changes.plan(
+                change_id,
+                backends=None,
+                asker=TerminalAsker() if interactive else NoTerminal(),
+                options=options,
+                sink=printer,
+            )
+        finally:
+            printer.close()
+        if outcome.action == "rejected":
+            raise BlockedError(outcome.message)
+        if outcome.action == "waiting":
+            raise WaitingForHuman(outcome.message)
+        end.message = outcome.message
     out.print(escape(outcome.message))
     if outcome.action not in ("challenged", "already-planned"):
         return
+    paths = changes.paths(change_id)
     if not then_implement and interactive:
         choice = TerminalAsker().choose(
             "Implement now, or view the plan?", ["implement", "view", "stop"], "stop"
         )
         if choice == "view":
-            for path in [change.proposal_path, change.tasks_path]:
-                err.print(f"--- {change.rel(path)}", markup=False)
+            for path in [paths.proposal_path, paths.tasks_path]:
+                err.print(f"--- {paths.rel(path)}", markup=False)
                 err.print(path.read_text(encoding="utf-8", errors="replace"), markup=False)
             choice = TerminalAsker().choose("Implement now?", ["implement", "stop"], "stop")
         then_implement = choice == "implement"
@@ -174,15 +164,24 @@ def impl(
     quiet: QuietOption = False,
     repo: RepoOption = None,
 ) -> None:
-    """Implement a challenged change: tasks.md layer by layer, review (create_review), fix loop."""
-    change, backends, printer = _open(repo, change_id, quiet)
-    try:
-        outcome = implement_change(change, backends, ImplOptions(review_only=review_only))
-    finally:
-        printer.close()
-    if outcome.status == "stopped":
-        _print_findings(err, outcome)
-        raise BlockedError(outcome.message)
+    """Implement a challenged change: tasks.md group by group, review (create_review), fix loop."""
+    changes, printer = _open(repo, quiet)
+    with notifying(
+        changes.root, changes.config, item=change_id, workflow="change", command="impl", warn=warn
+    ) as end:
+        try:
+            outcome = changes.impl(
+                change_id,
+                options=ImplOptions(review_only=review_only),
+                sink=printer,
+                asker=TerminalAsker() if sys.stdin.isatty() else NoTerminal(),
+            )
+        finally:
+            printer.close()
+        if outcome.status == "stopped":
+            _print_findings(err, outcome)
+            raise BlockedError(outcome.message)
+        end.message = outcome.message
     out.print(escape(outcome.message))
 
 
@@ -200,9 +199,9 @@ def archive(
     repo: RepoOption = None,
 ) -> None:
     """Archive a complete change: merge its specs into the living specs, move it to the archive."""
-    change, _, printer = _open(repo, change_id, quiet)
+    changes, printer = _open(repo, quiet)
     try:
-        outcome = archive_change(change, resolved=resolved)
+        outcome = changes.archive(change_id, resolved=resolved, sink=printer)
     finally:
         printer.close()
     out.print(escape(outcome.message))
@@ -215,15 +214,21 @@ def status(
 ) -> None:
     """Show a change's phase and what to run next (or list every change)."""
     root = _repo(repo)
-    config = load_config(root)
-    ids = [change_id] if change_id else list_changes(root, config)
+    changes = Changes(root, load_config(root))
+    if change_id:
+        ids = [change_id]
+    else:
+        root_dir = changes.changes_root
+        ids = sorted(
+            p.parent.name for p in root_dir.glob("*/STATE.yaml") if p.parent.name != ARCHIVE_DIR
+        )
     rows: list[dict[str, Any]] = []
     for cid in ids:
-        change = open_change(root, cid, config)
-        if not change.exists() and change.archived_path() is not None:
+        paths = changes.paths(cid)
+        if not paths.state_path.is_file() and archived_folder(changes.changes_root, cid):
             rows.append({"change_id": cid, "phase": "archived", "next": None})
             continue
-        state = change.load()
+        state = read_change_state(paths.state_path)
         rows.append(
             {
                 "change_id": cid,
@@ -232,12 +237,12 @@ def status(
                 "plan_step": state.plan.step if state.plan else None,
                 "impl_step": state.impl.step if state.impl else None,
                 "next": next_command(state.phase, cid),
-                "state_file": change.rel(change.state_path),
+                "state_file": paths.rel(paths.state_path),
                 "agent_calls": state.usage.calls,
             }
         )
     if as_json:
-        out.print_json(json.dumps(rows[0] if change_id else rows))
+        write_json(rows[0] if change_id else rows)
         return
     if not rows:
         out.print('No changes yet. Start one with: phasegate plan ID "what it is about"')

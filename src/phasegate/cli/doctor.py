@@ -1,14 +1,17 @@
 """``phasegate doctor``: which agent backends can run here, and why not.
 
-Every installed backend is checked (CLI found, version recent enough,
-credentials present; for ``openai`` the server answers), then every role the
-config and the workflows use is resolved to its backend. The command fails
-(exit code 6) when a role is bound to a backend that cannot run.
+Every installed backend is checked (CLI found, version recent enough, every
+flag phasegate passes listed by its ``--help``, credentials present; for
+``openai`` the server answers), then every role the config and the workflows
+use is resolved to its backend. The command fails (exit code 6) only when a
+role of a workflow *in use* is bound to a backend that cannot run: the
+``feature`` workflow (the default of ``phasegate new``) and every workflow
+with work items in the repository. The other roles are listed, and said not
+to be needed.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,8 +20,10 @@ import typer
 from phasegate.agents.base import Availability, Backend
 from phasegate.agents.registry import backend_classes, create_backend
 from phasegate.cli.app import RepoOption, app, out
+from phasegate.cli.output import write_json
 from phasegate.config import Config, find_repo, load_config
-from phasegate.engine.dispatch import Backends
+from phasegate.engine.calls import Backends
+from phasegate.engine.items import iter_items
 from phasegate.errors import BackendUnavailable, ConfigError, PhasegateError
 from phasegate.workflow.registry import WorkflowRegistry
 
@@ -45,24 +50,53 @@ def backend_report(config: Config, base_dir: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _role_names(config: Config, root: Path | None) -> list[str]:
-    names = set(config.roles)
+#: Always in use: ``phasegate new`` creates items of this workflow unless told otherwise.
+DEFAULT_WORKFLOW = "feature"
+
+
+def _workflow_roles(config: Config, root: Path | None) -> dict[str, list[str]]:
+    """Each role of the config and the workflows, with the workflows that have it."""
+    roles: dict[str, list[str]] = {role: [] for role in config.roles}
     registry = WorkflowRegistry(root)
-    for workflow in registry.names():
+    for name in registry.names():
         try:
-            names.update(registry.get(workflow).workflow.roles)
+            workflow = registry.get(name).workflow
         except PhasegateError:
             continue  # `phasegate validate` reports broken workflows
-    return sorted(names)
+        for role in workflow.roles:
+            roles.setdefault(role, []).append(name)
+    return dict(sorted(roles.items()))
+
+
+def workflows_in_use(config: Config, root: Path | None) -> set[str]:
+    """``feature``, plus every workflow with at least one work item in the repository."""
+    used = {DEFAULT_WORKFLOW}
+    if root is None:
+        return used
+    registry = WorkflowRegistry(root)
+    for workflow_name, _, _ in iter_items(root, registry, config):
+        used.add(workflow_name)
+    return used
 
 
 def role_report(config: Config, root: Path | None, base_dir: Path) -> list[dict[str, Any]]:
-    """Each role of the config and the workflows, with the backend serving it."""
+    """Each role of the config and the workflows, with the backend serving it.
+
+    ``needed`` says whether a workflow in use has the role (see
+    :func:`workflows_in_use`); only those roles make doctor fail.
+    """
     backends = Backends(config, base_dir)
+    in_use = workflows_in_use(config, root)
     checked: dict[int, Availability] = {}
     rows: list[dict[str, Any]] = []
-    for role in _role_names(config, root):
-        row: dict[str, Any] = {"role": role, "backend": None, "model": None}
+    for role, workflows in _workflow_roles(config, root).items():
+        row: dict[str, Any] = {
+            "role": role,
+            "backend": None,
+            "model": None,
+            "workflows": workflows,
+            "needed": any(w in in_use for w in workflows),
+        }
         try:
             binding = config.binding(role)
             row.update(backend=binding.backend, model=binding.model)
@@ -94,10 +128,10 @@ def doctor(
     backends = backend_report(config, base_dir)
     roles = role_report(config, root, base_dir)
     if as_json:
-        out.print_json(json.dumps({"backends": backends, "roles": roles}))
+        write_json({"backends": backends, "roles": roles})
     else:
         _print(backends, roles, root)
-    broken = [r for r in roles if not r["usable"]]
+    broken = [r for r in roles if r["needed"] and not r["usable"]]
     if broken:
         names = ", ".join(f"{r['role']} ({r['backend'] or 'no backend'})" for r in broken)
         raise BackendUnavailable(f"roles bound to a backend that cannot run here: {names}")
@@ -116,5 +150,18 @@ def _print(backends: list[dict[str, Any]], roles: list[dict[str, Any]], root: Pa
         label = row["backend"] or "-"
         if row["model"]:
             label += f":{row['model']}"
-        state = "usable" if row["usable"] else f"not usable: {row['detail']}"
+        if row["usable"]:
+            state = "usable"
+        elif row["needed"]:
+            state = f"not usable: {row['detail']}"
+        else:
+            state = f"not usable ({_not_needed(row)}): {row['detail']}"
         out.print(f"  {row['role']:<{role_width}}  {label:<16}  {state}", markup=False)
+
+
+def _not_needed(row: dict[str, Any]) -> str:
+    workflows = row["workflows"]
+    if not workflows:
+        return "not needed: no workflow has this role"
+    names = ", ".join(workflows)
+    return f"not needed: {names} {'has' if len(workflows) == 1 else 'have'} no work items"

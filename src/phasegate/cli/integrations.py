@@ -10,13 +10,14 @@ import typer
 
 from phasegate.cli.app import RepoOption, _repo, app, out
 from phasegate.config import load_config
-from phasegate.engine.workitem import locate_item
+from phasegate.engine.items import locate_item
 from phasegate.engine.worktree import check_worktree, describe, remove_worktree
 from phasegate.errors import BadInputError
 from phasegate.integrations.claude_code.hook import EVENTS, run_hook
 from phasegate.integrations.claude_code.install import default_command, install, uninstall
 from phasegate.integrations.claude_code.layout import load_layout
 from phasegate.integrations.claude_code.settings import Report
+from phasegate.workflow.model import AgentNode
 from phasegate.workflow.registry import WorkflowRegistry
 
 TARGETS = ("claude-code",)
@@ -88,7 +89,7 @@ def install_command(
         # Install and uninstall recognise their own entries by it.
         raise BadInputError(f"--command {command!r} must run phasegate (name it in the command)")
     workflow = WorkflowRegistry(root).get(COMMANDS_WORKFLOW).workflow
-    phases = [(p.name, p.description) for p in workflow.phases]
+    phases = [(n.id, n.description) for n in workflow.nodes if isinstance(n, AgentNode)]
     cmd = command or default_command()
     report = install(root, cmd, phases, guard=guard, mcp=_mcp_available())
     load_layout(root)  # so the first session does not pay for building it
@@ -132,7 +133,7 @@ def worktree_remove(
     state = item.load()
     if not state.worktree:
         raise BadInputError(f"work item {name!r} has no worktree")
-    check = check_worktree(root, state.worktree, state.branch)
+    check = check_worktree(root, state.worktree, state.get("branch"))
     if not check.exists:
         out.print(f"{state.worktree} is already gone.", markup=False)
         return
@@ -142,4 +143,4 @@ def worktree_remove(
             "or pass --force to remove it anyway"
         )
     remove_worktree(root, state.worktree, force=force)
-    out.print(f"Removed {state.worktree}; branch {state.branch} is kept.", markup=False)
+    out.print(f"Removed {state.worktree}; branch {state.get('branch')} is kept.", markup=False)

@@ -10,7 +10,7 @@ from rich.status import Status
 
 
 class ProgressPrinter:
-    """An event sink for :class:`~phasegate.engine.workitem.WorkItem` that prints progress.
+    """An event sink for :class:`~phasegate.engine.item.WorkItem` that prints progress.
 
     With a terminal, an agent call shows a spinner until it returns; without
     one, each event is one plain line (safe for CI logs).
@@ -31,6 +31,14 @@ class ProgressPrinter:
         if handler is not None:
             handler(event)
 
+    @property
+    def live(self) -> bool:
+        """Whether a spinner may be drawn: a real terminal, not one forced by --color always."""
+        try:
+            return self.console.is_terminal and self.console.file.isatty()
+        except (AttributeError, ValueError):
+            return False
+
     def close(self) -> None:
         if self._status is not None:
             self._status.stop()
@@ -44,17 +52,51 @@ class ProgressPrinter:
             self._line(f"[yellow]! {escape(str(e.get('message')))}[/]")
         self._confirmed = False
 
-    def _on_phase_started(self, e: dict[str, Any]) -> None:
-        extra = ", review skipped" if e.get("no_review") else ""
-        self._line(
-            f"[bold]▶ {e['phase']}[/] (mode {e.get('mode')}: up to "
-            f"{e.get('max_iterations')} review iterations{extra})"
-        )
+    def _on_node_started(self, e: dict[str, Any]) -> None:
+        kind = e.get("kind", "agent")
+        where = str(e.get("node", ""))
+        inner = "/" in where
+        label = escape(str(e.get("phase") or where))
+        if kind == "agent":
+            extra = ", review skipped" if e.get("no_review") else ""
+            shown = where.rsplit("/", 1)[-1]
+            node = f" {escape(where)}" if inner or shown != e.get("phase") else ""
+            self._line(
+                f"[bold]▶ {label}[/]{node} (mode {e.get('mode')}: up to "
+                f"{e.get('max_iterations')} review iterations{extra})"
+            )
+        elif kind in ("check", "action", "foreach"):
+            self._line(f"[bold]▶ {label}[/] ({kind} {escape(where)})")
+
+    def _on_foreach_items(self, e: dict[str, Any]) -> None:
+        items = e.get("items") or []
+        rule = f", {e.get('rule')}" if e.get("rule") else ""
+        self._line(f"  {len(items)} item(s) to go through ({e.get('order')} order{rule})")
+
+    def _on_foreach_item(self, e: dict[str, Any]) -> None:
+        status = e.get("status")
+        title = f": {escape(str(e.get('title')))}" if e.get("title") else ""
+        if status == "running":
+            self._line(f"  [bold]• {escape(str(e.get('key')))}[/]{title}")
+        elif status == "skipped":
+            self._line(f"  - {escape(str(e.get('key')))} skipped ({e.get('reason')})")
+
+    def _on_decision_needed(self, e: dict[str, Any]) -> None:
+        self._line(f"[yellow]? {escape(str(e.get('id')))}: {escape(str(e.get('question')))}[/]")
+
+    def _on_decision_waiting(self, e: dict[str, Any]) -> None:
+        self._line(f"  waiting for an answer: {escape(str(e.get('command')))}")
+
+    def _on_node_blocked(self, e: dict[str, Any]) -> None:
+        self._line(f"[red]■ {escape(str(e.get('message')))}[/]")
+
+    def _on_reviewer_selected(self, e: dict[str, Any]) -> None:
+        self._line(f"  reviewer: {escape(str(e.get('role')))} ({escape(str(e.get('reason')))})")
 
     def _on_agent_dispatched(self, e: dict[str, Any]) -> None:
         self._who = f"  iteration {e.get('iteration')}: {e.get('role')} ({e.get('backend')})"
         label = f"{self._who} working on {e.get('phase')}…"
-        if self.console.is_terminal:
+        if self.live:
             # A spinner while the agent works; the finished line replaces it.
             self.close()
             self._status = self.console.status(escape(label))
@@ -69,7 +111,7 @@ class ProgressPrinter:
         cost = e.get("cost_usd")
         spent = f"{tokens} tokens" + (f", ${cost:.4f}" if cost else "")
         state = "done" if e.get("ok") else f"[red]failed: {escape(str(e.get('error')))}[/]"
-        who = escape(self._who) if self.console.is_terminal else f"    {e.get('role')}"
+        who = escape(self._who) if self.live else f"    {e.get('role')}"
         self._line(f"{who} {state} in {float(e.get('duration_s') or 0):.1f}s ({spent})")
 
     def _on_agent_failed(self, e: dict[str, Any]) -> None:

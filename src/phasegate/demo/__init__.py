@@ -20,8 +20,15 @@ HERE = Path(__file__).parent
 ITEM = "rate-limit"
 
 
+def _bold(text: str) -> str:
+    """``text`` in bold on a terminal; plain in a file or a pipe, or with NO_COLOR set."""
+    if sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
+        return f"\033[1m{text}\033[0m"
+    return text
+
+
 def _say(text: str) -> None:
-    print(f"\n\033[1m== {text}\033[0m", flush=True)
+    print("\n" + _bold(f"== {text}"), flush=True)
 
 
 def _run(cmd: list[str], cwd: Path, *, expect: int = 0, env: dict[str, str] | None = None) -> int:

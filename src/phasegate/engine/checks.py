@@ -1,14 +1,22 @@
-"""Checks: shell commands (tests, linters) that must pass before a reviewer is asked."""
+"""Checks: shell commands (tests, linters, acceptance checks) run as a gate.
+
+A check round runs every command of a node (all of them, even after a
+failure), records each outcome, and records the whole round under the node's
+key, so a resumed run reuses a round that finished instead of running it again.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from phasegate.config import Config
+from phasegate.engine.item import WorkItem
+from phasegate.engine.state import EngineState
 from phasegate.process import run_process
-from phasegate.redact import Redactor
-from phasegate.workflow.model import InlineCheck, Phase
+from phasegate.workflow.model import CheckRef, InlineCheck
 
 #: How much of a failing check's output goes back to the executor.
 FEEDBACK_TAIL = 4000
@@ -37,35 +45,102 @@ class CheckOutcome:
         why = "timed out" if self.timed_out else f"failed with exit code {self.exit_code}"
         return f"check {self.name!r} ({self.command}) {why}"
 
-
-def resolve_command(check: str | InlineCheck, config: Config) -> tuple[str, str | None]:
-    """``(name, command)`` of a check; named checks come from ``config.commands``."""
-    if isinstance(check, InlineCheck):
-        return check.name, check.run
-    return check, config.commands.get(check)
+    def issue(self) -> dict[str, str | None]:
+        """The blocker a failing check becomes (its output's tail is the feedback)."""
+        description = f"{self.describe()}:\n{self.output_tail.strip()}".rstrip(":\n")
+        return {"severity": "blocker", "description": description, "location": self.command}
 
 
-def run_checks(
-    phase: Phase, config: Config, workdir: Path, redactor: Redactor
-) -> list[CheckOutcome]:
-    """Run every check of ``phase`` in ``workdir`` (all of them, even after a failure)."""
-    outcomes: list[CheckOutcome] = []
-    for check in phase.checks:
-        name, command = resolve_command(check, config)
-        if not command:
-            outcomes.append(CheckOutcome(name, None, passed=True, skipped=True))
-            continue
-        result = run_process(command, cwd=workdir, timeout=config.timeouts.check)
-        output = redactor.text((result.stdout + result.stderr)[-FEEDBACK_TAIL:])
-        outcomes.append(
-            CheckOutcome(
-                name,
-                command,
-                passed=result.ok,
-                exit_code=result.exit_code,
-                output_tail=output,
-                timed_out=result.timed_out,
-                duration_s=round(result.duration_s, 3),
-            )
+@dataclass(frozen=True)
+class CheckCommand:
+    name: str
+    command: str | None
+    cwd: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckRound:
+    """The commands of one check round, and where the round is recorded."""
+
+    key: str
+    path: str
+    label: str
+    iteration: int
+    commands: tuple[CheckCommand, ...]
+
+
+def resolve(checks: tuple[CheckRef, ...], config: Config) -> tuple[CheckCommand, ...]:
+    """The commands of ``checks``: named ones come from ``config.commands``."""
+    found: list[CheckCommand] = []
+    for check in checks:
+        if isinstance(check, InlineCheck):
+            found.append(CheckCommand(check.name, check.run, check.cwd))
+        else:
+            found.append(CheckCommand(check, config.commands.get(check)))
+    return tuple(found)
+
+
+def run_check_round(item: WorkItem, state: EngineState, round_: CheckRound) -> list[CheckOutcome]:
+    """Run a round of checks, or reuse the outcomes a run recorded before it died."""
+    recorded = item.recorded().checks(round_.key)
+    if recorded is not None:
+        return [CheckOutcome(**outcome) for outcome in recorded]
+    item.before_slow_work()
+    started = time.monotonic()
+    workdir = item.workdir(state)
+    try:
+        outcomes = [_run_one(item, workdir, command) for command in round_.commands]
+    except KeyboardInterrupt as exc:
+        item.record(
+            "check.abandoned",
+            key=round_.key,
+            node=round_.path,
+            signal=getattr(exc, "signal_name", "SIGINT"),
+            killed=len(getattr(exc, "killed", ())),
+            sync_now=True,
         )
+        raise
+    item.slow_work_done(time.monotonic() - started)
+    for outcome in outcomes:
+        item.record(
+            "check.finished",
+            node=round_.path,
+            phase=round_.label,
+            iteration=round_.iteration,
+            check=outcome.name,
+            command=outcome.command,
+            passed=outcome.passed,
+            skipped=outcome.skipped,
+            exit_code=outcome.exit_code,
+            duration_s=outcome.duration_s,
+            output=outcome.output_tail,
+        )
+    item.record(
+        "checks.completed",
+        key=round_.key,
+        sync_now=False,
+        node=round_.path,
+        phase=round_.label,
+        iteration=round_.iteration,
+        outcomes=[dataclasses.asdict(outcome) for outcome in outcomes],
+    )
+    item.hold(round_.key)
     return outcomes
+
+
+def _run_one(item: WorkItem, workdir: Path, command: CheckCommand) -> CheckOutcome:
+    if not command.command:
+        return CheckOutcome(command.name, None, passed=True, skipped=True)
+    cwd = workdir / command.cwd if command.cwd else workdir
+    result = run_process(command.command, cwd=cwd, timeout=item.config.timeouts.check)
+    # Redacted before it is cut, so no tail of a secret survives the cut.
+    output = item.redactor.tail(result.stdout + result.stderr, FEEDBACK_TAIL)
+    return CheckOutcome(
+        command.name,
+        command.command,
+        passed=result.ok,
+        exit_code=result.exit_code,
+        output_tail=output,
+        timed_out=result.timed_out,
+        duration_s=round(result.duration_s, 3),
+    )

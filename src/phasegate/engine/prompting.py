@@ -1,26 +1,24 @@
-"""Build what each agent is shown: its instructions plus only the inputs its phase needs."""
+"""Build what each agent is shown: its instructions plus only the inputs its node needs."""
 
 from __future__ import annotations
 
-import json
+import glob
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import PromptPart
-from phasegate.agents.verdict import VERDICT_SCHEMA
-from phasegate.engine.workitem import Placed, WorkItem
-from phasegate.state.item import Cursor, IssueRecord, ItemState
-from phasegate.workflow.model import Phase
+from phasegate.engine.plugin_api import ContextProvider, PluginContext, plugin
+from phasegate.workflow.model import AgentNode, PluginRef
 from phasegate.workflow.prompts import render
+
+if TYPE_CHECKING:
+    from phasegate.engine.run import Run
 
 MAX_ARTIFACT_CHARS = 60_000
 MAX_DIFF_CHARS = 120_000
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-ANSWER_PART = PromptPart(
-    "Your answer",
-    "Answer with only a JSON object matching this schema. `approved` is true only "
-    "when no issue is a blocker.\n\n```json\n" + json.dumps(VERDICT_SCHEMA, indent=2) + "\n```",
-)
 
 
 def clip(text: str, limit: int) -> str:
@@ -29,120 +27,216 @@ def clip(text: str, limit: int) -> str:
     return text[:limit] + f"\n\n[... {len(text) - limit} more characters not shown ...]\n"
 
 
-def read_artifact(item: WorkItem, name: str) -> str | None:
-    """The text of artifact ``name`` in the item folder, or ``None`` if absent."""
+def read_file(path: Path) -> str | None:
+    """The text of ``path``, or ``None`` if it is absent (or a folder)."""
     try:
-        return item.artifact_path(name).read_text(encoding="utf-8", errors="replace")
-    except (FileNotFoundError, IsADirectoryError):
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
 
-def template_values(
-    item: WorkItem, state: ItemState, phase: Phase, iteration: int
-) -> dict[str, object]:
-    artifact_path = (
-        item.relative(item.artifact_path(phase.artifact), state) if phase.artifact else ""
-    )
-    return {
-        "item": item.name,
-        "description": state.description,
-        "workflow": item.workflow.name,
-        "phase": phase.name,
-        "mode": state.mode,
-        "artifact": phase.artifact or "",
-        "artifact_path": artifact_path,
-        "item_dir": item.relative(item.item_dir, state),
-        "iteration": iteration,
-        "max_iterations": item.workflow.max_iterations(state.mode),
-    }
+class PromptFor:
+    """The prompts of one agent node for one call (its values, parts, templates)."""
 
+    def __init__(self, run: Run, path: str, node: AgentNode, ctx: PluginContext) -> None:
+        self.run = run
+        self.path = path
+        self.node = node
+        self.ctx = ctx
+        self.item = run.item
+        self.state = run.state
 
-def _instructions(item: WorkItem, template: str, values: dict[str, object]) -> str:
-    text = item.loaded.template(template).read_text(encoding="utf-8")
-    return render(text, values)
+    # -- shared ----------------------------------------------------------------------
 
+    def fill(self, text: str) -> str:
+        """``text`` with the node's placeholders filled (paths of outputs, the task...)."""
+        return render(text, self.values(self.state.node(self.path).iteration, ""))
 
-def _work_item_part(item: WorkItem, state: ItemState, phase: Phase, iteration: int) -> PromptPart:
-    limit = item.workflow.max_iterations(state.mode)
-    lines = [
-        f"- Work item: {item.name} (workflow {item.workflow.name}, mode {state.mode})",
-        f"- Request: {state.description or '(none given)'}",
-        f"- Phase: {phase.name} - {phase.description}".rstrip(" -"),
-        f"- Item folder: {item.relative(item.item_dir, state)}",
-        f"- Review iteration: {iteration} of at most {limit}",
-    ]
-    if phase.artifact:
-        lines.append(
-            f"- Artifact to produce: {item.relative(item.artifact_path(phase.artifact), state)}"
+    def outputs(self) -> list[str]:
+        return [self.fill(o.file) for o in self.node.outputs]
+
+    def values(self, iteration: int, role: str) -> dict[str, object]:
+        task = self.ctx.task
+        workflow = self.item.workflow
+        outputs = [render(o.file, {"task": task.key if task else ""}) for o in self.node.outputs]
+        artifact = outputs[0] if outputs else ""
+        return {
+            "item": self.item.name,
+            "description": self.state.get("description", ""),
+            "workflow": workflow.name,
+            "phase": self.run.label(self.path),
+            "node": self.node.id,
+            "mode": self.state.mode,
+            "artifact": artifact,
+            "artifact_path": self.item.relative(self.item.item_dir / artifact, self.state)
+            if artifact
+            else "",
+            "item_dir": self.item.relative(self.item.item_dir, self.state),
+            "iteration": iteration,
+            "max_iterations": self.run.limit(self.path, self.node),
+            "role": role,
+            "task": task.key if task else "",
+            "task_title": task.title if task else "",
+        }
+
+    def _instructions(self, template: str, iteration: int, role: str) -> str:
+        text = self.item.loaded.template(template).read_text(encoding="utf-8")
+        return render(text, self.values(iteration, role))
+
+    def _work_item_part(self, iteration: int) -> PromptPart:
+        node = self.node
+        lines = [
+            f"- Work item: {self.item.name} (workflow {self.item.workflow.name}, "
+            f"mode {self.state.mode})",
+            f"- Request: {self.state.get('description') or '(none given)'}",
+            f"- Phase: {self.run.label(self.path)} - {node.description}".rstrip(" -"),
+            f"- Item folder: {self.item.relative(self.item.item_dir, self.state)}",
+            f"- Review iteration: {iteration} of at most {self.run.limit(self.path, node)}",
+        ]
+        for name in self.outputs():
+            where = self.item.relative(self.item.item_dir / name, self.state)
+            lines.append(f"- Artifact to produce: {where}")
+        task = self.ctx.task
+        if task is not None:
+            lines.append(f"- Task: {task.key}" + (f": {task.title}" if task.title else ""))
+        return PromptPart("Work item", "\n".join(lines))
+
+    def _inputs(self, skip: Sequence[str] = ()) -> list[PromptPart]:
+        parts: list[PromptPart] = []
+        for spec in self.node.inputs:
+            pattern = self.fill(spec.file)
+            for path in _expand(self.item.item_dir, pattern):
+                rel = path.relative_to(self.item.item_dir).as_posix()
+                if rel in skip:
+                    continue
+                text = read_file(path)
+                if text is None:
+                    continue
+                if spec.title:
+                    title = f"{spec.title}: {self.item.relative(path, self.state)}"
+                else:
+                    title = f"Input: {rel}"
+                parts.append(PromptPart(title, clip(text, MAX_ARTIFACT_CHARS)))
+        return parts
+
+    def _context(self, refs: Sequence[PluginRef], role: str) -> list[PromptPart]:
+        parts: list[PromptPart] = []
+        for ref in refs:
+            provider: ContextProvider = plugin("context", ref.plugin)
+            ctx = PluginContext(
+                self.item, self.state, self.path, self.node, self.ctx.task, ref.with_
+            )
+            parts.extend(provider.parts(ctx, role))
+        return parts
+
+    def _incoming(self) -> list[PromptPart]:
+        incoming = self.state.node(self.path).get("incoming") or {}
+        issues = incoming.get("issues") or []
+        if not issues:
+            return []
+        lines = [f"{incoming.get('from', 'The previous step')} reported:", ""]
+        lines += [f"- {_issue_line(i)}" for i in issues]
+        return [PromptPart("Feedback to address", "\n".join(lines))]
+
+    def _finish(
+        self, instructions: str, parts: list[PromptPart]
+    ) -> tuple[str, tuple[PromptPart, ...]]:
+        redact = self.item.redactor.text
+        return redact(instructions), tuple(PromptPart(p.title, redact(p.body)) for p in parts)
+
+    # -- executor ----------------------------------------------------------------------
+
+    def executor(
+        self, iteration: int, feedback: list[dict[str, Any]]
+    ) -> tuple[str, tuple[PromptPart, ...]]:
+        node = self.node
+        assert node.executor is not None
+        revising = bool(feedback) or iteration > 1 or node.start_with == "review"
+        template = (
+            node.revise_prompt
+            if revising and node.revise_prompt
+            else node.prompt or f"{node.id}.md"
         )
-    return PromptPart("Work item", "\n".join(lines))
+        instructions = self._instructions(template, iteration, node.executor)
+        parts = [self._work_item_part(iteration), *self._inputs()]
+        parts += self._context(node.context, node.executor)
+        if iteration == 1 or not feedback:
+            parts += self._incoming()
+        if feedback:
+            lines = ["The previous iteration was not approved. Address every issue below:", ""]
+            lines += [f"- {_issue_line(i)}" for i in feedback]
+            parts.append(PromptPart("Feedback to address", "\n".join(lines)))
+            for name in self.outputs():
+                current = read_file(self.item.item_dir / name)
+                if current is not None:
+                    parts.append(
+                        PromptPart(f"Current {name} (revise it)", clip(current, MAX_ARTIFACT_CHARS))
+                    )
+        return self._finish(instructions, parts)
 
+    # -- reviewer ----------------------------------------------------------------------
 
-def _feedback_part(feedback: list[IssueRecord]) -> PromptPart:
-    lines = ["The previous iteration was not approved. Address every issue below:", ""]
-    for issue in feedback:
-        where = f" (at {issue.location})" if issue.location else ""
-        lines.append(f"- [{issue.severity}] {issue.description}{where}")
-    return PromptPart("Feedback to address", "\n".join(lines))
-
-
-def executor_prompt(
-    item: WorkItem, state: ItemState, phase: Phase, cursor: Cursor
-) -> tuple[str, tuple[PromptPart, ...]]:
-    """Instructions and prompt parts for the executor of ``phase``."""
-    values = template_values(item, state, phase, cursor.iteration)
-    instructions = _instructions(item, phase.executor_prompt or f"{phase.name}.md", values)
-    parts = [_work_item_part(item, state, phase, cursor.iteration)]
-    for name in phase.inputs:
-        text = read_artifact(item, name)
-        if text is not None:
-            parts.append(PromptPart(f"Input: {name}", clip(text, MAX_ARTIFACT_CHARS)))
-    if cursor.feedback:
-        parts.append(_feedback_part(cursor.feedback))
-        if phase.artifact and read_artifact(item, phase.artifact) is not None:
+    def reviewer(
+        self,
+        role: str,
+        template: str,
+        iteration: int,
+        expectations: str,
+        previous_issues: list[dict[str, Any]],
+        answer: PromptPart | None,
+        focus: Sequence[str] = (),
+    ) -> tuple[str, tuple[PromptPart, ...]]:
+        node = self.node
+        instructions = self._instructions(template, iteration, role)
+        parts = [self._work_item_part(iteration)]
+        if node.previous:
+            previous = read_file(self.item.item_dir / node.previous)
             parts.append(
                 PromptPart(
-                    f"Current {phase.artifact} (revise it)",
-                    clip(read_artifact(item, phase.artifact) or "", MAX_ARTIFACT_CHARS),
+                    f"Previous artifact: {node.previous}",
+                    clip(previous, MAX_ARTIFACT_CHARS) if previous is not None else "(none)",
                 )
             )
-    return item.redactor.text(instructions), _redacted(item, parts)
+        outputs = self.outputs()
+        for name in outputs:
+            current = read_file(self.item.item_dir / name) or ""
+            parts.append(PromptPart(f"Current artifact: {name}", clip(current, MAX_ARTIFACT_CHARS)))
+        parts += self._inputs(skip=[*outputs, *([node.previous] if node.previous else [])])
+        parts += self._context(node.context, role)
+        if node.reviews_code:
+            changes = implementation_changes(self.run)
+            parts.append(PromptPart("Implementation changes", changes or "(no changes found)"))
+        if previous_issues:
+            lines = [
+                "The previous iteration was not approved for these issues; check that each "
+                "was addressed:",
+                "",
+                *[f"- {_issue_line(i)}" for i in previous_issues],
+            ]
+            parts.append(PromptPart("Issues raised in the previous iteration", "\n".join(lines)))
+        if focus:
+            parts.append(PromptPart("Focus areas", ", ".join(focus)))
+        parts.append(PromptPart("What the next phase needs", expectations or "(not stated)"))
+        if answer is not None:
+            parts.append(answer)
+        return self._finish(instructions, parts)
 
 
-def reviewer_prompt(
-    item: WorkItem, state: ItemState, phase: Phase, cursor: Cursor, changes: str | None
-) -> tuple[str, tuple[PromptPart, ...]]:
-    """Instructions and prompt parts for the reviewer of ``phase``."""
-    assert phase.reviewer is not None
-    values = template_values(item, state, phase, cursor.iteration)
-    instructions = _instructions(item, phase.reviewer_prompt or f"{phase.reviewer}.md", values)
-    parts = [_work_item_part(item, state, phase, cursor.iteration)]
-    if phase.previous:
-        previous = read_artifact(item, phase.previous)
-        parts.append(
-            PromptPart(
-                f"Previous artifact: {phase.previous}",
-                clip(previous, MAX_ARTIFACT_CHARS) if previous is not None else "(none)",
-            )
-        )
-    if phase.artifact:
-        current = read_artifact(item, phase.artifact) or ""
-        parts.append(
-            PromptPart(f"Current artifact: {phase.artifact}", clip(current, MAX_ARTIFACT_CHARS))
-        )
-    if changes is not None:
-        parts.append(PromptPart("Implementation changes", changes))
-    parts.append(PromptPart("What the next phase needs", phase.expectations or "(not stated)"))
-    parts.append(ANSWER_PART)
-    return item.redactor.text(instructions), _redacted(item, parts)
+def _issue_line(issue: dict[str, Any]) -> str:
+    where = f" (at {issue['location']})" if issue.get("location") else ""
+    return f"[{issue.get('severity', 'blocker')}] {issue.get('description', '')}{where}"
 
 
-def _redacted(item: WorkItem, parts: list[PromptPart]) -> tuple[PromptPart, ...]:
-    return tuple(PromptPart(p.title, item.redactor.text(p.body)) for p in parts)
+def _expand(root: Path, pattern: str) -> list[Path]:
+    if not any(c in pattern for c in "*?["):
+        return [root / pattern]
+    found = sorted(Path(p) for p in glob.glob(str(root / pattern), recursive=True))
+    return [p for p in found if p.is_file()]
 
 
-def implementation_changes(item: WorkItem, state: Placed) -> str:
+def implementation_changes(run: Run) -> str:
     """The work tree's changes since the item began (diff plus new files), item folder excluded."""
+    item, state = run.item, run.state
     workdir = item.workdir(state)
     excludes = [":(exclude).phasegate"]
     item_dir = item.relative(item.item_dir, state)
@@ -155,13 +249,10 @@ def implementation_changes(item: WorkItem, state: Placed) -> str:
     if diff.strip():
         sections.append("```diff\n" + diff.rstrip() + "\n```")
     for name in [n for n in untracked.splitlines() if n.strip()]:
-        path = workdir / name
-        try:
-            content = path.read_text(encoding="utf-8", errors="replace")
-        except (OSError, IsADirectoryError):
-            continue
-        sections.append(f"New file `{name}`:\n\n```\n{content.rstrip()}\n```")
-    return clip("\n\n".join(sections), MAX_DIFF_CHARS)
+        content = read_file(workdir / name)
+        if content is not None:
+            sections.append(f"New file `{name}`:\n\n```\n{content.rstrip()}\n```")
+    return item.redactor.text(clip("\n\n".join(sections), MAX_DIFF_CHARS))
 
 
 def _git(workdir: Path, args: list[str]) -> str:

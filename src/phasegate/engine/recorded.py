@@ -1,10 +1,11 @@
-"""What the journal says was already done: agent results and check outcomes by call key.
+"""What the journal says was done since the last state commit: results by call key.
 
 The state file may lag the journal (a run killed between the two, or state
-commits coalesced behind the fsync'd journal), so before making an agent call
-or running a phase's checks the engine looks here: a result recorded for the
-very same call (same role, phase, epoch, iteration and stage) is reused, never
-made again.
+commits coalesced behind the fsync'd journal), so before an agent call, a
+check round or an action the engine looks here: a result recorded for the very
+same key (node path, visit, iteration, stage, try) is reused, never made again.
+Only the journal's tail after the state's recorded offset is read, so resuming
+costs the same however long the journal is.
 """
 
 from __future__ import annotations
@@ -12,72 +13,93 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-CallKey = tuple[Any, ...]
+#: Events the engine reads back, and the fields each must carry with their types.
+_REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "agent.dispatched": {"key": str, "attempt": str},
+    "agent.finished": {"key": str, "attempt": str, "ok": bool},
+    "checks.completed": {"key": str, "outcomes": list},
+    "action.done": {"key": str, "outcome": str},
+    "decision.answered": {"id": str, "visit": int, "choice": str},
+}
 
 
-def call_key(
-    role: str | None, phase: str, epoch: int | None, iteration: int, stage: str | None
-) -> CallKey:
-    """The key identifying one logical agent call (or, with ``role=None``, a check round)."""
-    return (role, phase, epoch, iteration, stage)
+def event_problem(event: Mapping[str, Any]) -> str | None:
+    """Why ``event`` cannot be used (a field missing or of the wrong type), if it cannot."""
+    fields = _REQUIRED.get(str(event.get("event")))
+    if fields is None:
+        return None
+    for name, expected in fields.items():
+        if name not in event:
+            return f"field {name!r} is missing"
+        if not isinstance(event[name], expected):
+            return f"field {name!r} has the wrong type ({type(event[name]).__name__})"
+    return None
 
 
-def _event_key(event: Mapping[str, Any]) -> CallKey:
-    return call_key(
-        event.get("role"),
-        str(event.get("phase")),
-        event.get("epoch"),
-        int(event.get("iteration") or 0),
-        event.get("stage"),
-    )
+def result_key(event: Mapping[str, Any]) -> str | None:
+    """The key of a result a resumed run reuses (an agent's, a check round's, an action's,
+    a decision's answer), ``None`` for other events."""
+    name = event.get("event")
+    if name == "agent.finished" and event.get("ok"):
+        return str(event["key"])
+    if name in ("checks.completed", "action.done"):
+        return str(event["key"])
+    if name == "decision.answered":
+        return f"decision:{event['id']}:{event['visit']}"
+    return None
 
 
 class RecordedCalls:
-    """An index of one journal's agent calls and check rounds, built in one pass."""
+    """An index of the agent calls, check rounds and actions of a journal's tail."""
 
-    def __init__(self, events: Iterable[Mapping[str, Any]]) -> None:
-        self._dispatched: dict[str, CallKey] = {}
-        self._attempts: dict[CallKey, list[str]] = {}
-        self._finished_ok: dict[CallKey, Mapping[str, Any]] = {}
+    def __init__(self, events: Iterable[Mapping[str, Any]] = ()) -> None:
+        self._attempts: dict[str, list[str]] = {}
         self._finished: set[str] = set()
-        self._checks: dict[CallKey, list[Mapping[str, Any]]] = {}
+        self._results: dict[str, Mapping[str, Any]] = {}
+        self._checks: dict[str, list[Mapping[str, Any]]] = {}
+        self._actions: dict[str, str] = {}
+        self._answers: dict[tuple[str, int], Mapping[str, Any]] = {}
         for event in events:
-            self._add(event)
+            self.add(event)
 
-    def _add(self, event: Mapping[str, Any]) -> None:
+    def add(self, event: Mapping[str, Any]) -> None:
         name = event.get("event")
         if name == "agent.dispatched":
-            key = _event_key(event)
-            attempt = str(event.get("attempt"))
-            self._dispatched[attempt] = key
-            self._attempts.setdefault(key, []).append(attempt)
+            self._attempts.setdefault(str(event["key"]), []).append(str(event["attempt"]))
         elif name == "agent.finished":
-            attempt = str(event.get("attempt"))
-            self._finished.add(attempt)
-            dispatched = self._dispatched.get(attempt)
-            if dispatched is not None and event.get("ok"):
-                self._finished_ok.setdefault(dispatched, event)
+            self._finished.add(str(event["attempt"]))
+            if event.get("ok"):
+                self._results.setdefault(str(event["key"]), event)
         elif name == "checks.completed":
-            key = call_key(
-                None,
-                str(event.get("phase")),
-                event.get("epoch"),
-                int(event.get("iteration") or 0),
-                "checks",
-            )
-            self._checks[key] = list(event.get("outcomes") or [])
+            self._checks[str(event["key"])] = list(event["outcomes"])
+        elif name == "action.done":
+            self._actions[str(event["key"])] = str(event["outcome"])
+        elif name == "decision.answered":
+            self._answers.setdefault((str(event["id"]), int(event["visit"])), event)
 
-    def result(self, key: CallKey) -> Mapping[str, Any] | None:
+    def result(self, key: str) -> Mapping[str, Any] | None:
         """The ``agent.finished`` event of a successful call with ``key``, if recorded."""
-        return self._finished_ok.get(key)
+        return self._results.get(key)
 
-    def abandoned(self, key: CallKey) -> str | None:
+    def abandoned(self, key: str) -> str | None:
         """The last attempt of ``key`` dispatched but never finished (a run died in it)."""
         attempts = self._attempts.get(key, [])
         if attempts and attempts[-1] not in self._finished:
             return attempts[-1]
         return None
 
-    def checks(self, phase: str, epoch: int, iteration: int) -> list[Mapping[str, Any]] | None:
-        """The outcomes of a whole check round recorded by ``checks.completed``, if any."""
-        return self._checks.get(call_key(None, phase, epoch, iteration, "checks"))
+    def checks(self, key: str) -> list[Mapping[str, Any]] | None:
+        """The outcomes of a whole check round, if one was recorded under ``key``."""
+        return self._checks.get(key)
+
+    def action(self, key: str) -> str | None:
+        """The outcome of an action recorded under ``key``, if any."""
+        return self._actions.get(key)
+
+    def answer(self, decision: str, visit: int) -> Mapping[str, Any] | None:
+        """The ``decision.answered`` event of a gate's visit, if one was journaled."""
+        return self._answers.get((decision, visit))
+
+    def forget(self, key: str) -> None:
+        """Drop the result of ``key`` (it was applied, or turned out unusable)."""
+        self._results.pop(key, None)

@@ -1,4 +1,4 @@
-"""Walk a work item through its workflow: transitions, partial phases, finish.
+"""Run (or resume) a work item: commands, ``--phase``/``--until``, half-done phases, completion.
 
 ``run`` is also how an interrupted run continues: every decision is taken
 from the recorded state, so running again resumes without redoing work.
@@ -6,66 +6,55 @@ from the recorded state, so running again resumes without redoing work.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
-from phasegate.engine.dispatch import Backends
-from phasegate.engine.review_loop import ReviewLoop
-from phasegate.engine.workitem import WorkItem
+from phasegate.engine.builtin_gates import PARTIAL_CHOICES, confirm_warning, partial_phase
+from phasegate.engine.calls import Backends
+from phasegate.engine.item import WorkItem
+from phasegate.engine.run import (
+    Asker,
+    End,
+    NoTerminal,
+    Run,
+    RunOptions,
+    RunStop,
+    TopCursor,
+    definition_path,
+)
+from phasegate.engine.state import EngineState
+from phasegate.engine.status import completion_summary, current_label, render_message
 from phasegate.engine.worktree import ensure_worktree, finish_worktree
 from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
-from phasegate.state.atomic import remove_file
-from phasegate.state.item import Cursor, ItemState
 from phasegate.state.journal import utc_now
-from phasegate.workflow.model import Phase, Workflow
-from phasegate.workflow.transitions import TransitionResult, expected_next, validate_transition
+from phasegate.workflow.model import AgentNode, Workflow
+from phasegate.workflow.transitions import validate_transition
 
-PartialChoice = Literal["continue", "fresh", "review"]
-PARTIAL_CHOICES: tuple[PartialChoice, ...] = ("continue", "fresh", "review")
+__all__ = [
+    "PARTIAL_CHOICES",
+    "Asker",
+    "NoTerminal",
+    "RunOptions",
+    "RunOutcome",
+    "Runner",
+]
 
-
-class Asker(Protocol):
-    """How the engine asks a person; the CLI supplies a terminal or a no-terminal one."""
-
-    @property
-    def interactive(self) -> bool: ...
-
-    def choose(self, question: str, choices: Sequence[str], default: str) -> str: ...
-
-    def confirm(self, question: str, default: bool) -> bool: ...
+OutcomeStatus = Literal["completed", "phase-done", "stopped"]
 
 
-class NoTerminal:
-    """The asker used without a terminal: it never waits on stdin."""
-
-    interactive = False
-
-    def choose(self, question: str, choices: Sequence[str], default: str) -> str:
-        return default
-
-    def confirm(self, question: str, default: bool) -> bool:
-        return default
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Flags of ``phasegate run``."""
-
-    phase: str | None = None
-    until: str | None = None
-    no_review: bool = False
-    partial: PartialChoice | None = None
-    yes: bool = False
+class CommandRefused(BlockedError):
+    """A workflow command run on an item at a label it does not act on (seed 002's
+    ``ChangeNotReady``): the message says where the item stands and what to run."""
 
 
 @dataclass(frozen=True)
 class RunOutcome:
     """How a run ended."""
 
-    status: Literal["completed", "phase-done"]
-    state: ItemState
+    status: OutcomeStatus
+    state: EngineState
     message: str
+    label: str | None = None
 
 
 class Runner:
@@ -82,7 +71,6 @@ class Runner:
         self.backends = backends
         self.asker: Asker = asker or NoTerminal()
         self.options = options or RunOptions()
-        self.loop = ReviewLoop(item, backends)
 
     @property
     def workflow(self) -> Workflow:
@@ -90,234 +78,214 @@ class Runner:
 
     def run(self) -> RunOutcome:
         with self.item.run_lock():
-            self._remove_stale_temp_files()
-            state = self.item.load()
+            self.item.remove_stale_temp_files()
+            state = self.item.load()  # everything is checked before anything is written
+            refusal = self._command_refusal(state)
+            if refusal is not None:
+                return refusal
             if state.status == "completed":
-                remove_file(self.item.history_path)
+                self.item.view.completed(state)
                 return RunOutcome("completed", state, f"{self.item.name} is already complete")
             if state.worktree:  # agents work there: it must be a working checkout
-                ensure_worktree(self.item.repo, state.worktree, self.item.name, state.branch)
-            self.item.save(state)  # repairs a history file a crash left behind
+                ensure_worktree(self.item.repo, state.worktree, self.item.name, state["branch"])
+            run = Run(self.item, state, self.backends, self.asker, self.options)
             try:
-                return self._walk(state)
+                return self._run(run)
+            except RunStop as stop:
+                self.item.save(state, durable=True)
+                label = current_label(self.workflow, state)
+                if stop.status == "stopped":
+                    return RunOutcome("stopped", state, self._stop_message(state, label), label)
+                return RunOutcome("phase-done", state, stop.message, label)
             finally:
                 # However the run ends, a coalesced state commit is written.
                 self.item.flush()
 
-    def _walk(self, state: ItemState) -> RunOutcome:
-        if self.options.phase is not None:
-            return self._single_phase(state, self.options.phase)
-        if self.options.until is not None:
-            self._known_phase(self.options.until)
-        self._resume_partial(state)
-        while True:
-            phase = self._next_phase(state)
-            if phase is None:
-                return self._finish(state, None)
-            if state.engine.cursor is None:
-                self._enter(state, phase, check_warnings=False)
-            if phase.kind == "finish":
-                return self._finish(state, phase)
-            self.loop.run(state, phase)
-            if phase.name == self.options.until:
-                return RunOutcome("phase-done", state, f"stopped after {phase.name} (--until)")
+    # -- commands (seed 002's plan / impl / archive) -----------------------------------------
 
-    def _remove_stale_temp_files(self) -> None:
-        """Temp files an atomic write left when the process died; we hold the item's lock."""
-        for name in (self.workflow.state_file, self.workflow.history_file):
-            for stale in self.item.item_dir.glob(f".{name}.tmp-*"):
-                stale.unlink(missing_ok=True)
-
-    # -- choosing the phase ----------------------------------------------------
-
-    def _skipped(self, state: ItemState) -> tuple[str, ...]:
-        return self.workflow.modes[state.mode].skip
-
-    def _completed(self, state: ItemState) -> set[str]:
-        return {name for name, rec in state.phases.items() if rec.completed}
-
-    def _next_phase(self, state: ItemState) -> Phase | None:
-        if state.engine.cursor is not None:
-            return self.workflow.phase(state.engine.cursor.phase)
-        names = expected_next(
-            self.workflow, state.current_phase, self._completed(state), self._skipped(state)
-        )
-        return self.workflow.phase(names[0]) if names else None
-
-    def transition(self, state: ItemState, target: str) -> TransitionResult:
-        """Validate moving ``state`` to phase ``target`` (interface 1)."""
-        artifacts = {
-            p.artifact: self.item.artifact_path(p.artifact).is_file()
-            for p in self.workflow.phases
-            if p.artifact
-        }
-        return validate_transition(
+    def _command_refusal(self, state: EngineState) -> RunOutcome | None:
+        name = self.options.command
+        if name is None:
+            return None
+        command = self.workflow.commands.get(name)
+        if command is None:
+            known = ", ".join(self.workflow.commands) or "none"
+            raise BadInputError(
+                f"workflow {self.workflow.name!r} has no command {name!r} ({known})"
+            )
+        label = current_label(self.workflow, state) or ""
+        if not command.runs_in or label in command.runs_in:
+            return None
+        refusal = command.otherwise.get(label) or command.otherwise.get("*")
+        message = render_message(
+            refusal.message if refusal else "{{ item }} is in phase {{ label }}. Next: {{ next }}",
             self.workflow,
-            state.current_phase,
-            target,
-            artifacts,
-            completed=self._completed(state),
-            skipped=self._skipped(state),
+            state,
+            label,
+            name,
+        )
+        if refusal is None or refusal.exit == "blocked":
+            raise CommandRefused(message)
+        if refusal.exit == "waiting":
+            raise WaitingForHuman(message)
+        return RunOutcome("stopped", state, message, label)
+
+    def _stop_message(self, state: EngineState, label: str | None) -> str:
+        return render_message(
+            "{{ item }} is at {{ label }}. Next: {{ next }}",
+            self.workflow,
+            state,
+            label,
+            self.options.command,
         )
 
-    def _enter(self, state: ItemState, phase: Phase, *, check_warnings: bool) -> None:
-        """Validate the transition into ``phase`` and start it (or raise)."""
-        result = self.transition(state, phase.name)
+    # -- the run --------------------------------------------------------------------------
+
+    def _run(self, run: Run) -> RunOutcome:
+        state = run.state
+        options = self.options
+        if options.command is not None:
+            command = self.workflow.commands[options.command]
+            run.stop_labels = set(command.stops_at)
+            run.started_labels = {current_label(self.workflow, state) or ""}
+        if options.phase is not None:
+            self._jump(run, self._top_node(options.phase))
+        else:
+            if options.until is not None:
+                target = self._top_node(options.until)
+                done = state.peek(target)
+                if done is not None and done.get("outcome") is not None and state.at != target:
+                    return RunOutcome(
+                        "phase-done",
+                        state,
+                        f"{options.until} is already complete; nothing to run",
+                        options.until,
+                    )
+            self._resume_partial(run)
+        end = run.walk()
+        return self._finish(run, end)
+
+    def _top_node(self, label: str) -> str:
+        for node in self.workflow.nodes:
+            if node.id == label or node.label == label:
+                return node.id
+        known = ", ".join(self.workflow.label_names)
+        raise BadInputError(
+            f"unknown phase {label!r} in workflow {self.workflow.name!r} (phases: {known})"
+        )
+
+    def _jump(self, run: Run, target: str) -> None:
+        """``run --phase P``: validate the transition, then put the cursor at P."""
+        state = run.state
+        at = state.at
+        if at == target:
+            node = state.peek(target)
+            if node is not None and node.get("started") and node.get("outcome") is None:
+                self._resume_partial(run)
+                return
+            if node is None or not node.get("started"):
+                return  # the expected next node: its prerequisites are checked as it starts
+        result = validate_transition(
+            self.workflow,
+            at if at is not None and not at.startswith("@") else None,
+            target,
+            run.artifacts(),
+            completed=run.completed_nodes(),
+            skipped=self.workflow.modes[state.mode].skip,
+        )
         if result.type == "blocked":
             self.item.record(
-                "transition.blocked",
-                to=phase.name,
-                current=state.current_phase,
-                message=result.message,
-                sync_now=True,
+                "transition.blocked", to=target, current=at, message=result.message, sync_now=True
             )
-            raise BlockedError(result.message or f"cannot start {phase.name}")
-        if result.type == "warning" and check_warnings:
-            self._confirm_warning(phase, result.message or "")
+            raise BlockedError(result.message or f"cannot start {target}")
+        if result.type == "warning":
+            confirm_warning(run, target, result.message or "")
         self.item.record(
-            "transition",
-            from_phase=state.current_phase,
-            to=phase.name,
-            type=result.type,
-            message=result.message,
+            "transition", from_phase=at, to=target, type=result.type, message=result.message
         )
-        if phase.kind == "finish":
-            return
-        if state.engine.cursor is not None and state.engine.cursor.phase != phase.name:
-            self.item.record("phase.abandoned", phase=state.engine.cursor.phase)
-        self.loop.start(state, phase, no_review=self.options.no_review)
-
-    def _confirm_warning(self, phase: Phase, message: str) -> None:
-        question = f"Warning: {message}. Start {phase.name} anyway?"
-        if self.options.yes:
-            answer, by = True, "flag"
-        elif self.asker.interactive:
-            answer, by = self.asker.confirm(question, False), "prompt"
-        else:
-            self.item.record(
-                "decision.needed",
-                id="transition-warning",
-                phase=phase.name,
-                question=question,
-                sync_now=True,
-            )
-            raise WaitingForHuman(
-                f"{message}: confirm by running again with --yes "
-                f"(phasegate run {self.item.name} --phase {phase.name} --yes)"
-            )
+        if at is not None and not at.startswith("@"):
+            left = state.peek(at)
+            if left is not None and left.get("started") and left.get("outcome") is None:
+                self.item.record("phase.abandoned", phase=at)
+        TopCursor(state).set(target)
+        run.enter(target, None)
+        state.node(target)["started"] = utc_now()  # the transition was just validated
         self.item.record(
-            "decision",
-            id="transition-warning",
-            phase=phase.name,
-            question=question,
-            answer="proceed" if answer else "stop",
-            by=by,
-            sync_now=True,
+            "node.started",
+            node=target,
+            phase=run.label(target),
+            visit=state.node(target).visit,
+            mode=state.mode,
+            max_iterations=self.workflow.max_iterations(state.mode),
+            no_review=self.options.no_review,
         )
-        if not answer:
-            raise WaitingForHuman(f"not starting {phase.name}: declined")
-
-    # -- partial phases ---------------------------------------------------------
-
-    def _resume_partial(self, state: ItemState) -> None:
-        """A phase started but not completed: continue, start fresh, or review what is there."""
-        cursor = state.engine.cursor
-        if cursor is None:
-            return
-        choice: PartialChoice
-        if self.options.partial is not None:
-            choice, by = self.options.partial, "flag"
-        elif self.asker.interactive:
-            picked = self.asker.choose(
-                f"Phase {cursor.phase} was started but not completed "
-                f"(iteration {cursor.iteration}, at {cursor.stage}). Continue, start fresh, "
-                "or review what is there?",
-                PARTIAL_CHOICES,
-                "continue",
-            )
-            choice, by = picked, "prompt"  # type: ignore[assignment]
-        else:
-            choice, by = "continue", "default"
-        self.item.record(
-            "decision",
-            id="partial-phase",
-            phase=cursor.phase,
-            answer=choice,
-            by=by,
-            iteration=cursor.iteration,
-            stage=cursor.stage,
-        )
-        phase = self.workflow.phase(cursor.phase)
         if self.options.no_review:
-            cursor.no_review = True
+            state.node(target)["no_review"] = True
+        run.save(lazy=True)
+
+    def _resume_partial(self, run: Run) -> None:
+        """A node started but not completed: continue, start fresh, or review what is there."""
+        state = run.state
+        at = state.at
+        if at is None or at.startswith("@") or self.workflow.partial != "ask":
+            return
+        node = self.workflow.node(definition_path(at))
+        found = state.peek(at)
+        if (
+            not isinstance(node, AgentNode)
+            or found is None
+            or not found.get("started")
+            or found.get("outcome") is not None
+        ):
+            return
+        if self.options.partial is not None and self.options.partial not in PARTIAL_CHOICES:
+            raise BadInputError(f"--partial must be one of {', '.join(PARTIAL_CHOICES)}")
+        choice = partial_phase(run, at, found.iteration, found.stage)
+        if self.options.no_review:
+            state.node(at)["no_review"] = True
         if choice == "fresh":
-            state.engine.iterations = [r for r in state.engine.iterations if r.phase != phase.name]
-            self.loop.start(state, phase, no_review=cursor.no_review)
-        elif choice == "review" and phase.reviewer and not cursor.no_review:
-            state.engine.cursor = Cursor(
-                phase=phase.name,
-                epoch=cursor.epoch,
-                iteration=cursor.iteration,
-                stage="review",
-                changes=cursor.changes,
-                no_review=False,
+            run.enter(at, None)
+            state.node(at)["started"] = utc_now()
+            self.item.record(
+                "node.started",
+                node=at,
+                phase=run.label(at),
+                visit=state.node(at).visit,
+                mode=state.mode,
+                max_iterations=self.workflow.max_iterations(state.mode),
+                no_review=self.options.no_review,
             )
-            self.item.save(state)
+        elif choice == "review" and node.all_reviewers() and not state.node(at).get("no_review"):
+            state.node(at).stage = "review:0"
+        run.save()
 
-    # -- single phase and finish ---------------------------------------------------
+    # -- the end ----------------------------------------------------------------------------
 
-    def _known_phase(self, name: str) -> Phase:
-        try:
-            return self.workflow.phase(name)
-        except KeyError:
-            raise BadInputError(
-                f"unknown phase {name!r} in workflow {self.workflow.name!r} "
-                f"(phases: {', '.join(self.workflow.phase_names)})"
-            ) from None
-
-    def _single_phase(self, state: ItemState, name: str) -> RunOutcome:
-        phase = self._known_phase(name)
-        cursor = state.engine.cursor
-        if cursor is not None and cursor.phase == name:
-            self._resume_partial(state)
-        else:
-            self._enter(state, phase, check_warnings=True)
-        if phase.kind == "finish":
-            return self._finish(state, phase)
-        self.loop.run(state, phase)
-        return RunOutcome("phase-done", state, f"phase {name} complete")
-
-    def _finish(self, state: ItemState, phase: Phase | None) -> RunOutcome:
-        """Mark the item complete, keep the summary, delete the review history (TD5)."""
+    def _finish(self, run: Run, end: End) -> RunOutcome:
+        state = run.state
         now = utc_now()
-        if phase is not None:
-            record = state.phase(phase.name)
-            record.started = record.started or now
-            record.completed = now
-            state.current_phase = phase.name
-        state.status = "completed"
-        state.completed = now
-        state.engine.cursor = None
-        state.summary = completion_summary(state)
-        self.item.save(state)
-        remove_file(self.item.history_path)
-        self.item.record("item.completed", summary=state.summary, sync_now=True)
-        if not state.worktree:
-            return RunOutcome("completed", state, state.summary)
-        confirm = self.asker.confirm if self.asker.interactive else None
-        message, removed = finish_worktree(
-            self.item.repo, self.item.name, state.worktree, state.branch, confirm
-        )
-        self.item.record("worktree.finish", branch=state.branch, removed=removed, message=message)
-        return RunOutcome("completed", state, f"{state.summary} {message}")
-
-
-def completion_summary(state: ItemState) -> str:
-    """One line that stays in the state file after the history is deleted."""
-    run = [n for n, r in state.phases.items() if r.completed and r.review is not None]
-    total = sum(state.phases[n].iterations for n in run)
-    concerns = [n for n in run if state.phases[n].review == "concerns"]
-    text = f"{len(run)} phases completed in {total} review iterations"
-    if concerns:
-        text += f"; unresolved reviewer concerns in {', '.join(concerns)}"
-    return text + "."
+        state.at = "@end"
+        if end.status == "blocked":
+            state.status = "blocked"
+            self.item.record("item.blocked", node=end.path, message=end.message, sync_now=True)
+            self.item.save(state, durable=True)
+            raise BlockedError(end.message or f"{self.item.name} ended blocked at {end.label}")
+        state.status = "completed" if end.status == "completed" else end.status
+        state["completed"] = now
+        state["summary"] = completion_summary(self.workflow, state)
+        self.item.save(state, durable=True)
+        self.item.view.completed(state)
+        self.item.record("item.completed", summary=state["summary"], sync_now=True)
+        message = str(state["summary"])
+        if end.message:
+            message = f"{message} {end.message}"
+        if state.worktree:
+            confirm = self.asker.confirm if self.asker.interactive else None
+            text, removed = finish_worktree(
+                self.item.repo, self.item.name, state.worktree, state["branch"], confirm
+            )
+            self.item.record(
+                "worktree.finish", branch=state["branch"], removed=removed, message=text
+            )
+            message = f"{message} {text}"
+        return RunOutcome("completed", state, message, end.label)

@@ -1,102 +1,290 @@
-"""Where a work item stands: phase, iterations, concerns, and the command to run next."""
+"""Where an item stands: its label, node, iterations, concerns, decisions, and what to run next."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from phasegate.engine.workitem import WorkItem
-from phasegate.state.item import ItemState
+from phasegate.engine.state import EngineState, NodeState
+from phasegate.workflow.model import AgentNode, EndNode, ForeachNode, Workflow
+from phasegate.workflow.prompts import render
 from phasegate.workflow.transitions import expected_next, validate_transition
 
 
-def item_status(item: WorkItem, state: ItemState) -> dict[str, Any]:
-    """A JSON-ready summary of ``state`` (what ``phasegate status --json`` prints)."""
-    workflow = item.workflow
-    limit = workflow.max_iterations(state.mode)
-    completed = {n for n, r in state.phases.items() if r.completed}
-    skipped = workflow.modes[state.mode].skip
-    cursor = state.engine.cursor
-    in_progress: dict[str, Any] | None = None
-    if cursor is not None:
-        in_progress = {
-            "phase": cursor.phase,
-            "iteration": cursor.iteration,
-            "maxIterations": limit,
-            "stage": cursor.stage,
-        }
-    next_phase: str | None = None
-    blocked: str | None = None
-    if state.status == "active":
-        if cursor is not None:
-            next_phase = cursor.phase
-        else:
-            names = expected_next(workflow, state.current_phase, completed, skipped)
-            next_phase = names[0] if names else None
-        if next_phase is not None and cursor is None:
-            artifacts = {
-                p.artifact: item.artifact_path(p.artifact).is_file()
-                for p in workflow.phases
-                if p.artifact
-            }
-            result = validate_transition(
-                workflow,
-                state.current_phase,
-                next_phase,
-                artifacts,
-                completed=completed,
-                skipped=skipped,
-            )
-            if result.type == "blocked":
-                blocked = result.message
-    phases: list[dict[str, Any]] = []
-    concerns: list[dict[str, str]] = []
-    for phase in workflow.phases:
-        record = state.phases.get(phase.name)
-        if phase.name in skipped:
-            status = "skipped"
-        elif record is None or not record.started:
-            status = "pending"
-        elif record.completed:
-            status = "completed"
-        else:
-            status = "in-progress"
-        phases.append(
-            {
-                "name": phase.name,
-                "status": status,
-                "iterations": record.iterations if record else 0,
-                "review": record.review if record else None,
-                "reviewerNotes": list(record.reviewer_notes) if record else [],
-                "usage": record.usage.model_dump(by_alias=True) if record else None,
-            }
-        )
-        if record is not None:
-            concerns += [{"phase": phase.name, "note": n} for n in record.reviewer_notes]
+def camel_usage(usage: dict[str, Any] | None) -> dict[str, Any]:
+    """Usage with the camelCase keys status and ``.meta.json`` use."""
+    usage = usage or {}
     return {
-        "id": state.id,
-        "workflow": state.workflow,
-        "description": state.description,
-        "mode": state.mode,
-        "status": state.status,
-        "currentPhase": state.current_phase,
-        "inProgress": in_progress,
-        "nextPhase": next_phase,
-        "blocked": blocked,
-        "nextCommand": next_command(item.name, state, blocked),
-        "worktree": state.worktree,
-        "branch": state.branch,
-        "stateFile": str(item.state_path),
-        "phases": phases,
-        "unresolvedConcerns": concerns,
-        "usage": state.usage.model_dump(by_alias=True),
-        "summary": state.summary,
+        "calls": int(usage.get("calls", 0)),
+        "inputTokens": int(usage.get("input_tokens", 0)),
+        "outputTokens": int(usage.get("output_tokens", 0)),
+        "cacheReadTokens": int(usage.get("cache_read_tokens", 0)),
+        "cacheWriteTokens": int(usage.get("cache_write_tokens", 0)),
+        "costUsd": float(usage.get("cost_usd", 0.0)),
     }
 
 
-def next_command(name: str, state: ItemState, blocked: str | None) -> str | None:
+def current_label(workflow: Workflow, state: EngineState) -> str | None:
+    """The label of the node the item is at (the start node's for a new item).
+
+    A view that reads a label back (STATE.yaml's ``phase``) records it in
+    ``data.label``; it wins, as the seed's "the phase alone decides" requires.
+    """
+    forced = state.data.get("label")
+    if isinstance(forced, str) and forced:
+        return forced
+    at = state.at
+    if at == "@end":
+        last = [n for n in workflow.nodes if isinstance(n, EndNode)]
+        ended = state.data.get("end_label")
+        return str(ended) if ended else (last[-1].label or last[-1].id if last else None)
+    node_id = at or workflow.start_node(state.mode)
+    return workflow.label_of(node_id)
+
+
+def render_message(
+    template: str, workflow: Workflow, state: EngineState, label: str | None, command: str | None
+) -> str:
+    """A command's message with ``{{ item }}``, ``{{ label }}``, ``{{ next }}`` filled."""
+    values: dict[str, object] = {
+        "item": state.item,
+        "label": label or "",
+        "phase": label or "",
+        "description": state.get("description", ""),
+        "workflow": workflow.name,
+        "command": command or "",
+    }
+    values["next"] = next_for_label(workflow, state, label)
+    return " ".join(render(template, values).split())
+
+
+def next_for_label(workflow: Workflow, state: EngineState, label: str | None) -> str:
+    info = workflow.labels.get(label or "")
+    if info is not None and info.next:
+        return " ".join(render(info.next, {"item": state.item, "label": label or ""}).split())
+    return f"phasegate run {state.item}"
+
+
+def completion_summary(workflow: Workflow, state: EngineState) -> str:
+    """One line that stays in the state after the review history is deleted."""
+    run: list[str] = []
+    total = 0
+    concerns: list[str] = []
+    for node in workflow.nodes:
+        found = state.peek(node.id)
+        if not isinstance(node, AgentNode) or found is None or found.get("review") is None:
+            continue
+        if found.get("review") == "none":
+            continue
+        run.append(node.label or node.id)
+        total += found.iteration
+        if found.get("review") == "concerns":
+            concerns.append(node.label or node.id)
+    text = f"{len(run)} phases completed in {total} review iterations"
+    if concerns:
+        text += f"; unresolved reviewer concerns in {', '.join(concerns)}"
+    return text + "."
+
+
+def _node_status(
+    workflow: Workflow, state: EngineState, node_id: str, found: NodeState | None
+) -> str:
+    if node_id in workflow.modes[state.mode].skip:
+        return "skipped"
+    if found is None or not found.get("started"):
+        return "pending"
+    if found.get("outcome") is not None and not found.get("blocked"):
+        return "completed"
+    return "in-progress"
+
+
+def item_status(
+    workflow: Workflow,
+    state: EngineState,
+    *,
+    artifacts: Mapping[str, bool] | Callable[[], Mapping[str, bool]],
+) -> dict[str, Any]:
+    """A JSON-ready summary of ``state`` (what ``phasegate status --json`` prints)."""
+    name = state.item
+    limit = workflow.max_iterations(state.mode)
+    at = state.at if state.at and not state.at.startswith("@") else None
+    label = current_label(workflow, state)
+    in_progress: dict[str, Any] | None = None
+    cursor = state.peek(at) if at else None
+    if at and cursor is not None and cursor.get("started") and cursor.get("outcome") is None:
+        in_progress = {
+            "phase": workflow.label_of(at),
+            "node": at,
+            "iteration": cursor.iteration,
+            "maxIterations": limit,
+            "stage": (cursor.stage or "execute").split(":", 1)[0],
+        }
+    completed = {
+        n.id
+        for n in workflow.nodes
+        if (f := state.peek(n.id)) is not None and f.get("outcome") is not None
+    }
+    next_phase: str | None = None
+    blocked: str | None = None
+    if state.status == "active":
+        if at is not None:
+            next_phase = workflow.label_of(at)
+            node = workflow.node(at)
+            started = cursor is not None and cursor.get("started")
+            if cursor is not None and cursor.get("blocked"):
+                blocked = str(cursor.get("blocked"))
+            elif not started and (node.prerequisites.hard or node.prerequisites.soft):
+                files = artifacts() if callable(artifacts) else artifacts
+                result = validate_transition(
+                    workflow,
+                    None,
+                    at,
+                    files,
+                    completed=completed,
+                    skipped=workflow.modes[state.mode].skip,
+                )
+                if result.type == "blocked":
+                    blocked = result.message
+        else:
+            names = expected_next(workflow, None, completed, workflow.modes[state.mode].skip)
+            next_phase = workflow.label_of(names[0]) if names else None
+    phases: list[dict[str, Any]] = []
+    concerns: list[dict[str, str]] = []
+    for node in workflow.nodes:
+        if isinstance(node, EndNode):
+            continue
+        found = state.peek(node.id)
+        entry: dict[str, Any] = {
+            "name": node.label or node.id,
+            "node": node.id,
+            "kind": node.kind,
+            "status": _node_status(workflow, state, node.id, found),
+            "iterations": found.iteration
+            if isinstance(node, AgentNode) and found is not None and found.get("started")
+            else 0,
+            "review": found.get("review") if found is not None else None,
+            "reviewerNotes": list(found.get("notes") or []) if found is not None else [],
+            "usage": camel_usage(found.get("usage")) if found is not None else None,
+        }
+        if isinstance(node, ForeachNode) and found is not None and found.get("order") is not None:
+            items = found.get("items") or {}
+            entry["items"] = [
+                {"key": key, "title": items[key].get("title", ""), "status": items[key]["status"]}
+                for key in found.get("order") or []
+            ]
+        phases.append(entry)
+        concerns += [{"phase": entry["name"], "note": n} for n in entry["reviewerNotes"]]
+    decisions = [d for d in state.decisions.values() if d.get("status") == "pending"]
+    return {
+        "id": name,
+        "workflow": workflow.name,
+        "description": state.get("description", ""),
+        "mode": state.mode,
+        "status": state.status,
+        "label": label,
+        "at": at,
+        "currentPhase": _current_phase(workflow, state),
+        "inProgress": in_progress,
+        "nextPhase": next_phase,
+        "blocked": blocked,
+        "pendingDecisions": [
+            {
+                "id": d["id"],
+                "question": d.get("question"),
+                "choices": list(d.get("choices") or {}),
+                "command": f"phasegate answer {name} {d['id']} "
+                f"{next(iter(d.get('choices') or {}), 'CHOICE')}",
+            }
+            for d in decisions
+        ],
+        "nextCommand": next_command(workflow, state, label, blocked, decisions),
+        "worktree": state.worktree,
+        "branch": state.get("branch"),
+        "phases": phases,
+        "unresolvedConcerns": concerns,
+        "usage": camel_usage(state.get("usage")),
+        "summary": state.get("summary"),
+    }
+
+
+def _current_phase(workflow: Workflow, state: EngineState) -> str | None:
+    """The last phase started (seed 000's ``currentPhase``)."""
+    current: str | None = None
+    for node in workflow.nodes:
+        found = state.peek(node.id)
+        if found is not None and found.get("started"):
+            current = node.label or node.id
+    at = state.at
+    if at and not at.startswith("@"):
+        found = state.peek(at)
+        if found is not None and found.get("started"):
+            return workflow.label_of(at)
+    return current
+
+
+def next_command(
+    workflow: Workflow,
+    state: EngineState,
+    label: str | None,
+    blocked: str | None,
+    decisions: list[dict[str, Any]],
+) -> str | None:
     """The command a person (or agent) should run next, or ``None`` when done."""
     if state.status == "completed":
         return None
+    if decisions:
+        first = decisions[0]
+        choices = list(first.get("choices") or {})
+        return f"phasegate answer {state.item} {first['id']} {choices[0] if choices else 'CHOICE'}"
     if blocked:
-        return f"fix the block, then: phasegate run {name}"
-    return f"phasegate run {name}"
+        return f"fix the block, then: phasegate run {state.item}"
+    return next_for_label(workflow, state, label)
+
+
+def brief_key(state: EngineState) -> tuple[Any, ...]:
+    """What the brief depends on: when it is unchanged, the brief is too."""
+    at = state.at
+    node = state.peek(at) if at and not at.startswith("@") else None
+    return (
+        at,
+        state.status,
+        state.data.get("label"),
+        node.iteration if node is not None else None,
+        node.stage if node is not None else None,
+        node.get("outcome") if node is not None else None,
+        tuple(sorted(d["id"] for d in state.decisions.values() if d.get("status") == "pending")),
+    )
+
+
+def brief(status: Mapping[str, Any]) -> dict[str, Any]:
+    """The few fields the SessionStart hook and the item list show, from a full status."""
+    concerns = [
+        [c["phase"], (str(c["note"]).splitlines() or [""])[0][:200]]
+        for c in status.get("unresolvedConcerns") or []
+    ]
+    phases = status.get("phases") or []
+    return {
+        "workflow": status.get("workflow"),
+        "mode": status.get("mode"),
+        "description": " ".join(str(status.get("description") or "").split())[:300],
+        "status": status.get("status"),
+        "label": status.get("label"),
+        "currentPhase": status.get("currentPhase"),
+        "inProgress": status.get("inProgress"),
+        "nextPhase": status.get("nextPhase"),
+        "at": status.get("at"),
+        "iterations": sum(int(p.get("iterations") or 0) for p in phases),
+        "concerns": concerns[:MAX_BRIEF_CONCERNS],
+        "concernsCount": len(concerns),
+        "blocked": status.get("blocked"),
+        "nextCommand": status.get("nextCommand"),
+        "decisions": [
+            {"id": d["id"], "question": d.get("question"), "command": d.get("command")}
+            for d in status.get("pendingDecisions") or []
+        ],
+        "worktree": status.get("worktree"),
+        "branch": status.get("branch"),
+    }
+
+
+MAX_BRIEF_CONCERNS = 3

@@ -1,4 +1,9 @@
-"""Crash-safe file writes: temp file, fsync, ``os.replace``, fsync of the directory."""
+"""Crash-safe file writes: temp file, fsync, ``os.replace``, fsync of the directory.
+
+A write the file system refuses (disk full, I/O error, read-only, no
+permission) raises :class:`~phasegate.errors.StorageError` naming the file,
+and leaves the old file as it was and no temp file behind.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import os
 import secrets
 from pathlib import Path
 
+from phasegate.errors import StorageError, is_storage_error
 from phasegate.faults import crash_point
 
 
@@ -25,22 +31,27 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     ``durable=False`` skips the fsyncs: still atomic against a killed process,
     for files that can be rebuilt from durable state after a power cut.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
     try:
-        with open(tmp, "xb") as handle:
-            handle.write(data)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-        crash_point("atomic.before_replace")
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(tmp, "xb") as handle:
+                handle.write(data)
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+            crash_point("atomic.before_replace")
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        if durable:
+            fsync_dir(path.parent)
+    except OSError as exc:
+        if is_storage_error(exc):
+            raise StorageError.from_os_error(exc, path) from exc
         raise
-    if durable:
-        fsync_dir(path.parent)
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
@@ -52,7 +63,11 @@ def remove_file(path: Path) -> bool:
     """Delete ``path`` durably if it exists; return whether it existed."""
     try:
         path.unlink()
+        fsync_dir(path.parent)
     except FileNotFoundError:
         return False
-    fsync_dir(path.parent)
+    except OSError as exc:
+        if is_storage_error(exc):
+            raise StorageError.from_os_error(exc, path, action="delete") from exc
+        raise
     return True

@@ -8,14 +8,16 @@ calling the agent again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from phasegate.errors import StateCorruptError
+from phasegate.errors import StateCorruptError, StorageError, is_storage_error
 from phasegate.faults import crash_point
 from phasegate.redact import Redactor
 
@@ -30,7 +32,9 @@ class Journal:
 
     Appends are made while the caller holds the work item's lock. A line torn by
     a crash can only be the last one; it is dropped on the next append and
-    ignored when reading.
+    ignored when reading. An append the file system refuses (disk full, I/O
+    error, read-only) raises :class:`~phasegate.errors.StorageError` and takes
+    back what it wrote, so the events before it stay intact.
     """
 
     def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
@@ -38,6 +42,9 @@ class Journal:
         self._redactor = redactor or Redactor()
         self._unsynced = False
         self._folder_made = False
+        # Agents of parallel items finish on worker threads: one line at a time.
+        self._lock = threading.Lock()
+        self.last_offset = 0
 
     def append(self, event: str, *, sync_now: bool = True, **data: Any) -> dict[str, Any]:
         """Append one event and return it as written.
@@ -50,6 +57,17 @@ class Journal:
         record: dict[str, Any] = {"ts": utc_now(), "event": event}
         record.update(self._redactor.data(data))
         line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+        try:
+            with self._lock:
+                self._write(line, sync_now)
+        except OSError as exc:
+            if is_storage_error(exc):
+                raise StorageError.from_os_error(exc, self.path) from exc
+            raise
+        crash_point("journal.after_append")
+        return record
+
+    def _write(self, line: bytes, sync_now: bool) -> None:
         if not self._folder_made:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._folder_made = True
@@ -59,26 +77,39 @@ class Journal:
             # to the same journal) may have died mid-line since our last one.
             self._drop_torn_tail(fd)
             crash_point("journal.before_append")
-            os.write(fd, line)
-            if sync_now:
-                os.fsync(fd)
-                self._unsynced = False
-            else:
-                self._unsynced = True
+            size = os.fstat(fd).st_size
+            #: Where the line just appended begins (another process may append too).
+            self.last_offset = size
+            try:
+                written = 0
+                while written < len(line):  # a nearly full disk may take only part of it
+                    written += os.write(fd, line[written:])
+                if sync_now:
+                    os.fsync(fd)
+            except OSError:
+                # Take back the part of the line that got through: the journal
+                # must end with the last complete event.
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise
+            self._unsynced = not sync_now
         finally:
             os.close(fd)
-        crash_point("journal.after_append")
-        return record
 
     def sync(self) -> None:
         """Flush appends made without ``sync_now`` to stable storage."""
         if not self._unsynced:
             return
-        fd = os.open(self.path, os.O_RDONLY)
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            if is_storage_error(exc):
+                raise StorageError.from_os_error(exc, self.path) from exc
+            raise
         self._unsynced = False
 
     @staticmethod
@@ -123,6 +154,51 @@ class Journal:
                 raise StateCorruptError(f"journal {self.path} line {number} is not a JSON object")
             yield record
         del torn_tail  # a fragment cut short by a crash: never an event
+
+    def size(self) -> int:
+        """The journal's length in bytes (0 when it does not exist)."""
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def tail(self, offset: int, first_line: int = 1) -> Iterator[tuple[int, int, dict[str, Any]]]:
+        """``(line number, byte offset, event)`` of every complete event from ``offset`` on.
+
+        Reading starts where the last state commit left off, so a resumed run
+        costs the same however long the journal is. A corrupt line, or one
+        that is not an event object, raises :class:`StateCorruptError` naming
+        the file and line; a torn last line (a crash mid-append) is skipped.
+        """
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(offset)
+                raw = handle.read()
+        except FileNotFoundError:
+            return
+        lines = raw.split(b"\n")
+        lines.pop()  # a fragment cut short by a crash, or b"" after the last newline
+        position = offset
+        for number, line in enumerate(lines, start=first_line):
+            start = position
+            position += len(line) + 1
+            if not line.strip():
+                continue
+            yield number, start, self._decode(line, number)
+
+    def _decode(self, line: bytes, number: int) -> dict[str, Any]:
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise StateCorruptError(
+                f"journal {self.path} line {number} is corrupt ({exc.__class__.__name__}); "
+                "it was left untouched"
+            ) from None
+        if not isinstance(record, dict) or not isinstance(record.get("event"), str):
+            raise StateCorruptError(
+                f"journal {self.path} line {number} is not an event object; it was left untouched"
+            )
+        return record
 
     def find(self, event: str, **match: Any) -> dict[str, Any] | None:
         """The last event named ``event`` whose fields equal ``match``."""

@@ -66,13 +66,16 @@ def view(api: str, body: Any) -> View:
 
 
 def side_reply(request: LoggedRequest) -> tuple[str, Reply] | None:
-    """Claude Code ``-p`` makes no side requests needing a special answer.
+    """Claude Code's warm-up requests (a lone ``Warmup`` user message, sent at start-up
+    by 2.0.x releases, one per model) get ``OK``; nothing else is intercepted.
 
-    (With nonessential traffic disabled it sends only conversation turns:
-    after a valid ``StructuredOutput`` call it ends the run without sending
-    the tool result back; an invalid one comes back as an error tool result,
-    which a script may want to answer, so it is not intercepted here.)
+    (With nonessential traffic disabled, recent releases send only conversation
+    turns: after a valid ``StructuredOutput`` call Claude Code ends the run
+    without sending the tool result back; an invalid one comes back as an
+    error tool result, which a script may want to answer.)
     """
+    if request.prompt.strip() == "Warmup" and not request.tool_result:
+        return "side claude-warmup", Reply(text="OK")
     return None
 
 

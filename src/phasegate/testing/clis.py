@@ -20,10 +20,17 @@ CLI_BINARIES = ("claude", "codex", "gemini")
 
 #: Dummy credential handed to the CLIs; the stub accepts anything.
 STUB_API_KEY = "sk-stub-not-a-real-key"
+#: A folder of CLI binaries that replaces the pinned ones (to run the tests on other versions).
+CLI_DIR_ENV = "PHASEGATE_TEST_CLI_DIR"
 
 
 def find_cli(name: str, start: Path | None = None) -> Path | None:
-    """``node_modules/.bin/<name>`` in ``start`` (default: cwd) or a parent, if installed."""
+    """The CLI ``name``: in ``$PHASEGATE_TEST_CLI_DIR`` when that is set, else
+    ``node_modules/.bin/<name>`` in ``start`` (default: cwd) or a parent, if installed."""
+    override = os.environ.get(CLI_DIR_ENV)
+    if override:
+        candidate = Path(override) / name
+        return candidate if candidate.exists() else None
     here = (start or Path.cwd()).resolve()
     for directory in (here, *here.parents):
         candidate = directory / "node_modules" / ".bin" / name

@@ -67,12 +67,14 @@ class ErrorReply:
 
     ``type`` is the provider's error type/status name; when empty it is
     derived from ``status`` (e.g. 429 -> ``rate_limit_error`` on Anthropic,
-    ``RESOURCE_EXHAUSTED`` on Gemini).
+    ``RESOURCE_EXHAUSTED`` on Gemini). ``retry_after`` is sent as the
+    ``Retry-After`` header (seconds, or an HTTP date) when set.
     """
 
     status: int = 500
     message: str = "stub error"
     type: str = ""
+    retry_after: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,9 +108,15 @@ class Reply:
         return cls(structured=value)
 
     @classmethod
-    def fail(cls, status: int = 500, message: str = "stub error", type: str = "") -> Reply:
-        """An HTTP error reply."""
-        return cls(error=ErrorReply(status, message, type))
+    def fail(
+        cls,
+        status: int = 500,
+        message: str = "stub error",
+        type: str = "",
+        retry_after: str | None = None,
+    ) -> Reply:
+        """An HTTP error reply (with a ``Retry-After`` header when ``retry_after`` is set)."""
+        return cls(error=ErrorReply(status, message, type, retry_after))
 
     @classmethod
     def stall(cls, text: str = "") -> Reply:
@@ -303,10 +311,14 @@ def _tool_call_from(data: Any, where: str) -> ToolCall:
 def _error_from(data: Any, where: str) -> ErrorReply:
     if isinstance(data, int) and not isinstance(data, bool):
         return ErrorReply(status=data)
-    if not isinstance(data, Mapping) or set(data) - {"status", "message", "type"}:
-        raise ScriptError(f"{where}.error: expected a status or {{status, message, type}}")
+    if not isinstance(data, Mapping) or set(data) - {"status", "message", "type", "retry_after"}:
+        raise ScriptError(
+            f"{where}.error: expected a status or {{status, message, type, retry_after}}"
+        )
+    retry_after = data.get("retry_after")
     return ErrorReply(
         status=int(data.get("status", 500)),
         message=str(data.get("message", "stub error")),
         type=str(data.get("type", "")),
+        retry_after=None if retry_after is None else str(retry_after),
     )

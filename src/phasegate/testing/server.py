@@ -225,6 +225,9 @@ class StubLLMServer:
             if reply.error is not None:
                 error = reply.error
                 answer = wire.error(error.status, error.message, error.type)
+                if error.retry_after is not None:
+                    headers = {**answer.headers, "Retry-After": error.retry_after}
+                    answer = replace(answer, headers=headers)
             elif reply.hang and not request.stream:
                 answer = STALL
             else:

@@ -1,4 +1,11 @@
-"""Load a workflow YAML file, validate it, and report problems by file, line and field."""
+"""Load a workflow YAML file, validate it, and report problems by file, line and field.
+
+A workflow file is untrusted input: it is read with a size limit, YAML
+aliases may not expand beyond a bound (an "alias bomb" of a few hundred bytes
+would otherwise cost every command seconds and hundreds of MB), nesting is
+bounded, every path it names stays inside the repository, and prompt
+templates are resolved inside their folders (a symlink out of them is refused).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +17,15 @@ from pydantic import ValidationError
 
 from phasegate.errors import WorkflowError
 from phasegate.workflow.graph import Location, graph_problems
-from phasegate.workflow.model import Workflow
+from phasegate.workflow.model import AgentNode, Workflow
+from phasegate.workflow.phases import LinearWorkflow, linear_problems, node_location, to_nodes
 from phasegate.workflow.prompts import find_template, unknown_placeholders
+
+#: Bounds on a workflow file: bytes, YAML values after alias expansion, nesting depth.
+MAX_FILE_BYTES = 1_000_000
+MAX_VALUES = 200_000
+MAX_DEPTH = 64
+_UNION_TAGS = frozenset({"agent", "gate", "foreach", "check", "action", "end"})
 
 
 @dataclass(frozen=True)
@@ -45,29 +59,64 @@ class WorkflowProblems(WorkflowError):
         self.problems = problems
 
 
-def load_workflow(
-    path: Path, source: str = "repo", prompt_overrides: Path | None = None
-) -> LoadedWorkflow:
-    """Read, validate and return the workflow in ``path``."""
+def read_yaml(path: Path, what: str = "workflow file") -> Any:
+    """Parse a YAML file defensively (size, aliases, depth); WorkflowError names the file."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise WorkflowError(
+                f"{path}: the {what} is {size} bytes; at most {MAX_FILE_BYTES} are read"
+            )
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise WorkflowError(f"{path}: cannot read workflow file ({exc})") from None
+        raise WorkflowError(f"{path}: cannot read {what} ({exc})") from None
     try:
         document = YAML(typ="rt").load(text)
     except YAMLError as exc:
         raise WorkflowError(_yaml_problem(path, exc)) from None
+    except RecursionError:
+        raise WorkflowError(f"{path}: invalid YAML: nested too deeply") from None
+    _check_size(path, document)
+    return document
+
+
+def _check_size(path: Path, document: Any) -> None:
+    """Refuse documents whose aliases expand past :data:`MAX_VALUES` or that nest too deep."""
+    count = 0
+    stack: list[tuple[Any, int]] = [(document, 0)]
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if count > MAX_VALUES:
+            raise WorkflowError(
+                f"{path}: the YAML expands to more than {MAX_VALUES} values "
+                "(aliases repeating aliases?); refused"
+            )
+        if depth > MAX_DEPTH:
+            raise WorkflowError(f"{path}: the YAML nests deeper than {MAX_DEPTH} levels; refused")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+
+
+def load_workflow(
+    path: Path, source: str = "repo", prompt_overrides: Path | None = None
+) -> LoadedWorkflow:
+    """Read, validate and return the workflow in ``path``."""
+    document = read_yaml(path)
     if not isinstance(document, dict):
         raise WorkflowError(f"{path}: a workflow file must hold a mapping at the top level")
-    try:
-        workflow = Workflow.model_validate(_plain(document))
-    except ValidationError as exc:
-        problems = [_pydantic_problem(path, document, e) for e in exc.errors()]
-        raise WorkflowProblems(path, problems) from None
-    problems = [_located(path, document, loc, msg) for loc, msg in graph_problems(workflow)]
+    plain = _plain(document)
+    linear = "phases" in plain and "nodes" not in plain
+    workflow = _validated(path, document, plain, linear)
+    problems = [
+        _located(path, document, node_location(loc) if linear else loc, msg)
+        for loc, msg in graph_problems(workflow)
+    ]
     if workflow.name != path.stem:
         problems.insert(
             0,
@@ -79,10 +128,42 @@ def load_workflow(
             ),
         )
     search = _prompt_path(path, workflow.name, prompt_overrides)
-    problems += _template_problems(path, document, workflow, search)
+    problems += _template_problems(path, document, workflow, search, linear)
     if problems:
         raise WorkflowProblems(path, problems)
     return LoadedWorkflow(workflow, path, source, search)
+
+
+def _validated(path: Path, document: Any, plain: dict[str, Any], linear: bool) -> Workflow:
+    if linear:
+        try:
+            phases = LinearWorkflow.model_validate(plain)
+        except ValidationError as exc:
+            raise WorkflowProblems(
+                path, [_pydantic_problem(path, document, e) for e in exc.errors()]
+            ) from None
+        problems = [_located(path, document, loc, msg) for loc, msg in linear_problems(phases)]
+        if phases.name != path.stem:
+            problems.insert(
+                0,
+                _located(
+                    path,
+                    document,
+                    ("name",),
+                    f"name {phases.name!r} must match the file name {path.stem!r}",
+                ),
+            )
+        if problems:
+            raise WorkflowProblems(path, problems)
+        plain = to_nodes(phases)
+    try:
+        return Workflow.model_validate(plain)
+    except ValidationError as exc:
+        problems = [
+            _pydantic_problem(path, document, e, node_location if linear else None)
+            for e in exc.errors()
+        ]
+        raise WorkflowProblems(path, problems) from None
 
 
 def _prompt_path(path: Path, name: str, overrides: Path | None) -> tuple[Path, ...]:
@@ -92,46 +173,81 @@ def _prompt_path(path: Path, name: str, overrides: Path | None) -> tuple[Path, .
     return tuple(search)
 
 
+def templates_of(workflow: Workflow) -> list[tuple[Location, str, str]]:
+    """``(location, field, template)`` of every prompt template the workflow's agents use."""
+    wanted: list[tuple[Location, str, str]] = []
+
+    def visit(nodes: Any, base: Location) -> None:
+        for index, node in enumerate(nodes):
+            where: Location = (*base, index)
+            if isinstance(node, AgentNode):
+                if node.executor is not None:
+                    if node.start_with == "execute" or not node.revise_prompt or node.prompt:
+                        wanted.append((where, "prompt", node.prompt or f"{node.id}.md"))
+                    if node.revise_prompt:
+                        wanted.append((where, "revise_prompt", node.revise_prompt))
+                if node.reviewer is not None:
+                    wanted.append(
+                        (where, "reviewer_prompt", node.reviewer_prompt or f"{node.reviewer}.md")
+                    )
+                for position, reviewer in enumerate(node.reviewers):
+                    default = f"{reviewer.role}.md" if reviewer.role else "reviewer.md"
+                    wanted.append(
+                        ((*where, "reviewers", position), "prompt", reviewer.prompt or default)
+                    )
+            body = getattr(node, "body", None)
+            if body is not None:
+                visit(body, (*where, "body"))
+
+    visit(workflow.nodes, ("nodes",))
+    return wanted
+
+
 def _template_problems(
-    path: Path, document: Any, workflow: Workflow, search: tuple[Path, ...]
+    path: Path, document: Any, workflow: Workflow, search: tuple[Path, ...], linear: bool
 ) -> list[str]:
     problems: list[str] = []
-    for index, phase in enumerate(workflow.phases):
-        if phase.kind != "agent":
+    for where, field, name in templates_of(workflow):
+        loc: Location = (*where, field)
+        if linear:
+            loc = node_location(loc)
+            if loc[-1] == "prompt":
+                loc = (*loc[:-1], "executor_prompt")
+        found = find_template(name, search)
+        if found is None:
+            places = " or ".join(str(d) for d in search)
+            problems.append(
+                _located(path, document, loc, f"prompt template {name!r} not found in {places}")
+            )
             continue
-        wanted = [("executor_prompt", phase.executor_prompt or f"{phase.name}.md")]
-        if phase.reviewer:
-            wanted.append(("reviewer_prompt", phase.reviewer_prompt or f"{phase.reviewer}.md"))
-        for field, name in wanted:
-            found = find_template(name, search)
-            loc: Location = ("phases", index, field)
-            if found is None:
-                where = " or ".join(str(d) for d in search)
-                problems.append(
-                    _located(path, document, loc, f"prompt template {name!r} not found in {where}")
+        bad = unknown_placeholders(found.read_text(encoding="utf-8"))
+        if bad:
+            problems.append(
+                _located(
+                    path,
+                    document,
+                    loc,
+                    f"template {found} uses unknown placeholders: {', '.join(bad)}",
                 )
-                continue
-            bad = unknown_placeholders(found.read_text(encoding="utf-8"))
-            if bad:
-                problems.append(
-                    _located(
-                        path,
-                        document,
-                        loc,
-                        f"template {found} uses unknown placeholders: {', '.join(bad)}",
-                    )
-                )
+            )
     return problems
 
 
-def _pydantic_problem(path: Path, document: Any, error: Any) -> str:
+def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = None) -> str:
     loc = tuple(error["loc"])
     message = str(error["msg"])
     if error["type"] == "extra_forbidden":
         message = "unknown field"
     elif error["type"] == "missing":
         message = "required field is missing"
+    elif error["type"] == "union_tag_invalid":
+        message = f"unknown node kind {error['input'].get('kind')!r} " + (
+            "(kinds: agent, gate, foreach, check, action, end)"
+        )
     message = message.removeprefix("Value error, ")
+    loc = tuple(p for p in loc if not (isinstance(p, str) and p in _UNION_TAGS))
+    if relocate is not None:
+        loc = relocate(loc)
     return _located(path, document, loc, message)
 
 

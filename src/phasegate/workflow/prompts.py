@@ -2,7 +2,8 @@
 
 A template is markdown with ``{{ name }}`` placeholders. The engine adds the
 inputs, expectations and feedback as separate prompt parts, so templates hold
-only a role's instructions for a phase.
+only a role's instructions for a node. A template is only ever read from
+inside its folder: a symlink that leads out of it is not a template.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from pathlib import Path
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
-#: Names a template may use.
+#: Names a template (and a templated string of a workflow) may use.
 TEMPLATE_VARIABLES = frozenset(
     {
         "item",
         "description",
         "workflow",
         "phase",
+        "node",
         "mode",
         "artifact",
         "artifact_path",
@@ -27,16 +29,28 @@ TEMPLATE_VARIABLES = frozenset(
         "iteration",
         "max_iterations",
         "role",
+        "task",
+        "task_title",
+        "next",
+        "label",
+        "command",
     }
 )
 
 
 def find_template(name: str, search_path: Sequence[Path]) -> Path | None:
     """The first ``name`` found in ``search_path`` (repo overrides come first)."""
+    if not name or name.startswith(("/", "\\")) or ".." in re.split(r"[\\/]", name):
+        return None
     for directory in search_path:
         candidate = directory / name
-        if candidate.is_file():
-            return candidate
+        if not candidate.is_file():
+            continue
+        try:
+            candidate.resolve().relative_to(directory.resolve())
+        except ValueError:
+            continue  # a symlink out of the prompt folder
+        return candidate
     return None
 
 

@@ -1,8 +1,10 @@
 """Transition validation (seed 000, interface 1): proceed, warning, or blocked.
 
 Hard prerequisites block (implement without spec.md, create-tasks without
-plan.md); skipping phases, re-running a completed one, or a missing soft
-prerequisite warns.
+plan.md); skipping nodes, re-running a completed one, or a missing soft
+prerequisite warns. Works on the top-level nodes of any workflow: the nodes
+that may come next from ``current`` are those its ``pass`` (and ``also``)
+edges lead to, following the mode's skips.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from phasegate.workflow.model import Workflow
+from phasegate.workflow.graph import target_of
+from phasegate.workflow.model import AgentNode, Workflow
 
 TransitionType = Literal["proceed", "warning", "blocked"]
 
@@ -28,16 +31,31 @@ class TransitionResult:
         return self.type != "blocked"
 
 
+def successors(workflow: Workflow, node_id: str) -> list[str]:
+    """The top-level nodes that follow ``node_id`` when it passes (and its ``also`` ones)."""
+    scope = list(workflow.nodes)
+    index = next(i for i, n in enumerate(scope) if n.id == node_id)
+    found: list[str] = []
+    for outcome in ("pass", "done"):
+        target = target_of(scope, index, outcome)
+        if target is not None and not target.startswith("@"):
+            found.append(target)
+    gate_targets = [c.to for c in getattr(scope[index], "choices", {}).values()]
+    found += [t for t in gate_targets if not t.startswith("@")]
+    found += list(scope[index].also)
+    return list(dict.fromkeys(found))
+
+
 def expected_next(
     workflow: Workflow, current: str | None, completed: Collection[str], skipped: Collection[str]
 ) -> list[str]:
-    """The phases that may run next in order, following mode skips."""
+    """The nodes that may run next in order, following mode skips."""
     if current is None:
-        candidates = [workflow.phases[0].name]
+        candidates = [workflow.nodes[0].id]
     elif current not in completed:
         return [current]
     else:
-        candidates = list(workflow.successors(workflow.phase(current)))
+        candidates = successors(workflow, current)
     result: list[str] = []
     seen: set[str] = set()
     while candidates:
@@ -46,10 +64,19 @@ def expected_next(
             continue
         seen.add(name)
         if name in skipped:
-            candidates.extend(workflow.successors(workflow.phase(name)))
+            candidates.extend(successors(workflow, name))
         else:
             result.append(name)
     return result
+
+
+def producers(workflow: Workflow, file: str) -> list[str]:
+    """The top-level nodes whose declared outputs include ``file``."""
+    return [
+        n.id
+        for n in workflow.nodes
+        if isinstance(n, AgentNode) and any(o.file == file for o in n.outputs)
+    ]
 
 
 def validate_transition(
@@ -63,14 +90,14 @@ def validate_transition(
 ) -> TransitionResult:
     """Decide whether moving from ``current`` to ``target`` may go ahead.
 
-    ``artifacts`` says which artifact files exist; ``completed`` lists the
-    phases already completed; ``skipped`` the phases the mode skips.
+    ``artifacts`` says which files exist; ``completed`` lists the nodes already
+    completed; ``skipped`` the nodes the mode skips.
     """
-    phase = workflow.phase(target)
-    missing_hard = [f for f in phase.prerequisites.hard if not artifacts.get(f, False)]
+    node = workflow.node(target)
+    missing_hard = [f for f in node.prerequisites.hard if not artifacts.get(f, False)]
     if missing_hard:
-        producers = [p.name for p in workflow.phases if p.artifact in missing_hard]
-        hint = f"; run the {' and '.join(producers)} phase first" if producers else ""
+        made_by = [p for f in missing_hard for p in producers(workflow, f)]
+        hint = f"; run the {' and '.join(made_by)} phase first" if made_by else ""
         return TransitionResult(
             "blocked",
             f"cannot start {target}: {', '.join(missing_hard)} "
@@ -82,15 +109,15 @@ def validate_transition(
         if target in completed:
             warnings.append(f"{target} is already complete; it will run again")
         else:
-            passed = _skipped_between(workflow, target, completed, skipped)
+            passed = skipped_between(workflow, target, completed, skipped)
             if passed:
                 warnings.append(f"skipping {', '.join(passed)} (not completed)")
             elif current is not None and current not in completed:
                 warnings.append(f"{current} is in progress and will be left incomplete")
     missing_soft = [
         f
-        for f in phase.prerequisites.soft
-        if not artifacts.get(f, False) and not _only_skipped_phases_produce(workflow, f, skipped)
+        for f in node.prerequisites.soft
+        if not artifacts.get(f, False) and not _only_skipped_produce(workflow, f, skipped)
     ]
     if missing_soft:
         warnings.append(f"{', '.join(missing_soft)} missing (soft prerequisite)")
@@ -99,16 +126,20 @@ def validate_transition(
     return TransitionResult("proceed")
 
 
-def _skipped_between(
+def skipped_between(
     workflow: Workflow, target: str, completed: Collection[str], skipped: Collection[str]
 ) -> list[str]:
-    """Earlier phases on the way to ``target`` that were neither completed nor mode-skipped."""
-    names = workflow.phase_names
+    """Earlier agent nodes on the way to ``target`` neither completed nor mode-skipped."""
+    names = [n.id for n in workflow.nodes]
     index = names.index(target)
-    return [n for n in names[:index] if n not in completed and n not in skipped]
+    return [
+        n.id
+        for n in workflow.nodes[:index]
+        if isinstance(n, AgentNode) and n.id not in completed and n.id not in skipped
+    ]
 
 
-def _only_skipped_phases_produce(workflow: Workflow, name: str, skipped: Collection[str]) -> bool:
-    """A file only mode-skipped phases produce is absent by choice, not by mistake."""
-    producers = [p.name for p in workflow.phases if p.artifact == name]
-    return bool(producers) and all(p in skipped for p in producers)
+def _only_skipped_produce(workflow: Workflow, name: str, skipped: Collection[str]) -> bool:
+    """A file only mode-skipped nodes produce is absent by choice, not by mistake."""
+    made_by = producers(workflow, name)
+    return bool(made_by) and all(p in skipped for p in made_by)

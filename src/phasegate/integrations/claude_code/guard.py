@@ -72,7 +72,7 @@ def protected(path: Path) -> tuple[str, str | None] | None:
             return f"a file phasegate keeps under {CONFIG_DIR}/{folder}", None
     layout = load_layout(repo)
     for workflow in layout.get("workflows", {}).values():
-        names = {workflow["state_file"], workflow["journal_file"], workflow["history_file"]}
+        names = set(workflow.get("files") or ())
         if path.name in names and path.parent.parent == (repo / workflow["items_dir"]).resolve():
             return f"the {path.name} of work item {path.parent.name!r}", path.parent.name
     return None

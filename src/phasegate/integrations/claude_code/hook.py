@@ -4,9 +4,16 @@ Claude Code runs this at the start of every session (seed 000 §4) with a
 JSON object on stdin (``session_id``, ``cwd``, ``source``...) and injects the
 ``additionalContext`` of the JSON printed on stdout. The context lists the
 *active* work items only: workflow, current phase, review iterations so far,
-unresolved reviewer concerns and the next command (as ``phasegate status``
-computes it), and warns once per session when the session's directory is not
-the item's worktree (TD4).
+unresolved reviewer concerns, pending decisions and the next command (as
+``phasegate status`` computes it), and warns once per session when the
+session's directory is not the item's worktree (TD4).
+
+It reads the item index phasegate keeps (``.phasegate/cache/index.json``)
+rather than every item's state, shows at most :data:`DETAILED_ITEMS` items in
+detail (those whose worktree holds the session first, then the most recently
+changed) and names the rest in one bounded line, so it stays fast and small
+with a thousand items. The state files of the items it shows are read to
+report a corrupt one.
 
 A hook must never break the session: every failure becomes a line of
 context and the exit status is always 0. Only the standard library is
@@ -18,18 +25,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any, TextIO
 
-from phasegate.integrations.claude_code.layout import Layout, load_layout, state_files
-from phasegate.repo_paths import CONFIG_DIR, find_repo_quick
+from phasegate.integrations.claude_code.layout import ENGINE_FILE, Layout, item_folders, load_layout
+from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, find_repo_quick
 
 #: Set in the environment of agents phasegate runs itself: their sessions get no context
 #: (they must not drive the workflow they are a step of).
 AGENT_ENV = "PHASEGATE_AGENT"
 EVENTS = ("session-start", "pre-tool-use")
 DETAILED_ITEMS = 10
+LISTED_ITEMS = 40
 MAX_CONCERNS = 3
 DONE = frozenset({"completed", "complete", "done", "archived", "finished"})
 
@@ -53,65 +60,44 @@ def read_state(path: Path, fmt: str) -> dict[str, Any]:
     return data
 
 
-def expected_next(
-    workflow: dict[str, Any],
-    current: str | None,
-    completed: Collection[str],
-    skipped: Collection[str],
-) -> list[str]:
-    """Mirror of :func:`phasegate.workflow.transitions.expected_next` over the cached layout."""
-    phases = workflow["phases"]
-    if current is None:
-        candidates = [next(iter(phases))]
-    elif current not in completed:
-        return [current]
-    else:
-        candidates = list(phases[current]["next"])
-    result: list[str] = []
-    seen: set[str] = set()
-    while candidates:
-        name = candidates.pop(0)
-        if name in seen:
-            continue
-        seen.add(name)
-        if name in skipped:
-            candidates.extend(phases[name]["next"])
-        else:
-            result.append(name)
-    return result
+def _index(repo: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((repo / CONFIG_DIR / CACHE_DIR / "index.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    items = data.get("items") if isinstance(data, dict) else None
+    return items if isinstance(items, dict) else {}
 
 
 def next_step(
-    name: str, workflow: dict[str, Any], state: dict[str, Any], item_dir: Path
+    name: str, workflow: dict[str, Any], brief: dict[str, Any], folder: Path
 ) -> dict[str, Any]:
-    """Mirror of ``phasegate status``: next phase, hard block and next command of an item."""
-    phases = state.get("phases") or {}
-    completed = {n for n, r in phases.items() if isinstance(r, dict) and r.get("completed")}
-    skipped = workflow["modes"][state["mode"]]["skip"]
-    cursor = (state.get("engine") or {}).get("cursor")
-    if cursor:
-        next_phase: str | None = cursor["phase"]
-    else:
-        names = expected_next(workflow, state.get("currentPhase"), completed, skipped)
-        next_phase = names[0] if names else None
-    blocked = None
-    if next_phase is not None and not cursor:
-        artifacts = {
-            p["artifact"]: (item_dir / p["artifact"]).is_file()
-            for p in workflow["phases"].values()
-            if p["artifact"]
-        }
-        missing = [f for f in workflow["phases"][next_phase]["hard"] if not artifacts.get(f)]
+    """Mirror of ``phasegate status`` for the hook: next phase, hard block and next command.
+
+    The brief was computed at the item's last commit; a hard prerequisite of
+    the node the item waits at is checked again now (a file may be gone since).
+    """
+    blocked = brief.get("blocked")
+    at = brief.get("at")
+    if not blocked and not brief.get("inProgress") and at in workflow.get("nodes", {}):
+        missing = [f for f in workflow["nodes"][at]["hard"] if not (folder / f).is_file()]
         if missing:
-            producers = [n for n, p in workflow["phases"].items() if p["artifact"] in missing]
-            hint = f"; run the {' and '.join(producers)} phase first" if producers else ""
             verb = "is" if len(missing) == 1 else "are"
+            made_by = [p for f in missing for p in workflow.get("producers", {}).get(f, [])]
+            hint = f"; run the {' and '.join(made_by)} phase first" if made_by else ""
             blocked = (
-                f"cannot start {next_phase}: {', '.join(missing)} {verb} missing "
-                f"(hard prerequisite){hint}"
+                f"cannot start {workflow['nodes'][at]['label']}: {', '.join(missing)} {verb} "
+                f"missing (hard prerequisite){hint}"
             )
-    command = f"fix the block, then: phasegate run {name}" if blocked else f"phasegate run {name}"
-    return {"next_phase": next_phase, "blocked": blocked, "command": command, "cursor": cursor}
+    command = brief.get("nextCommand") or f"phasegate run {name}"
+    if blocked and not brief.get("decisions"):
+        command = f"fix the block, then: phasegate run {name}"
+    return {
+        "next_phase": brief.get("nextPhase"),
+        "blocked": blocked,
+        "command": command,
+        "cursor": brief.get("inProgress"),
+    }
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -119,64 +105,69 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _item_lines(
-    repo: Path, cwd: Path, name: str, wf_name: str, workflow: dict[str, Any], state: dict[str, Any]
+    repo: Path,
+    cwd: Path,
+    name: str,
+    wf_name: str,
+    workflow: dict[str, Any],
+    brief: dict[str, Any],
+    folder: Path,
 ) -> tuple[list[str], bool]:
     """The context lines of one active item, and whether the session is in its worktree."""
-    mode = state.get("mode", "?")
+    mode = brief.get("mode", "?")
     lines = [f"## {name} (workflow {wf_name}, mode {mode})"]
-    if state.get("description"):
-        lines.append(f"- Request: {' '.join(str(state['description']).split())[:300]}")
-    in_worktree = False
-    if workflow.get("commands"):
-        # Its own commands keep its own fields: show its phase and their next step.
-        phase = str(state.get("phase") or state.get("currentPhase") or "(not recorded)")
-        lines.append(f"- Phase: {phase}")
-        known = workflow.get("own_next", {}).get(phase)
-        if known:
-            lines.append(f"- Next command: {known.replace('{id}', name)}")
-        else:
-            commands = ", ".join(f"phasegate {c}" for c in workflow["commands"])
-            lines.append(f"- Next: continue it with its own commands ({commands})")
+    if brief.get("description"):
+        lines.append(f"- Request: {brief['description']}")
+    step = next_step(name, workflow, brief, folder)
+    cursor = step["cursor"]
+    if cursor:
+        lines.append(
+            f"- Phase: {cursor['phase']} in progress (review iteration "
+            f"{cursor.get('iteration', 1)} of {cursor.get('maxIterations')}, at "
+            f"{cursor.get('stage', 'execute')})"
+        )
+    elif workflow.get("commands"):
+        lines.append(f"- Phase: {brief.get('label') or '(not recorded)'}")
     else:
-        step = next_step(name, workflow, state, repo / workflow["items_dir"] / name)
-        limit = workflow["modes"][mode]["max_iterations"]
-        cursor = step["cursor"]
-        if cursor:
-            lines.append(
-                f"- Phase: {cursor['phase']} in progress (review iteration "
-                f"{cursor.get('iteration', 1)} of {limit}, at {cursor.get('stage', 'execute')})"
-            )
-        else:
-            current = state.get("currentPhase") or "(not started)"
-            lines.append(f"- Phase: {current}; next phase: {step['next_phase'] or '(none)'}")
-        phases = state.get("phases") or {}
-        total = sum(int(r.get("iterations") or 0) for r in phases.values() if isinstance(r, dict))
-        lines.append(f"- Review iterations so far: {total}")
-        concerns = [
-            (phase, str(note).splitlines()[0] if str(note) else "")
-            for phase in workflow["phases"]
-            if isinstance(phases.get(phase), dict)
-            for note in phases[phase].get("reviewerNotes") or []
-        ]
-        if concerns:
-            lines.append(f"- Unresolved reviewer concerns ({len(concerns)}):")
-            lines += [f"  - {phase}: {note[:200]}" for phase, note in concerns[:MAX_CONCERNS]]
-            if len(concerns) > MAX_CONCERNS:
-                lines.append(
-                    f"  - ... {len(concerns) - MAX_CONCERNS} more: phasegate status {name}"
-                )
-        if step["blocked"]:
-            lines.append(f"- Blocked: {step['blocked']}")
-        lines.append(f"- Next command: {step['command']}")
-    worktree = state.get("worktree")
+        current = brief.get("currentPhase") or "(not started)"
+        lines.append(f"- Phase: {current}; next phase: {step['next_phase'] or '(none)'}")
+    if not workflow.get("commands"):
+        lines.append(f"- Review iterations so far: {brief.get('iterations', 0)}")
+    concerns = brief.get("concerns") or []
+    count = int(brief.get("concernsCount") or len(concerns))
+    if concerns:
+        lines.append(f"- Unresolved reviewer concerns ({count}):")
+        lines += [f"  - {phase}: {note}" for phase, note in concerns[:MAX_CONCERNS]]
+        if count > MAX_CONCERNS:
+            lines.append(f"  - ... {count - MAX_CONCERNS} more: phasegate status {name}")
+    for decision in brief.get("decisions") or []:
+        lines.append(f"- Waiting for a decision: {decision['id']}: {decision.get('question')}")
+        lines.append(f"  Answer with: {decision.get('command')} (see phasegate decisions {name})")
+    if step["blocked"]:
+        lines.append(f"- Blocked: {step['blocked']}")
+    lines.append(f"- Next command: {step['command']}")
+    in_worktree = False
+    worktree = brief.get("worktree")
     if worktree:
         path = (repo / str(worktree)).resolve()
-        branch = f" (branch {state['branch']})" if state.get("branch") else ""
+        branch = f" (branch {brief['branch']})" if brief.get("branch") else ""
         lines.append(f"- Worktree: {path}{branch}")
         in_worktree = _inside(cwd, path)
         if not path.is_dir():
             lines.append(f"- Worktree {worktree} is missing: `phasegate run {name}` explains.")
     return lines, in_worktree
+
+
+def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> dict[str, Any] | None:
+    found = index.get(key)
+    if isinstance(found, dict):
+        return found
+    engine = folder / ENGINE_FILE
+    if not engine.is_file():
+        return None
+    data = read_state(engine, "json")
+    brief = data.get("brief")
+    return brief if isinstance(brief, dict) else {"status": data.get("status", "active")}
 
 
 def session_context(payload: dict[str, Any], environ: dict[str, str] | None = None) -> str:
@@ -189,43 +180,51 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
     if repo is None or not (repo / CONFIG_DIR).is_dir():
         return ""  # no phasegate here (items are only made after .phasegate exists)
     layout: Layout = load_layout(repo)
-    blocks: list[tuple[bool, float, str, list[str]]] = []
-    warnings: list[tuple[str, Path]] = []
-    here = False
-    for wf_name, name, path in state_files(repo, layout):
-        workflow = layout["workflows"][wf_name]
-        rel = path.relative_to(repo)
+    index = _index(repo)
+    active: list[tuple[bool, float, str, str, dict[str, Any] | None, Path, str | None]] = []
+    for wf_name, name, folder in item_folders(repo, layout):
+        problem: str | None = None
+        brief: dict[str, Any] | None = None
         try:
-            state = read_state(path, workflow["state_format"])
-            if str(state.get("status", "active")) in DONE or state.get("phase") == "archived":
-                continue
-            lines, inside = _item_lines(repo, cwd, name, wf_name, workflow, state)
+            brief = _brief_of(f"{wf_name}/{name}", folder, index)
         except (OSError, ValueError) as exc:
-            lines, inside = _corrupt(name, wf_name, rel, str(exc)), False
-        except Exception as exc:  # valid JSON, unexpected shape: same advice
-            lines, inside = _corrupt(name, wf_name, rel, f"unexpected content: {exc!r}"), False
-        else:
-            if state.get("worktree") and not inside:
-                warnings.append((name, (repo / str(state["worktree"])).resolve()))
-        here = here or inside
-        blocks.append((not inside, -_mtime(path), name, lines))
+            problem = str(exc)
+        if brief is not None and str(brief.get("status", "active")) in DONE:
+            continue
+        worktree = (brief or {}).get("worktree")
+        inside = bool(worktree) and _inside(cwd, (repo / str(worktree)).resolve())
+        active.append(
+            (not inside, -_mtime(folder / ENGINE_FILE), wf_name, name, brief, folder, problem)
+        )
     problems = [f"phasegate could not read a workflow: {p}" for p in layout.get("problems", [])]
-    if not blocks:
+    if not active:
         return "\n".join(problems)
-    blocks.sort(key=lambda block: block[:3])
-    count = len(blocks)
+    active.sort(key=lambda entry: entry[:4])
+    count = len(active)
     text = [
         f"phasegate: {count} active work item{'s' if count != 1 else ''} in {repo}. "
         "phasegate enforces each item's workflow: advance items only with the phasegate "
         "commands below (or the /phasegate-* slash commands), never by editing their state "
-        "files (.meta.json and the like).",
+        "files (.meta.json, .engine.json and the like).",
         *problems,
     ]
-    for index, (_, _, name, lines) in enumerate(blocks):
-        if index < DETAILED_ITEMS:
-            text += ["", *lines]
-        else:
-            text.append(f"- also active: {name} (phasegate status {name})")
+    here = False
+    warnings: list[tuple[str, Path]] = []
+    for position, (_, _, wf_name, name, brief, folder, problem) in enumerate(active):
+        if position >= DETAILED_ITEMS:
+            break
+        workflow = layout["workflows"][wf_name]
+        lines, inside = _detailed(repo, cwd, wf_name, name, workflow, brief, folder, problem)
+        here = here or inside
+        if brief and brief.get("worktree") and not inside and not problem:
+            warnings.append((name, (repo / str(brief["worktree"])).resolve()))
+        text += ["", *lines]
+    rest = active[DETAILED_ITEMS:]
+    if rest:
+        names = ", ".join(entry[3] for entry in rest[:LISTED_ITEMS])
+        more = len(rest) - LISTED_ITEMS
+        tail = f" and {more} more" if more > 0 else ""
+        text += ["", f"Also active: {names}{tail} (phasegate status lists them all)."]
     if not here:
         for name, path in warnings:
             text += [
@@ -234,6 +233,36 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
                 f"{name}. Work on {name} belongs in {path} (cd {path}).",
             ]
     return "\n".join(text)
+
+
+def _detailed(
+    repo: Path,
+    cwd: Path,
+    wf_name: str,
+    name: str,
+    workflow: dict[str, Any],
+    brief: dict[str, Any] | None,
+    folder: Path,
+    problem: str | None,
+) -> tuple[list[str], bool]:
+    state_file = folder / str(workflow.get("state_file") or ENGINE_FILE)
+    rel = state_file.relative_to(repo)
+    if problem is None:
+        try:  # the files a person reads must be readable: say so when they are not
+            if state_file.exists():
+                read_state(state_file, workflow.get("state_format", "json"))
+            if (folder / ENGINE_FILE).exists():
+                read_state(folder / ENGINE_FILE, "json")
+        except (OSError, ValueError) as exc:
+            problem = str(exc)
+            if not state_file.exists() or "engine" in str(exc):
+                rel = (folder / ENGINE_FILE).relative_to(repo)
+    if problem is not None or brief is None:
+        return _corrupt(name, wf_name, rel, problem or "it holds no summary"), False
+    try:
+        return _item_lines(repo, cwd, name, wf_name, workflow, brief, folder)
+    except Exception as exc:  # valid JSON, unexpected shape: same advice
+        return _corrupt(name, wf_name, rel, f"unexpected content: {exc!r}"), False
 
 
 def _corrupt(name: str, wf_name: str, rel: Path, reason: str) -> list[str]:
@@ -292,5 +321,5 @@ def run_hook(event: str, stdin: TextIO, stdout: TextIO) -> int:
 
 
 def main(event: str) -> int:
-    """Console entry of ``phasegate hook EVENT`` (see :mod:`phasegate.entry`)."""
+    """Console entry of ``phasegate hook EVENT``."""
     return run_hook(event, sys.stdin, sys.stdout)

@@ -25,7 +25,7 @@ from phasegate import __version__
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, CONFIG_FILE
 
 #: Bump when the layout's shape changes, so old caches are rebuilt.
-LAYOUT_FORMAT = 2
+LAYOUT_FORMAT = 3
 LAYOUT_FILE = "hook-layout.json"
 BUILTIN_DIR = Path(__file__).resolve().parents[2] / "workflow" / "builtin"
 REPO_WORKFLOWS = Path(CONFIG_DIR) / "workflows"
@@ -93,15 +93,34 @@ def save_layout(path: Path, layout: Layout) -> None:
         pass
 
 
-def state_files(repo: Path, layout: Layout) -> list[tuple[str, str, Path]]:
-    """``(workflow, item, state file)`` for every work item, like ``phasegate status``."""
+ENGINE_FILE = ".engine.json"
+
+
+def item_folders(repo: Path, layout: Layout) -> list[tuple[str, str, Path]]:
+    """``(workflow, item, folder)`` for every work item (a folder holding an engine state)."""
     found: list[tuple[str, str, Path]] = []
     seen: set[Path] = set()
     for name in sorted(layout.get("workflows", {})):
-        workflow = layout["workflows"][name]
-        root = repo / workflow["items_dir"]
-        for state_file in sorted(root.glob(f"*/{workflow['state_file']}")):
-            if state_file not in seen:
-                seen.add(state_file)
-                found.append((name, state_file.parent.name, state_file))
+        root = repo / layout["workflows"][name]["items_dir"]
+        try:
+            entries = list(os.scandir(root))
+        except OSError:
+            continue
+        for entry in sorted(entries, key=lambda e: e.name):
+            folder = Path(entry.path)
+            if folder in seen or not entry.is_dir():
+                continue
+            if os.path.exists(os.path.join(entry.path, ENGINE_FILE)) or _has_state(
+                folder, layout["workflows"][name]
+            ):
+                seen.add(folder)
+                found.append((name, entry.name, folder))
     return found
+
+
+def _has_state(folder: Path, workflow: dict[str, Any]) -> bool:
+    """A hand-written state file (STATE.yaml) makes an item before phasegate ran on it."""
+    state_file = workflow.get("state_file")
+    if not workflow.get("commands") or not state_file:
+        return False
+    return (folder / str(state_file)).is_file()

@@ -11,52 +11,42 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.config import Config, load_config
-from phasegate.engine.workitem import items_dir
+from phasegate.engine.item import items_dir
+from phasegate.engine.plugin_api import view_files
+from phasegate.engine.state import ENGINE_FILE
 from phasegate.errors import PhasegateError
 from phasegate.integrations.claude_code.layout import LAYOUT_FORMAT, Layout
-from phasegate.workflow.model import Workflow
+from phasegate.workflow.model import EndNode, Workflow
 from phasegate.workflow.registry import WorkflowRegistry
+from phasegate.workflow.transitions import producers
 
 
 def describe_workflow(workflow: Workflow, folder: str) -> dict[str, Any]:
     """What the hooks need to know of ``workflow`` to find and summarise its items."""
+    views = view_files(workflow)
     return {
         "items_dir": folder,
-        "state_file": workflow.state_file,
-        "state_format": workflow.state_format,
-        "journal_file": workflow.journal_file,
-        "history_file": workflow.history_file,
-        # Workflows run by their own commands keep their own state fields.
-        "commands": list(getattr(workflow, "commands", ())),
-        "own_next": _own_next_commands(workflow),
-        "phases": {
-            phase.name: {
-                "artifact": phase.artifact,
-                "next": list(workflow.successors(phase)),
-                "hard": list(phase.prerequisites.hard),
-            }
-            for phase in workflow.phases
+        # phasegate's own files in each item folder: agents may not edit them.
+        "files": [ENGINE_FILE, workflow.journal_file, *views],
+        # The file a person reads as the item's state (checked when the item is shown).
+        "state_file": views[0] if views else ENGINE_FILE,
+        "state_format": "yaml" if views and views[0].endswith((".yaml", ".yml")) else "json",
+        "commands": list(workflow.commands),
+        "producers": {
+            file: producers(workflow, file)
+            for node in workflow.nodes
+            for file in node.prerequisites.hard
+        },
+        "nodes": {
+            node.id: {"hard": list(node.prerequisites.hard), "label": node.label or node.id}
+            for node in workflow.nodes
+            if not isinstance(node, EndNode)
         },
         "modes": {
             name: {"max_iterations": mode.max_iterations, "skip": list(mode.skip)}
             for name, mode in workflow.modes.items()
         },
     }
-
-
-def _own_next_commands(workflow: Workflow) -> dict[str, str]:
-    """Next command per ``phase`` value (``{id}`` for the item) of a workflow with own commands.
-
-    Their state machines live in code; the hooks cannot import it (too slow),
-    so what it answers is computed here, once per layout.
-    """
-    if workflow.name != "change" or not getattr(workflow, "commands", ()):
-        return {}
-    try:
-        from phasegate.change.phases import ChangePhase, next_command
-    except ImportError:
-        return {}
-    return {phase.value: next_command(phase, "{id}") for phase in ChangePhase}
 
 
 def build_layout(repo: Path) -> Layout:

@@ -1,0 +1,438 @@
+"""The ``change`` workflow's plug-ins: what seed 002 needs that is its own.
+
+Parsers (the specs proposal.md lists, tasks.md's groups), context for the
+agents' prompts (the living specs, the group of tasks at hand, the open
+findings), actions (base snapshots, tasks.md's frontmatter, the challenge's
+review block in proposal.md, the spec merge of ``archive``) and predicates
+(whether only minor issues are left). The loop, its limits, verdict reading,
+decisions and resume are the engine's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from phasegate.agents.base import PromptPart
+from phasegate.change.paths import ChangePaths
+from phasegate.change.phases import ChangeNotReady
+from phasegate.change.specdelta import SpecDeltaError
+from phasegate.change.specfiles import base_text, snapshot_bases, spec_entries
+from phasegate.change.specmerge import merge_spec
+from phasegate.change.tasks import ensure_change_id, read_tasks
+from phasegate.engine.plugin_api import (
+    Action,
+    ContextProvider,
+    ItemParser,
+    Parsed,
+    PluginContext,
+    Predicate,
+    Task,
+)
+from phasegate.engine.prompting import MAX_ARTIFACT_CHARS, clip, read_file
+from phasegate.errors import BlockedError
+from phasegate.state.atomic import atomic_write_text
+
+
+def paths_of(ctx: PluginContext) -> ChangePaths:
+    return ChangePaths(ctx.repo, ctx.item.name, ctx.item_dir)
+
+
+# -- parsers ---------------------------------------------------------------------------
+
+
+class SpecsParser(ItemParser):
+    """The spec files proposal.md's frontmatter lists, each with its dependencies."""
+
+    name = "change-specs"
+
+    def parse(self, ctx: PluginContext, path: Path | None) -> Parsed:
+        text = read_file(path) if path is not None else None
+        entries, warnings = spec_entries(text or "")
+        if entries is None:
+            notes = ("proposal.md lists no specs: no spec is written",)
+            return Parsed((), "frontmatter", (*warnings, *notes))
+        items = tuple(Task(key=name, title=name, deps=tuple(deps)) for name, deps in entries)
+        return Parsed(items, "frontmatter", tuple(warnings))
+
+
+class TaskGroupsParser(ItemParser):
+    """tasks.md's groups of tasks (layers, or document sections); done when all their tasks are."""
+
+    name = "change-task-groups"
+
+    def parse(self, ctx: PluginContext, path: Path | None) -> Parsed:
+        assert path is not None
+        tasks = read_tasks(path)
+        if tasks.task_count == 0:
+            raise BlockedError(
+                f"{paths_of(ctx).rel(path)} lists no tasks; add them "
+                "(under headings such as '## 1. Data Layer') and run impl again"
+            )
+        ctx.record(
+            "tasks.read",
+            change_id=tasks.change_id,
+            change_id_from=tasks.change_id_from,
+            order=tasks.order,
+            layers={layer.key: len(layer.tasks) for layer in tasks.layers},
+        )
+        items = tuple(
+            Task(
+                key=layer.key,
+                title=layer.title,
+                done=not layer.open_tasks,
+                data={
+                    "headings": list(layer.headings),
+                    "tasks": [{"text": t.text, "line": t.line} for t in layer.open_tasks],
+                },
+            )
+            for layer in tasks.layers
+        )
+        return Parsed(items, tasks.order)
+
+    def count(self, path: Path) -> int:
+        return read_tasks(path).task_count
+
+
+class TasksParser(TaskGroupsParser):
+    """tasks.md as a whole: how many tasks it lists (the tasks step's postcondition)."""
+
+    name = "change-tasks"
+
+
+# -- prompt context ------------------------------------------------------------------------
+
+
+class LivingIndex(ContextProvider):
+    """The living specs there are (an agent reads those the change touches)."""
+
+    name = "change-living-index"
+
+    def parts(self, ctx: PluginContext, role: str) -> Sequence[PromptPart]:
+        change = paths_of(ctx)
+        root = change.living_specs_dir
+        names = (
+            sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md"))
+            if root.is_dir()
+            else []
+        )
+        body = "\n".join(f"- {change.rel(root / n)}" for n in names) or "(none yet)"
+        return [PromptPart("Living specs (read those this change touches)", body)]
+
+
+class LivingSpec(ContextProvider):
+    """The living version of the spec being written (its requirements are kept word for word)."""
+
+    name = "change-living-spec"
+
+    def parts(self, ctx: PluginContext, role: str) -> Sequence[PromptPart]:
+        if ctx.task is None:
+            return []
+        change = paths_of(ctx)
+        path = change.living_specs_dir / ctx.task.key
+        text = read_file(path)
+        body = clip(text, MAX_ARTIFACT_CHARS) if text is not None else "(does not exist yet)"
+        return [PromptPart(f"Living spec now: {change.rel(path)}", body)]
+
+
+class GroupTasks(ContextProvider):
+    """The open tasks of the group (layer) being implemented, and the groups already done."""
+
+    name = "change-group-tasks"
+
+    def parts(self, ctx: PluginContext, role: str) -> Sequence[PromptPart]:
+        if ctx.task is None:
+            return []
+        data = ctx.task.data
+        tasks = "\n".join(
+            f"- [ ] {t['text']} (tasks.md line {t['line']})" for t in data.get("tasks") or []
+        )
+        headings = ", ".join(data.get("headings") or []) or ctx.task.title
+        foreach = ctx.state.peek(ctx.path.split("[", 1)[0])
+        done: list[str] = []
+        if foreach is not None:
+            items = foreach.get("items") or {}
+            done = [
+                k
+                for k in foreach.get("order") or []
+                if items.get(k, {}).get("status") in ("done", "skipped")
+            ]
+        return [
+            PromptPart(
+                f"Your layer now: {ctx.task.title}",
+                f"Work only on these tasks of tasks.md ({headings}):\n\n{tasks}\n\n"
+                f"Layers already done: {', '.join(done) or 'none'}.",
+            )
+        ]
+
+
+class OpenFindings(ContextProvider):
+    """The findings of the last review, when implementing again after one."""
+
+    name = "change-open-findings"
+
+    def parts(self, ctx: PluginContext, role: str) -> Sequence[PromptPart]:
+        review = ctx.state.peek("review")
+        findings = list(review.get("findings") or []) if review is not None else []
+        if not findings:
+            return []
+        lines = [_finding_line(f) for f in findings]
+        return [PromptPart("Open findings of the last review (fix them too)", "\n".join(lines))]
+
+
+def _finding_line(finding: dict[str, Any]) -> str:
+    return (
+        f"- [{finding.get('severity')}] {finding.get('file')}:{finding.get('line')}: "
+        f"{finding.get('description')}"
+    )
+
+
+# -- actions -------------------------------------------------------------------------------
+
+
+class SnapshotBases(Action):
+    """Copy aside the living version of each spec the change newly writes (the merge base)."""
+
+    name = "change-snapshot-bases"
+
+    def run(self, ctx: PluginContext) -> str:
+        bases = ctx.state.data.setdefault("spec_bases", {})
+        for name in snapshot_bases(paths_of(ctx), bases):
+            ctx.record("spec.base", spec=name, existed=bases[name])
+        return "done"
+
+
+class TasksFrontmatter(Action):
+    """WF-R3 step 3: tasks.md's frontmatter carries ``change_id`` (code makes sure)."""
+
+    name = "change-tasks-frontmatter"
+
+    def run(self, ctx: PluginContext) -> str:
+        path = paths_of(ctx).tasks_path
+        if path.is_file():
+            fixed = ensure_change_id(path, ctx.item.name)
+            if fixed is not None:
+                ctx.record("tasks.frontmatter_fixed", reason=fixed, change_id=ctx.item.name)
+        return "done"
+
+
+def block_marker(round_id: str) -> str:
+    return f"<!-- phasegate:challenge {round_id} -->"
+
+
+class ChallengeBlock(Action):
+    """WF-R2's note: the challenge's verdict is appended to proposal.md as a review block.
+
+    A NEEDS_REVISION verdict also records the seed's ``proposed -> proposed`` move.
+    """
+
+    name = "change-challenge-block"
+
+    def run(self, ctx: PluginContext) -> str:
+        verdict = ctx.verdict
+        if verdict is None:
+            return "done"
+        node = ctx.state.node(ctx.path)
+        iteration = node.iteration
+        word = verdict.word if verdict.word in ("APPROVED", "REJECTED") else "NEEDS_REVISION"
+        lines = [
+            block_marker(ctx.round),
+            f"## Challenge review {iteration}: {word}",
+            "",
+            f"*challenger, {_now()}*",
+            "",
+            verdict.summary.strip() or "(no summary)",
+        ]
+        if verdict.issues:
+            lines.append("")
+            for issue in verdict.issues:
+                where = f" (at {issue.location})" if issue.location else ""
+                text = " ".join(issue.description.split())
+                severity = issue.severity if issue.severity in ("high", "medium", "low") else "high"
+                lines.append(f"- **{severity}**: {text}{where}")
+        lines.append("<!-- /phasegate:challenge -->")
+        path = paths_of(ctx).proposal_path
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        if block_marker(ctx.round) not in text:  # a resumed run already wrote it
+            sep = (
+                ""
+                if not text or text.endswith("\n\n")
+                else ("\n" if text.endswith("\n") else "\n\n")
+            )
+            block = ctx.item.redactor.text("\n".join(lines) + "\n")
+            atomic_write_text(path, text + sep + block)
+        if word == "NEEDS_REVISION":
+            _self_move(ctx, "proposed", f"challenge {iteration} NEEDS_REVISION")
+        return "done"
+
+
+class ReviewVerdictAction(Action):
+    """The implementation review's findings kept for the view; NEEDS_FIX records
+    ``implementing -> implementing``."""
+
+    name = "change-review-verdict"
+
+    def run(self, ctx: PluginContext) -> str:
+        verdict = ctx.verdict
+        if verdict is None:
+            return "done"
+        node = ctx.state.node(ctx.path)
+        node["findings"] = list(verdict.data.get("findings") or [])
+        if verdict.word == "NEEDS_FIX":
+            _self_move(ctx, "implementing", f"review {node.iteration} NEEDS_FIX")
+        return "done"
+
+
+def _self_move(ctx: PluginContext, phase: str, cause: str) -> None:
+    key = f"{ctx.path}#{ctx.round}"
+    history = ctx.state.d.setdefault("history", [])
+    if any(h.get("key") == key for h in history):
+        return
+    history.append({"at": _now(), "from": phase, "to": phase, "cause": cause, "key": key})
+
+
+def _now() -> str:
+    from phasegate.state.journal import utc_now
+
+    return utc_now()
+
+
+def _spec_title(name: str) -> str:
+    """The title of a spec a delta creates (``auth.md``, ``auth/spec.md`` -> ``auth``)."""
+    path = PurePosixPath(name)
+    return path.parent.name if path.stem == "spec" and path.parent.name else path.stem
+
+
+class ArchiveConflict(ChangeNotReady):
+    """The change and the living specs both changed the same requirement."""
+
+
+class Archive(Action):
+    """``archive``: merge the change's specs into the living specs, requirement by requirement.
+
+    Every merge is computed before anything is written; a true conflict
+    refuses the whole archive with nothing written (answer ``archive-conflict``
+    with ``resolved``, the ``--resolved`` flag, after merging by hand). The
+    merged specs are recorded; the folder moves into the archive when the
+    change completes (see the change view).
+    """
+
+    name = "change-archive"
+
+    def run(self, ctx: PluginContext) -> str:
+        from datetime import UTC, datetime
+
+        change = paths_of(ctx)
+        bases = ctx.state.data.setdefault("spec_bases", {})
+        resolved = ctx.answers.get("archive-conflict") == "resolved"
+        plans: list[tuple[Path, str]] = []
+        conflicts: list[str] = []
+        for name in change.spec_files():
+            living_path = change.living_specs_dir / name
+            # Read as bytes: a CRLF living spec stays CRLF, an unchanged one byte-identical.
+            living = living_path.read_bytes().decode("utf-8") if living_path.is_file() else None
+            ours = (change.specs_dir / name).read_bytes().decode("utf-8")
+            rel = change.rel(living_path)
+            try:
+                result = merge_spec(
+                    base_text(change, bases, name),
+                    living,
+                    ours,
+                    prefer_change=resolved,
+                    name=_spec_title(name),
+                )
+            except SpecDeltaError as exc:
+                raise SpecDeltaError(
+                    f"cannot archive {ctx.item.name}: {change.rel(change.specs_dir / name)}: "
+                    f"{exc}; nothing was written. Fix it, then run phasegate archive "
+                    f"{ctx.item.name}"
+                ) from None
+            conflicts += [f"{rel} {title!r}" for title in result.conflicts]
+            if result.text != (living if living is not None else ""):
+                plans.append((living_path, result.text))
+        if conflicts:
+            raise ArchiveConflict(
+                f"cannot archive {ctx.item.name}: both it and the living specs changed "
+                f"{'; '.join(conflicts)} since the change began; nothing was written. Merge each "
+                f"into {change.rel(change.specs_dir)}/ by hand, then run "
+                f"phasegate archive {ctx.item.name} --resolved"
+            )
+        merged = list(ctx.state.data.get("merged") or [])
+        for path, text in plans:
+            atomic_write_text(path, ctx.item.redactor.text(text))
+            ctx.record("spec.merged", spec=change.rel(path))
+            if change.rel(path) not in merged:
+                merged.append(change.rel(path))
+        ctx.state.data["merged"] = merged
+        if not ctx.state.data.get("archived_to"):
+            stem = f"{datetime.now(UTC).strftime('%Y-%m-%d')}-{ctx.item.name}"
+            target = change.archive_root / stem
+            number = 2
+            while target.exists():
+                target = change.archive_root / f"{stem}-{number}"
+                number += 1
+            ctx.state.data["archived_to"] = change.rel(target)
+        ctx.record("change.archived", to=ctx.state.data["archived_to"], specs=merged)
+        return "done"
+
+
+# -- predicates ----------------------------------------------------------------------------
+
+
+def _last_challenge(ctx: PluginContext) -> dict[str, Any] | None:
+    tasks = ctx.state.peek("tasks")
+    records = list(tasks.get("iterations") or []) if tasks is not None else []
+    return records[-1] if records else None
+
+
+class MinorIssuesOnly(Predicate):
+    """Seed 002: at the planning limit only a plan with minor issues left may be implemented."""
+
+    name = "change-minor-issues"
+
+    def __call__(self, ctx: PluginContext) -> bool:
+        last = _last_challenge(ctx)
+        if last is None:
+            return False
+        return not any(
+            str(i.get("severity")).lower() in ("high", "blocker") for i in last.get("issues") or []
+        )
+
+
+class LimitDetail(Predicate):
+    """The planning-limit question: rounds used, which issues are left, the choices."""
+
+    name = "change-limit-detail"
+
+    def __call__(self, ctx: PluginContext) -> str:
+        tasks = ctx.state.peek("tasks")
+        used = tasks.iteration if tasks is not None else 0
+        extra = int(tasks.get("extra_budget", 0)) if tasks is not None else 0
+        limit = int(ctx.state.data.get("planning_iterations") or used) + extra
+        head = (
+            f"{ctx.item.name}: {used} challenge round(s) used (limit {limit}) and the plan "
+            "still NEEDS_REVISION with"
+        )
+        if MinorIssuesOnly()(ctx):
+            return (
+                f"{head} only minor issues. Implement it as it is, view the review, or "
+                "continue revising?"
+            )
+        return f"{head} high-severity issues. View the review, or continue revising?"
+
+
+SPECS = SpecsParser()
+TASK_GROUPS = TaskGroupsParser()
+TASKS = TasksParser()
+LIVING_INDEX = LivingIndex()
+LIVING_SPEC = LivingSpec()
+GROUP_TASKS = GroupTasks()
+OPEN_FINDINGS = OpenFindings()
+SNAPSHOT_BASES = SnapshotBases()
+TASKS_FRONTMATTER = TasksFrontmatter()
+CHALLENGE_BLOCK = ChallengeBlock()
+REVIEW_VERDICT = ReviewVerdictAction()
+ARCHIVE = Archive()
+MINOR_ISSUES = MinorIssuesOnly()
+LIMIT_DETAIL = LimitDetail()

@@ -1,0 +1,321 @@
+"""The ``change`` state view: seed 002's STATE.yaml, rendered from the engine state.
+
+``phase`` is the label of the node the change is at; ``plan`` and ``impl`` say
+where inside ``plan`` and ``impl`` it stands; ``history`` lists every phase
+change with its cause. Before every run STATE.yaml is read back: a person
+may set ``phase`` by hand (the change then continues from that phase's entry
+node), and change ``planning_iterations`` / ``implementation_iterations``.
+A STATE.yaml written by hand with no engine state behind it is adopted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from phasegate.change.paths import ChangePaths
+from phasegate.change.phases import ChangePhase
+from phasegate.change.state import ChangeState
+from phasegate.engine.plugin_api import StateView
+from phasegate.engine.run import enter_node
+from phasegate.engine.state import EngineState, NodeState
+from phasegate.engine.status import current_label
+from phasegate.errors import StateCorruptError
+from phasegate.faults import crash_point
+from phasegate.state.atomic import atomic_write_bytes, fsync_dir
+from phasegate.state.journal import utc_now
+from phasegate.state.store import dump_state, parse_state
+
+PLAN_NODES = ("proposal", "specs", "tasks", "planning-limit")
+BUDGETS = ("planning_iterations", "implementation_iterations")
+
+
+class ChangeView(StateView):
+    """STATE.yaml of a change."""
+
+    name = "change"
+
+    def __init__(self, item: Any, settings: Mapping[str, Any]) -> None:
+        super().__init__(item, settings)
+        self._written: bytes | None = None
+
+    @classmethod
+    def file_names(cls, settings: Mapping[str, Any]) -> list[str]:
+        return ["STATE.yaml"]
+
+    @property
+    def paths(self) -> ChangePaths:
+        return ChangePaths(self.item.repo, self.item.name, self.item.item_dir)
+
+    # -- reading back --------------------------------------------------------------------
+
+    def _read(self) -> ChangeState | None:
+        path = self.paths.state_path
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StateCorruptError(f"state file {path} cannot be read: {exc}") from None
+        self._written = raw
+        return ChangeState.from_document(parse_state(raw, path, "yaml"), path)
+
+    def adoptable(self) -> bool:
+        return self.paths.state_path.is_file()
+
+    def adopt(self) -> EngineState | None:
+        found = self._read()
+        if found is None:
+            return None
+        workflow = self.item.workflow
+        mode = found.mode if found.mode in workflow.modes else workflow.default_mode
+        state = EngineState.new(
+            item=self.item.name,
+            workflow=workflow.name,
+            mode=mode,
+            description=found.description,
+            created=found.created or utc_now(),
+            base_commit=found.base_commit,
+        )
+        state["history"] = [h.model_dump(mode="json", by_alias=True) for h in found.history]
+        state.data["spec_bases"] = dict(found.spec_bases)
+        if found.plan is not None:
+            state.data["adopted_plan"] = found.plan.model_dump(mode="json")
+        if found.impl is not None:
+            state.data["adopted_impl"] = found.impl.model_dump(mode="json")
+            state.data["epoch"] = found.epoch
+        for key in BUDGETS:
+            state.data[key] = getattr(found, key)
+        self._position(state, found.phase.value)
+        return state
+
+    def check(self, state: EngineState) -> None:
+        found = self._read()
+        if found is None:
+            return
+        for key in BUDGETS:
+            state.data[key] = getattr(found, key)
+        engine_label = current_label(self.item.workflow, state)
+        # What the last commits rendered: a STATE.yaml still showing one of them is not a
+        # hand edit (a run may have stopped between its commit and the render).
+        rendered = {state.data.get("view_phase"), state.data.get("view_phase_before"), engine_label}
+        if found.phase.value not in rendered:
+            self.item.record(
+                "state.phase_edited",
+                from_label=engine_label,
+                to=found.phase.value,
+                file=self.paths.rel(self.paths.state_path),
+            )
+            self._position(state, found.phase.value)
+
+    def _position(self, state: EngineState, phase: str) -> None:
+        """Put the cursor at the node a change in ``phase`` continues from."""
+        workflow = self.item.workflow
+        label = workflow.labels.get(phase)
+        if phase == ChangePhase.ARCHIVED.value:
+            state.at = "@end"
+            state.status = "completed"
+            state.data["end_label"] = phase
+            return
+        entry = label.entry if label is not None else None
+        if entry is None:
+            return
+        state.at = entry
+        state.status = "active"
+        enter_node(workflow, state, entry, None, label.start_with if label else None)
+
+    # -- rendering -----------------------------------------------------------------------
+
+    def prepare(self, state: EngineState) -> None:
+        phase = current_label(self.item.workflow, state)
+        if state.data.get("view_phase") != phase:
+            state.data["view_phase_before"] = state.data.get("view_phase")
+            state.data["view_phase"] = phase
+        else:  # the render before this commit happened: only the last one can lag
+            state.data["view_phase_before"] = None
+
+    def document(self, state: EngineState) -> dict[str, Any]:
+        workflow = self.item.workflow
+        phase = current_label(workflow, state) or ChangePhase.PROPOSED.value
+        usage = state.get("usage") or {}
+        data = state.data
+        document: dict[str, Any] = {
+            "change_id": state.item,
+            "phase": phase,
+            "description": state.get("description", ""),
+            "mode": state.mode,
+            "planning_iterations": int(
+                data.get("planning_iterations") or workflow.max_iterations(state.mode)
+            ),
+            "implementation_iterations": int(
+                data.get("implementation_iterations") or workflow.max_iterations(state.mode)
+            ),
+            "created": state.get("created"),
+            "updated": state.get("updated"),
+            "base_commit": state.base_commit,
+            "worktree": state.worktree,
+            "plan": self._plan(state),
+            "impl": self._impl(state),
+            "spec_bases": dict(data.get("spec_bases") or {}),
+            "archived_to": data.get("archived_to"),
+            "history": [
+                {
+                    "at": h.get("at"),
+                    "from": h.get("from"),
+                    "to": h.get("to"),
+                    "cause": h.get("cause", ""),
+                }
+                for h in state.get("history") or []
+            ],
+            "usage": {
+                k: usage.get(k, 0)
+                for k in (
+                    "calls",
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_read_tokens",
+                    "cache_write_tokens",
+                    "cost_usd",
+                )
+            },
+        }
+        return document
+
+    def _plan(self, state: EngineState) -> dict[str, Any] | None:
+        tasks = state.peek("tasks")
+        specs = state.peek("specs")
+        at = state.at or "proposal"
+        if all(state.peek(n) is None for n in PLAN_NODES):
+            adopted = state.data.get("adopted_plan")
+            return dict(adopted) if isinstance(adopted, dict) else None
+        if at == "proposal":
+            step = "proposal"
+        elif at == "specs":
+            step = "specs"
+        elif at == "tasks" and tasks is not None:
+            stage = tasks.stage
+            if stage.startswith("review"):
+                step = "challenge"
+            else:
+                step = "tasks" if tasks.iteration <= 1 else "reproposal"
+        elif at == "planning-limit":
+            step = "decide"
+        else:
+            step = "done"
+        plan: dict[str, Any] = {
+            "step": step,
+            "iteration": tasks.iteration if tasks is not None else 1,
+            "specs_done": _done_items(specs),
+            "verdict": None,
+            "summary": "",
+            "issues": [],
+            "question": None,
+        }
+        last = _last_record(tasks, "challenger")
+        if last is not None:
+            word = str(last.get("word"))
+            plan["verdict"] = word if word in ("APPROVED", "REJECTED") else "NEEDS_REVISION"
+            plan["summary"] = last.get("summary") or ""
+            plan["issues"] = [_challenge_issue(i) for i in last.get("issues") or []]
+        decision = state.decisions.get("planning-limit")
+        if decision is not None and decision.get("status") == "pending":
+            plan["question"] = decision.get("question")
+        return plan
+
+    def _impl(self, state: EngineState) -> dict[str, Any] | None:
+        implement = state.peek("implement")
+        review = state.peek("review")
+        if implement is None and review is None:
+            adopted = state.data.get("adopted_impl")
+            return dict(adopted) if isinstance(adopted, dict) else None
+        at = state.at or ""
+        if at == "implement":
+            step = "implement"
+        elif at == "review" and review is not None:
+            step = "review" if review.stage.startswith("review") else "fix"
+        elif at == "manual-fix":
+            step = "stopped"
+        else:
+            step = "done"
+        impl: dict[str, Any] = {
+            "step": step,
+            "iteration": review.iteration if review is not None else 1,
+            "round": f"{review.visit}.{review.iteration}" if review is not None else None,
+            "layers_done": _done_items(implement),
+            "verdict": None,
+            "summary": "",
+            "findings": list(review.get("findings") or []) if review is not None else [],
+            "stop_reason": None,
+        }
+        last = _last_record(review, "reviewer")
+        if last is not None and last.get("word") in ("APPROVED", "NEEDS_FIX", "MAJOR_ISSUES"):
+            impl["verdict"] = last.get("word")
+            impl["summary"] = last.get("summary") or ""
+        if step == "stopped" and review is not None:
+            if review.get("outcome") == "major-issues":
+                impl["stop_reason"] = "the reviewer found MAJOR_ISSUES"
+            else:
+                limit = state.data.get("implementation_iterations") or "?"
+                impl["stop_reason"] = (
+                    f"the review still says NEEDS_FIX after {review.iteration} round(s) "
+                    f"(implementation_iterations {limit})"
+                )
+        return impl
+
+    def render(self, state: EngineState) -> None:
+        payload = dump_state(self.item.redactor.data(self.document(state)), "yaml")
+        if payload != self._written:
+            atomic_write_bytes(self.paths.state_path, payload, durable=False)
+            self._written = payload
+
+    def status_fields(self, state: EngineState) -> dict[str, Any]:
+        phase = current_label(self.item.workflow, state)
+        return {"status": phase, "currentPhase": phase, "stateFile": str(self.paths.state_path)}
+
+    def completed(self, state: EngineState) -> None:
+        """An archived change's folder moves into the archive (once, even after a crash)."""
+        self.render(state)
+        target_rel = state.data.get("archived_to")
+        if not target_rel or self.paths.archived:
+            return
+        target = self.item.repo / str(target_rel)
+        if target.exists():
+            raise StateCorruptError(
+                f"cannot move {self.paths.dir} to {target}: the target already exists; "
+                "both were left untouched"
+            )
+        self.item.remove_stale_temp_files()  # a killed write's leftovers are not archived
+        crash_point("change.before_move")
+        source = self.paths.dir
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source.rename(target)
+        fsync_dir(source.parent)
+        fsync_dir(target.parent)
+        self.item.moved_to(target)
+
+
+def _done_items(node: NodeState | None) -> list[str]:
+    if node is None:
+        return []
+    items = node.get("items") or {}
+    return [
+        k for k in node.get("order") or [] if items.get(k, {}).get("status") in ("done", "skipped")
+    ]
+
+
+def _last_record(node: NodeState | None, reviewer: str) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    records = [r for r in node.get("iterations") or [] if r.get("reviewer") in (reviewer, "engine")]
+    return records[-1] if records else None
+
+
+def _challenge_issue(issue: Mapping[str, Any]) -> dict[str, Any]:
+    severity = str(issue.get("severity", "high")).lower()
+    if severity not in ("high", "medium", "low"):
+        severity = "high" if severity in ("blocker", "critical") else "medium"
+    return {
+        "severity": severity,
+        "description": issue.get("description", ""),
+        "location": issue.get("location"),
+    }

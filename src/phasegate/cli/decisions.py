@@ -1,0 +1,102 @@
+"""``phasegate decisions`` and ``phasegate answer``: the human gates of work items."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from phasegate.cli.app import RepoOption, _repo, app, out
+from phasegate.cli.output import write_json
+from phasegate.config import load_config
+from phasegate.engine.gates import answer_decision, pending
+from phasegate.engine.items import iter_items, locate_item
+from phasegate.errors import PhasegateError
+from phasegate.workflow.registry import WorkflowRegistry
+
+
+@app.command()
+def decisions(
+    name: Annotated[str | None, typer.Argument(help="A work item (default: all of them).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    workflow: Annotated[
+        str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
+    ] = None,
+    repo: RepoOption = None,
+) -> None:
+    """List the decisions waiting for a person: question, files, choices, the answer command."""
+    root = _repo(repo)
+    config = load_config(root)
+    registry = WorkflowRegistry(root)
+    if name is not None:
+        targets = [locate_item(root, name, registry, config, workflow, command="decisions")]
+    else:
+        targets = []
+        for wf, item_name, _ in iter_items(root, registry, config):
+            try:
+                targets.append(
+                    locate_item(root, item_name, registry, config, wf, command="decisions")
+                )
+            except PhasegateError:
+                continue
+    found: list[dict[str, Any]] = []
+    for item in targets:
+        state = item.load()
+        for record in pending(state):
+            choices = list(record.get("choices") or {})
+            found.append(
+                {
+                    "item": item.name,
+                    "workflow": item.workflow.name,
+                    **record,
+                    "command": f"phasegate answer {item.name} {record['id']} "
+                    f"{choices[0] if choices else 'CHOICE'}",
+                }
+            )
+    if as_json:
+        write_json(found)
+        return
+    if not found:
+        out.print("No decisions are waiting." if name is None else f"{name}: no decision waits.")
+        return
+    for record in found:
+        out.print(
+            f"[bold]{escape(record['item'])}[/] {escape(record['id'])}: "
+            f"{escape(str(record.get('question') or ''))}"
+        )
+        for choice, description in (record.get("choices") or {}).items():
+            extra = f": {description}" if description else ""
+            needs = " (needs a note)" if choice in (record.get("notes_required") or []) else ""
+            out.print(f"    {escape(choice)}{escape(extra)}{needs}")
+        if record.get("files"):
+            out.print(f"  files: {escape(', '.join(record['files']))}")
+        if record.get("recommendation"):
+            out.print(f"  recommended: {escape(str(record['recommendation']))}")
+        out.print(f"  answer: [bold]{escape(record['command'])}[/]")
+
+
+@app.command()
+def answer(
+    name: Annotated[str, typer.Argument(help="The work item.")],
+    decision: Annotated[str, typer.Argument(help="The decision's id (see phasegate decisions).")],
+    choice: Annotated[
+        str, typer.Argument(help="One of the decision's choices; 'CHOICE: note' adds a note.")
+    ],
+    note: Annotated[
+        str, typer.Option("--note", "-n", help="A note with the answer (what to change...).")
+    ] = "",
+    workflow: Annotated[
+        str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
+    ] = None,
+    repo: RepoOption = None,
+) -> None:
+    """Answer a pending decision; the next run (or one waiting with --wait) acts on it."""
+    root = _repo(repo)
+    config = load_config(root)
+    item = locate_item(root, name, WorkflowRegistry(root), config, workflow, command="answer")
+    given = answer_decision(item, decision, choice, note)
+    extra = f" ({given['note']})" if given["note"] else ""
+    out.print(f"{name}: {decision} answered {given['choice']}{extra}.")
+    if not item.running():
+        out.print(f"Next: phasegate run {name}")

@@ -1,0 +1,84 @@
+"""``phasegate logs ITEM [-f] [--json]``: a work item's journal, readable or as recorded."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from phasegate.cli.app import RepoOption, _repo, app
+from phasegate.cli.output import out
+from phasegate.dashboard import data
+from phasegate.dashboard.events import EventEntry, EventReader
+
+#: How often ``--follow`` looks for new events (seconds).
+FOLLOW_INTERVAL = 0.25
+
+
+def format_entry(entry: EventEntry) -> str:
+    """One readable line (rich markup): time, node, role and backend, what happened, spend."""
+    when = entry.time.replace("T", " ")
+    who = entry.role + (f" ({entry.backend})" if entry.backend else "")
+    what = escape(entry.what)
+    if entry.ok is False:
+        what = f"[red]{what}[/]"
+    elif entry.ok and entry.kind in ("verdict", "phase", "item"):
+        what = f"[green]{what}[/]"
+    line = f"[dim]{when}[/]  {escape(entry.node):<14} {escape(who):<28} {what}"
+    if entry.spend:
+        line += f"  [dim]({escape(entry.spend)})[/]"
+    for issue in entry.issues:
+        severity = escape(f"[{issue.get('severity')}]") if issue.get("severity") else "-"
+        first = str(issue.get("description") or "").strip().splitlines()[:1]
+        line += f"\n      {severity} {escape(''.join(first))}"
+    return line
+
+
+def _show(events: list[dict[str, Any]], reader: EventReader, as_json: bool) -> None:
+    if as_json:
+        for event in events:
+            sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        return
+    for event in events:
+        entry = reader.read(event)
+        if entry is not None:
+            out.print(format_entry(entry), highlight=False)
+    out.file.flush()  # a follower reading a pipe sees each batch at once
+
+
+@app.command()
+def logs(
+    name: Annotated[str, typer.Argument(help="The work item (or change).")],
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow", "-f", help="Keep printing events as a run writes them (Ctrl-C stops)."
+        ),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="The events as recorded, one JSON object a line.")
+    ] = False,
+    repo: RepoOption = None,
+) -> None:
+    """Show a work item's journal: time, phase, role and backend, what happened, tokens and cost."""
+    root = _repo(repo)
+    reader = EventReader()
+    events, offset = data.journal_events(root, name, 0)
+    _show(events, reader, as_json)
+    if not follow:
+        return
+    try:
+        while True:
+            time.sleep(FOLLOW_INTERVAL)
+            events, offset = data.journal_events(root, name, offset)
+            _show(events, reader, as_json)
+    except KeyboardInterrupt:
+        from phasegate.interrupts import handled
+
+        handled()  # the person stopped following: not an error
+        return

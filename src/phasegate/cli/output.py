@@ -1,0 +1,58 @@
+"""Where the CLI writes: the two consoles, the colour mode, and JSON.
+
+``out`` (stdout) and ``err`` (stderr) are shared by every command module.
+Colour follows ``--color auto|always|never``: ``auto`` colours a terminal
+only, and not at all when ``NO_COLOR`` is set; ``always`` colours even a
+file or a pipe; ``never`` writes no escape code at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Literal
+
+from rich.console import Console
+
+ColorMode = Literal["auto", "always", "never"]
+COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = Console(highlight=False, soft_wrap=True)
+
+
+def _settings(mode: ColorMode) -> dict[str, Any]:
+    if mode == "always":
+        return {"force_terminal": True, "no_color": False}
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        # No colour system: rich then writes no escape code at all (bold included).
+        return {"color_system": None, "no_color": True}
+    return {}
+
+
+def set_color(mode: ColorMode) -> None:
+    """Apply ``mode`` to both consoles.
+
+    They are module-level objects imported by every command module, so they
+    are set up again in place rather than replaced.
+    """
+    for console, stderr in ((out, False), (err, True)):
+        Console.__init__(console, stderr=stderr, highlight=False, soft_wrap=True, **_settings(mode))
+
+
+def write_json(data: Any) -> None:
+    """``data`` as JSON on stdout (no colour, no re-wrapping: safe for ``jq``)."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def write_json_error(message: str, exit_code: int) -> None:
+    """An error as one JSON object on stderr (what ``--json`` commands report)."""
+    sys.stderr.write(json.dumps({"error": message, "exit_code": exit_code}) + "\n")
+    sys.stderr.flush()
+
+
+def warn(message: str) -> None:
+    """One warning line on stderr."""
+    err.print(f"phasegate: warning: {message}", markup=False)

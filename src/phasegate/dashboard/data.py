@@ -1,0 +1,272 @@
+"""What the dashboard and ``phasegate logs`` read: the one adapter over the engine's files.
+
+Every page, API endpoint and the ``logs`` command read work items only
+through the functions below (pure functions, no web code), so a change in how
+the engine stores its state changes this module alone. All results are
+JSON-ready and redacted with the current environment's secrets.
+
+Contract
+--------
+
+``list_items(root) -> list[dict]``
+    One dict per work item of the repository: ``id``, ``workflow``, ``node``
+    (the current phase or node, as a label), ``status``, ``iterations``
+    (review iterations so far), ``calls``, ``tokens`` (in + out), ``costUsd``,
+    ``nextCommand``; or ``id``, ``workflow``, ``error`` for an unreadable one.
+``item_detail(root, item) -> dict``
+    The list fields of one item plus ``description``, ``mode``, ``phases``,
+    ``unresolvedConcerns``, ``usage`` and ``stateFile`` (what ``phasegate
+    status ITEM --json`` prints, where the workflow has it).
+``journal_events(root, item, offset=0) -> (events, new_offset)``
+    The journal's complete events from byte ``offset`` on, and the offset to
+    read from next. A torn last line (a write cut short) is not an event and
+    is read again once complete; an offset past the end (the journal was
+    replaced) reads from the start.
+``artifacts(root, item) -> list[(name, path)]``
+    The item folder's Markdown files (review history included), ``name``
+    relative to the folder.
+``decisions(root, item) -> list[dict]``
+    The item's human decisions (gates), oldest first, each ``{id, item,
+    question, choices: [str], files: [str], status: "pending" | "answered",
+    asked_at, answer?: {choice, note, by, at}}``.
+``answer(root, item, decision_id, choice, note, by) -> dict``
+    Record the answer (persisted before anything acts on it) and return the
+    decision. Raises :class:`BadInputError` for an unknown id or a choice that
+    is not one of the canonical choices (the message lists them), and
+    :class:`AlreadyAnsweredError` when it was answered already: two answers
+    given at once are recorded once, and the other one gets that error.
+
+Decisions are the engine's gates (:mod:`phasegate.engine.gates`): a gate's
+pending decision is in the item's engine state, and an answer is journaled
+under the item's lock, exactly as ``phasegate answer`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from phasegate.config import load_config
+from phasegate.errors import (
+    BadInputError,
+    PhasegateError,
+    StateCorruptError,
+)
+from phasegate.redact import Redactor
+
+__all__ = [
+    "answer",
+    "artifacts",
+    "decisions",
+    "item_detail",
+    "journal_events",
+    "list_items",
+]
+
+
+@dataclass(frozen=True)
+class _Located:
+    """Where one work item lives."""
+
+    name: str
+    workflow: str
+    item_dir: Path
+    journal_path: Path
+
+
+def _registry(root: Path) -> Any:
+    from phasegate.workflow.registry import WorkflowRegistry
+
+    return WorkflowRegistry(root)
+
+
+_LOCATED: dict[tuple[Path, str], _Located] = {}
+
+
+def _locate(root: Path, item: str) -> _Located:
+    """Where ``item`` lives; remembered, because an open page asks several times a second."""
+    known = _LOCATED.get((root, item))
+    if known is not None and known.item_dir.is_dir():
+        return known
+    found = _work_item(root, item)
+    located = _Located(item, found.workflow.name, found.item_dir, found.journal.path)
+    _LOCATED[(root, item)] = located
+    return located
+
+
+def _work_item(root: Path, item: str) -> Any:
+    from phasegate.engine.items import locate_item
+
+    return locate_item(root, item, _registry(root), load_config(root), command="dashboard")
+
+
+# -- items ----------------------------------------------------------------------
+
+
+def _row(status: dict[str, Any]) -> dict[str, Any]:
+    progress = status.get("inProgress")
+    if progress:
+        node = (
+            f"{progress['phase']} ({progress['stage']}, iteration "
+            f"{progress['iteration']}/{progress['maxIterations']})"
+        )
+    else:
+        node = status.get("currentPhase") or status.get("label") or "-"
+    usage = status.get("usage") or {}
+    return {
+        "id": status["id"],
+        "workflow": status["workflow"],
+        "node": node,
+        "status": status["status"],
+        "iterations": sum(int(p.get("iterations") or 0) for p in status.get("phases", [])),
+        "calls": int(usage.get("calls", 0)),
+        "tokens": int(usage.get("inputTokens", 0)) + int(usage.get("outputTokens", 0)),
+        "costUsd": float(usage.get("costUsd", 0.0)),
+        "nextCommand": status.get("nextCommand"),
+        "decisions": len(status.get("pendingDecisions") or []),
+    }
+
+
+def list_items(root: Path) -> list[dict[str, Any]]:
+    """Every work item of the repository at ``root`` (see the module docstring)."""
+    from phasegate.engine.items import iter_items, locate_item
+
+    config = load_config(root)
+    registry = _registry(root)
+    rows: list[dict[str, Any]] = []
+    for workflow, name, _ in iter_items(root, registry, config):
+        try:
+            found = locate_item(root, name, registry, config, workflow, command="dashboard")
+            rows.append(_row(found.status(found.load(read_journal=False))))
+        except PhasegateError as exc:
+            rows.append({"id": name, "workflow": workflow, "error": str(exc)})
+    return Redactor().data(rows)  # type: ignore[no-any-return]
+
+
+def item_detail(root: Path, item: str) -> dict[str, Any]:
+    """One work item in detail (see the module docstring); NotFoundError if there is none."""
+    found = _work_item(root, item)
+    status = found.status(found.load(read_journal=False))
+    detail = {**status, **_row(status)}
+    return Redactor().data(detail)  # type: ignore[no-any-return]
+
+
+# -- journal and artifacts ----------------------------------------------------------
+
+
+def journal_events(root: Path, item: str, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """The complete journal events from byte ``offset`` on, and the next offset."""
+    return read_journal(_locate(root, item).journal_path, offset)
+
+
+def read_journal(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+    """:func:`journal_events` for a journal file given by its path."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, 2)
+            if offset < 0 or offset > size:
+                offset = 0  # the journal was replaced: read it again from its start
+            if offset > 0:
+                handle.seek(offset - 1)
+                if handle.read(1) != b"\n":
+                    raise BadInputError(
+                        f"offset {offset} is not the start of a line of {path}: read from 0, "
+                        "or from an offset an earlier read returned"
+                    )
+            handle.seek(offset)
+            data = handle.read(size - offset)
+    except FileNotFoundError:
+        return [], 0
+    end = data.rfind(b"\n")
+    if end < 0:
+        return [], offset  # nothing, or only a line still being written
+    redactor = Redactor()
+    events: list[dict[str, Any]] = []
+    position = offset
+    for line in data[: end + 1].split(b"\n")[:-1]:
+        if line.strip():
+            try:
+                record = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise StateCorruptError(
+                    f"journal {path} is corrupt at byte {position} ({exc.__class__.__name__}); "
+                    "it was left untouched"
+                ) from None
+            if isinstance(record, dict):
+                events.append(redactor.data(record))
+        position += len(line) + 1
+    return events, offset + end + 1
+
+
+def artifacts(root: Path, item: str) -> list[tuple[str, Path]]:
+    """The Markdown files of the item's folder (its artifacts and review history)."""
+    folder = _locate(root, item).item_dir
+    found = sorted(
+        (p.relative_to(folder).as_posix(), p)
+        for p in folder.rglob("*.md")
+        if p.is_file() and ".base" not in p.relative_to(folder).parts
+    )
+    # The review history (a dot file) after the artifacts.
+    return sorted(found, key=lambda pair: (pair[0].startswith("."), pair[0]))
+
+
+# -- decisions ------------------------------------------------------------------------
+
+
+def decisions(root: Path, item: str) -> list[dict[str, Any]]:
+    """The item's decisions, oldest first (see the module docstring)."""
+    found = _work_item(root, item)
+    state = found.load()
+    out: list[dict[str, Any]] = []
+    for record in state.decisions.values():
+        answered = found.recorded().answer(record["id"], int(record.get("visit", 0)))
+        entry: dict[str, Any] = {
+            "id": record["id"],
+            "item": item,
+            "question": record.get("question"),
+            "choices": list(record.get("choices") or {}),
+            "descriptions": dict(record.get("choices") or {}),
+            "files": list(record.get("files") or []),
+            "recommendation": record.get("recommendation"),
+            "status": "answered" if answered is not None else record.get("status"),
+            "asked_at": record.get("asked_at"),
+        }
+        given = record.get("answer") or (
+            {
+                "choice": answered.get("choice"),
+                "note": answered.get("note"),
+                "by": answered.get("by"),
+                "answered_at": answered.get("ts"),
+            }
+            if answered is not None
+            else None
+        )
+        if given:
+            entry["answer"] = {
+                "choice": given.get("choice"),
+                "note": given.get("note") or None,
+                "by": given.get("by"),
+                "at": given.get("answered_at"),
+            }
+        out.append(entry)
+    out.sort(key=lambda d: str(d.get("asked_at") or ""))
+    return Redactor().data(out)  # type: ignore[no-any-return]
+
+
+def answer(
+    root: Path, item: str, decision_id: str, choice: str, note: str | None, by: str
+) -> dict[str, Any]:
+    """Record the answer to a pending decision, once (see the module docstring).
+
+    The same code path as ``phasegate answer``: the answer is journaled under
+    the item's lock before anything acts on it; a run waiting on it
+    (``phasegate run --wait``) or the next run takes it.
+    """
+    from phasegate.engine.gates import answer_decision
+
+    found = _work_item(root, item)
+    given = answer_decision(found, decision_id, choice, note or "", by)  # type: ignore[arg-type]
+    recorded = next((d for d in decisions(root, item) if d["id"] == decision_id), None)
+    return recorded if recorded is not None else Redactor().data(given)

@@ -1,0 +1,235 @@
+"""Journal events as readable entries: what ``phasegate logs`` prints and the timeline shows.
+
+:class:`EventReader` reads events in journal order and remembers which
+backend each attempt was dispatched to, so a finished call names it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Kind = Literal["phase", "agent", "verdict", "check", "gate", "item", "other"]
+
+#: Events that repeat what another event already said.
+_QUIET = frozenset({"checks.completed", "node.transition", "action.done"})
+
+
+@dataclass(frozen=True)
+class EventEntry:
+    """One journal event as a person reads it."""
+
+    event: str
+    time: str
+    kind: Kind
+    node: str
+    what: str
+    role: str = ""
+    backend: str = ""
+    tokens: int | None = None
+    cost_usd: float | None = None
+    duration_s: float | None = None
+    ok: bool | None = None
+    issues: tuple[Mapping[str, Any], ...] = ()
+    output: str = ""
+
+    @property
+    def spend(self) -> str:
+        """``1234 tokens, $0.0120`` (empty when the event spent nothing)."""
+        parts: list[str] = []
+        if self.tokens is not None:
+            parts.append(f"{self.tokens} tokens")
+        if self.cost_usd:
+            parts.append(f"${self.cost_usd:.4f}")
+        return ", ".join(parts)
+
+
+def _first_line(text: object) -> str:
+    lines = str(text or "").strip().splitlines()
+    return lines[0] if lines else ""
+
+
+@dataclass
+class EventReader:
+    """Turns events into :class:`EventEntry` objects, in journal order."""
+
+    _backends: dict[str, str] = field(default_factory=dict)
+
+    def read(self, event: Mapping[str, Any]) -> EventEntry | None:
+        """The entry of ``event``, or ``None`` for an event that repeats another."""
+        name = str(event.get("event", ""))
+        if name in _QUIET:
+            return None
+        base: dict[str, Any] = {
+            "event": name,
+            "time": str(event.get("ts", "")),
+            "node": str(event.get("phase") or event.get("node") or event.get("to") or ""),
+            "role": str(event.get("role") or ""),
+        }
+        handler = getattr(self, "_" + name.replace(".", "_"), None)
+        if handler is not None:
+            made: EventEntry = handler(event, base)
+            return made
+        return EventEntry(kind="other", what=_generic(event), **base)
+
+    # -- agents ---------------------------------------------------------------
+
+    def _agent_dispatched(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        backend = str(e.get("backend") or "")
+        self._backends[str(e.get("attempt"))] = backend
+        what = f"dispatched (iteration {e.get('iteration')}, {e.get('stage') or 'call'})"
+        return EventEntry(kind="agent", what=what, backend=backend, **base)
+
+    def _agent_finished(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        usage = e.get("usage") or {}
+        tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+        duration = float(e.get("duration_s") or 0.0)
+        ok = bool(e.get("ok"))
+        what = (
+            f"finished in {duration:.1f}s"
+            if ok
+            else f"failed after {duration:.1f}s: {_first_line(e.get('error'))}"
+        )
+        return EventEntry(
+            kind="agent",
+            what=what,
+            backend=self._backends.get(str(e.get("attempt")), ""),
+            tokens=tokens,
+            cost_usd=e.get("cost_usd"),
+            duration_s=duration,
+            ok=ok,
+            **base,
+        )
+
+    def _agent_failed(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"attempt {e.get('tries')}/{e.get('of')} failed: {_first_line(e.get('error'))}"
+        backend = self._backends.get(str(e.get("attempt")), "")
+        return EventEntry(kind="agent", what=what, backend=backend, ok=False, **base)
+
+    def _agent_recovered(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"recorded result {e.get('attempt')} reused; not dispatched again"
+        return EventEntry(kind="agent", what=what, **base)
+
+    def _agent_abandoned(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"call {e.get('attempt')} was interrupted; dispatching it again"
+        return EventEntry(kind="agent", what=what, **base)
+
+    # -- reviews and checks ---------------------------------------------------------
+
+    def _review_verdict(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        issues = tuple(i for i in e.get("issues") or e.get("findings") or [] if isinstance(i, dict))
+        summary = _first_line(e.get("summary"))
+        if "approved" in e:
+            approved = bool(e.get("approved"))
+            if approved:
+                verdict = "approved"
+            elif e.get("source") == "checks":
+                verdict = "not approved (checks failed)"
+            elif e.get("unclear"):
+                verdict = "not approved (unclear answer)"
+            else:
+                blockers = sum(1 for i in issues if i.get("severity") == "blocker")
+                verdict = f"not approved ({blockers} blocker(s))"
+        else:  # workflows whose reviewers answer with a verdict word
+            verdict = str(e.get("verdict") or "verdict")
+            approved = verdict.lower() in ("approved", "pass", "passed")
+        what = f"iteration {e.get('iteration')}: {verdict}" + (f": {summary}" if summary else "")
+        return EventEntry(kind="verdict", what=what, ok=approved, issues=issues, **base)
+
+    _challenge_verdict = _review_verdict
+
+    def _check_finished(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        if e.get("skipped"):
+            what, ok = f"check {e.get('check')} skipped (no command configured)", True
+        elif e.get("passed"):
+            what, ok = f"check {e.get('check')} passed", True
+        else:
+            what, ok = f"check {e.get('check')} failed (exit {e.get('exit_code')})", False
+        return EventEntry(
+            kind="check",
+            what=what,
+            ok=ok,
+            duration_s=e.get("duration_s"),
+            output=str(e.get("output") or ""),
+            **base,
+        )
+
+    # -- phases, gates, the item --------------------------------------------------------
+
+    def _node_started(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        kind = e.get("kind", "agent")
+        if kind == "agent":
+            what = (
+                f"started (mode {e.get('mode')}, up to {e.get('max_iterations')} review "
+                "iterations" + (", review skipped)" if e.get("no_review") else ")")
+            )
+        else:
+            what = f"{kind} {e.get('node')} started"
+        return EventEntry(kind="phase", what=what, **base)
+
+    def _phase_completed(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        n = e.get("iterations")
+        review = e.get("review")
+        what = f"completed after {n} iteration{'s' if n != 1 else ''}" + (
+            f" ({review})" if review else ""
+        )
+        notes = tuple(
+            {"severity": "", "description": str(note)} for note in e.get("reviewer_notes") or []
+        )
+        return EventEntry(kind="phase", what=what, ok=review != "concerns", issues=notes, **base)
+
+    def _label_changed(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"phase {e.get('from_label')} → {e.get('to')} ({e.get('cause')})"
+        return EventEntry(kind="phase", what=what, **base)
+
+    def _node_blocked(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        return EventEntry(kind="phase", what=f"blocked: {e.get('message')}", ok=False, **base)
+
+    def _foreach_item(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        title = f": {e.get('title')}" if e.get("title") else ""
+        what = f"item {e.get('key')} {e.get('status')}{title}"
+        return EventEntry(kind="phase", what=what, ok=e.get("status") != "failed", **base)
+
+    def _decision_answered(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"decision {e.get('id')} answered: {e.get('choice')} (by {e.get('by')})"
+        if e.get("note"):
+            what += f": {_first_line(e.get('note'))}"
+        return EventEntry(kind="gate", what=what, **base)
+
+    def _transition(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"transition {e.get('from_phase') or 'start'} → {e.get('to')}"
+        if e.get("type") == "warning":
+            what += f" (warning: {e.get('message')})"
+        return EventEntry(kind="phase", what=what, **base)
+
+    def _transition_blocked(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        return EventEntry(kind="phase", what=f"blocked: {e.get('message')}", ok=False, **base)
+
+    def _decision_needed(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"waiting on a decision ({e.get('id')}): {_first_line(e.get('question'))}"
+        return EventEntry(kind="gate", what=what, **base)
+
+    def _decision(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"decision {e.get('id')}: {e.get('answer')} (by {e.get('by')})"
+        if e.get("note"):
+            what += f": {_first_line(e.get('note'))}"
+        return EventEntry(kind="gate", what=what, **base)
+
+    def _item_created(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"created (workflow {e.get('workflow')}, mode {e.get('mode')})"
+        return EventEntry(kind="item", what=what, **base)
+
+    def _item_completed(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        return EventEntry(kind="item", what=f"complete: {e.get('summary')}", ok=True, **base)
+
+
+def _generic(event: Mapping[str, Any]) -> str:
+    """``name: key=value, ...`` for events without a reading of their own."""
+    skip = {"ts", "event", "item", "phase", "role", "text", "structured", "stderr"}
+    fields = [
+        f"{k}={_first_line(v)[:80]}"
+        for k, v in event.items()
+        if k not in skip and isinstance(v, str | int | float | bool) and v not in ("", None)
+    ]
+    return str(event.get("event")) + (": " + ", ".join(fields[:6]) if fields else "")

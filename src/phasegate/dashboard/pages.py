@@ -1,0 +1,292 @@
+"""The dashboard's HTML, built from escaped strings (no template engine, no build step).
+
+Every value that comes from a work item is escaped here; Markdown is
+rendered with raw HTML disabled, so nothing an agent wrote can run in the page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from pathlib import PurePath
+from typing import Any
+from urllib.parse import quote
+
+from markdown_it import MarkdownIt
+
+from phasegate.dashboard.events import EventEntry
+
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+
+
+def render_markdown(text: str) -> str:
+    """``text`` as HTML; raw HTML in it is shown as text, never passed through."""
+    return str(_MARKDOWN.render(text))
+
+
+def item_url(item: str, *rest: str) -> str:
+    """The page of ``item`` (or a path below it)."""
+    return "/".join(["/items", quote(item, safe=""), *(quote(p, safe="/") for p in rest)])
+
+
+def layout(title: str, body: str, *, repo: str) -> str:
+    """A whole page around ``body``."""
+    return (
+        "<!doctype html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)} · phasegate</title>"
+        '<link rel="stylesheet" href="/static/dashboard.css">'
+        '<script src="/static/dashboard.js" defer></script>'
+        "</head><body>"
+        '<header class="top"><a class="brand" href="/">phasegate</a>'
+        f'<span class="repo" title="{escape(repo)}">{escape(PurePath(repo).name)}</span></header>'
+        f"<main>{body}</main></body></html>\n"
+    )
+
+
+def _money(value: Any) -> str:
+    return f"${float(value or 0):.4f}" if value else "-"
+
+
+def _status_badge(status: object) -> str:
+    text = str(status or "-")
+    return f'<span class="badge status-{escape(text)}">{escape(text)}</span>'
+
+
+# -- the item list ------------------------------------------------------------------
+
+
+def items_page(items: Sequence[Mapping[str, Any]], repo: str) -> str:
+    """Every work item, one row each."""
+    if not items:
+        body = (
+            "<h1>Work items</h1><p class=empty>No work items yet. Create one with "
+            "<code>phasegate new NAME --description '...'</code>.</p>"
+        )
+        return layout("Work items", body, repo=repo)
+    rows: list[str] = []
+    for row in items:
+        link = f'<a href="{item_url(str(row["id"]))}">{escape(str(row["id"]))}</a>'
+        if "error" in row:
+            rows.append(
+                f'<tr class="unreadable"><td data-label="item">{link}</td>'
+                f'<td data-label="workflow">{escape(str(row["workflow"]))}</td>'
+                f'<td data-label="error" colspan="6">{escape(str(row["error"]))}</td></tr>'
+            )
+            continue
+        rows.append(
+            f'<tr><td data-label="item">{link}</td>'
+            f'<td data-label="workflow">{escape(str(row["workflow"]))}</td>'
+            f'<td data-label="node">{escape(str(row["node"]))}</td>'
+            f'<td data-label="status">{_status_badge(row["status"])}</td>'
+            f'<td data-label="iterations" class="num">{row["iterations"]}</td>'
+            f'<td data-label="tokens" class="num">{row["tokens"]}</td>'
+            f'<td data-label="cost" class="num">{_money(row["costUsd"])}</td>'
+            f'<td data-label="next"><code>{escape(str(row.get("nextCommand") or ""))}</code></td>'
+            "</tr>"
+        )
+    header = "".join(
+        f"<th>{h}</th>"
+        for h in ("item", "workflow", "phase / node", "status", "iterations", "tokens", "cost")
+    )
+    body = (
+        f"<h1>Work items</h1><table class=items><thead><tr>{header}<th>next</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+    return layout("Work items", body, repo=repo)
+
+
+# -- one item ---------------------------------------------------------------------------
+
+
+def summary_html(detail: Mapping[str, Any]) -> str:
+    """The head of an item's page: status, where it is, what it spent."""
+    facts = [
+        ("workflow", escape(str(detail.get("workflow")))),
+        ("phase / node", escape(str(detail.get("node")))),
+        ("iterations", str(detail.get("iterations", 0))),
+        ("agent calls", str(detail.get("calls", 0))),
+        ("tokens", str(detail.get("tokens", 0))),
+        ("cost", _money(detail.get("costUsd"))),
+    ]
+    if detail.get("nextCommand"):
+        facts.append(("next", f"<code>{escape(str(detail['nextCommand']))}</code>"))
+    items = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
+    description = detail.get("description") or ""
+    return (
+        f"<h1>{escape(str(detail['id']))} {_status_badge(detail.get('status'))}</h1>"
+        + (f'<p class="description">{escape(str(description))}</p>' if description else "")
+        + f'<dl class="facts">{items}</dl>'
+    )
+
+
+def phases_html(detail: Mapping[str, Any]) -> str:
+    """The phases of an item with their iterations and review outcome."""
+    phases = detail.get("phases") or []
+    if not phases:
+        return '<section id="phases"></section>'
+    rows = []
+    for phase in phases:
+        usage = phase.get("usage") or {}
+        tokens = int(usage.get("inputTokens", 0)) + int(usage.get("outputTokens", 0))
+        rows.append(
+            f'<tr class="phase-{escape(str(phase["status"]))}">'
+            f'<td data-label="phase">{escape(str(phase["name"]))}</td>'
+            f'<td data-label="status">{escape(str(phase["status"]))}</td>'
+            f'<td data-label="iterations" class="num">{phase.get("iterations") or ""}</td>'
+            f'<td data-label="review">{escape(str(phase.get("review") or ""))}</td>'
+            f'<td data-label="tokens" class="num">{tokens or ""}</td></tr>'
+        )
+    concerns = "".join(
+        f"<li><b>{escape(c['phase'])}</b>: {escape(c['note'])}</li>"
+        for c in detail.get("unresolvedConcerns") or []
+    )
+    return (
+        '<section id="phases"><h2>Phases</h2><table class="phases"><thead><tr>'
+        "<th>phase</th><th>status</th><th>iterations</th><th>review</th><th>tokens</th>"
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        + (
+            f'<h3>Unresolved reviewer concerns</h3><ul class="concerns">{concerns}</ul>'
+            if concerns
+            else ""
+        )
+        + "</section>"
+    )
+
+
+def entry_html(entry: EventEntry) -> str:
+    """One timeline entry."""
+    state = "" if entry.ok is None else (" ok" if entry.ok else " bad")
+    who = " · ".join(escape(p) for p in (entry.role, entry.backend) if p)
+    parts = [
+        f'<li class="entry kind-{entry.kind}{state}" data-event="{escape(entry.event)}">',
+        f'<time datetime="{escape(entry.time)}">{escape(entry.time[11:19] or entry.time)}</time>',
+        f'<span class="node">{escape(entry.node)}</span>' if entry.node else "",
+        f'<span class="who">{who}</span>' if who else "",
+        f'<span class="what">{escape(entry.what)}</span>',
+        f'<span class="spend">{escape(entry.spend)}</span>' if entry.spend else "",
+    ]
+    if entry.issues:
+        issues = "".join(
+            f'<li class="sev-{escape(str(i.get("severity") or "note"))}">'
+            + (f"<b>{escape(str(i.get('severity')))}</b> " if i.get("severity") else "")
+            + escape(str(i.get("description") or ""))
+            + (f" <code>{escape(str(i['location']))}</code>" if i.get("location") else "")
+            + "</li>"
+            for i in entry.issues
+        )
+        parts.append(f'<ul class="issues">{issues}</ul>')
+    if entry.output:
+        parts.append(
+            f"<details><summary>output (last lines)</summary><pre>{escape(entry.output)}</pre>"
+            "</details>"
+        )
+    parts.append("</li>")
+    return "".join(parts)
+
+
+def entries_html(entries: Iterable[EventEntry]) -> str:
+    """Several timeline entries."""
+    return "".join(entry_html(e) for e in entries)
+
+
+def decisions_html(
+    item: str, decisions: Sequence[Mapping[str, Any]], artifact_names: Iterable[str]
+) -> str:
+    """The item's decisions: pending ones with a form to answer them, answered ones below."""
+    known = set(artifact_names)
+    pending = [d for d in decisions if d.get("status") == "pending"]
+    answered = [d for d in decisions if d.get("status") != "pending"]
+    parts = [f"<h2>Decisions{f' ({len(pending)} waiting)' if pending else ''}</h2>"]
+    if not decisions:
+        parts.append('<p class="empty">No decisions asked.</p>')
+    for decision in pending:
+        did = str(decision["id"])
+        files = "".join(
+            f'<li><a href="{item_url(item, "artifacts", f)}">{escape(f)}</a></li>'
+            if f in known
+            else f"<li><code>{escape(f)}</code></li>"
+            for f in decision.get("files") or []
+        )
+        buttons = "".join(
+            f'<button type="submit" name="choice" value="{escape(c)}">{escape(c)}</button>'
+            for c in decision.get("choices") or []
+        )
+        parts.append(
+            f'<div class="decision pending" data-id="{escape(did)}">'
+            f'<p class="question">{escape(str(decision.get("question") or ""))}</p>'
+            + (f'<ul class="files">{files}</ul>' if files else "")
+            + f'<form class="answer" method="post" action="{item_url(item, "decisions", did)}">'
+            f'<label>Note <input type="text" name="note" autocomplete="off"></label>'
+            f'<span class="choices">{buttons}</span></form>'
+            '<p class="message" role="status"></p></div>'
+        )
+    for decision in answered:
+        given = decision.get("answer") or {}
+        note = f": {escape(str(given['note']))}" if given.get("note") else ""
+        parts.append(
+            f'<div class="decision answered" data-id="{escape(str(decision["id"]))}">'
+            f'<p class="question">{escape(str(decision.get("question") or ""))}</p>'
+            f'<p class="answer-given">Answered <b>{escape(str(given.get("choice")))}</b> by '
+            f"{escape(str(given.get('by')))} at {escape(str(given.get('at')))}{note}</p></div>"
+        )
+    return "".join(parts)
+
+
+def fragment_version(html: str) -> str:
+    """A short fingerprint of a page fragment (the page skips redrawing an unchanged one)."""
+    return hashlib.sha256(html.encode("utf-8")).hexdigest()[:16]
+
+
+def artifacts_html(item: str, names: Sequence[str]) -> str:
+    """Links to the item's Markdown files."""
+    if not names:
+        return '<h2>Artifacts</h2><p class="empty">No artifacts yet.</p>'
+    links = "".join(
+        f'<li><a href="{item_url(item, "artifacts", n)}">{escape(n)}</a></li>' for n in names
+    )
+    return f'<h2>Artifacts</h2><ul class="artifacts">{links}</ul>'
+
+
+def item_page(
+    detail: Mapping[str, Any],
+    entries: Sequence[EventEntry],
+    offset: int,
+    decisions: Sequence[Mapping[str, Any]],
+    artifact_names: Sequence[str],
+    repo: str,
+) -> str:
+    """One item: summary, decisions, timeline (live), artifacts, phases."""
+    item = str(detail["id"])
+    events_url = item_url(item, "events")
+    panel = decisions_html(item, decisions, artifact_names)
+    body = (
+        f'<section id="summary">{summary_html(detail)}</section>'
+        f'<section id="decisions" data-version="{fragment_version(panel)}">{panel}</section>'
+        '<div class="columns"><section class="timeline"><h2>Timeline '
+        '<span id="live" class="live" title="new events appear here as they happen"></span>'
+        f'</h2><ol id="timeline" data-events="{escape(events_url)}" data-offset="{offset}">'
+        f"{entries_html(entries)}</ol></section>"
+        f'<aside><section id="artifacts">{artifacts_html(item, artifact_names)}</section>'
+        f"{phases_html(detail)}</aside></div>"
+    )
+    return layout(item, body, repo=repo)
+
+
+def artifact_page(item: str, name: str, text: str, repo: str) -> str:
+    """One Markdown file of an item, rendered."""
+    body = (
+        f'<nav class="crumbs"><a href="{item_url(item)}">{escape(item)}</a> / {escape(name)}</nav>'
+        f'<article class="markdown">{render_markdown(text)}</article>'
+    )
+    return layout(f"{name} · {item}", body, repo=repo)
+
+
+def error_page(status: int, message: str, repo: str) -> str:
+    """A page saying what went wrong."""
+    body = (
+        f'<h1>{status}</h1><p class="error">{escape(message)}</p><p><a href="/">All items</a></p>'
+    )
+    return layout(str(status), body, repo=repo)

@@ -1,0 +1,314 @@
+"""The dashboard's web app (Starlette) and its server (uvicorn).
+
+Read-only except answering decisions. Every read goes through
+:mod:`phasegate.dashboard.data`. New journal events reach an open item page
+as server-sent events, read from the journal by byte offset while a run in
+another process appends to it.
+
+Who may use it is checked by :class:`~phasegate.dashboard.guard.Guard`.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from phasegate.dashboard import data, pages
+from phasegate.dashboard.events import EventEntry, EventReader
+from phasegate.dashboard.guard import Guard, is_loopback
+from phasegate.errors import (
+    AlreadyAnsweredError,
+    BadInputError,
+    NotFoundError,
+    PhasegateError,
+)
+from phasegate.redact import Redactor
+
+STATIC_DIR = Path(__file__).parent / "static"
+#: How often an open page's event stream looks at the journal (seconds).
+POLL_SECONDS = 0.25
+#: A comment line this often keeps proxies from closing an idle stream.
+KEEPALIVE_SECONDS = 15.0
+
+
+def _status_of(exc: PhasegateError) -> int:
+    if isinstance(exc, AlreadyAnsweredError):
+        return 409
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, BadInputError):
+        return 400
+    return 500
+
+
+def _read_entries(reader: EventReader, events: list[dict[str, Any]]) -> list[EventEntry]:
+    return [entry for entry in map(reader.read, events) if entry is not None]
+
+
+def create_app(
+    root: Path, token: str | None = None, stopping: Callable[[], bool] = lambda: False
+) -> Starlette:
+    """The dashboard of the repository at ``root``.
+
+    ``token``: required on every request. ``stopping``: true once the server
+    shuts down, so open event streams end and the shutdown does not wait on them.
+    """
+    repo = str(root)
+
+    def page(html: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(html, status_code=status)
+
+    async def items_page(request: Request) -> Response:
+        items = await anyio.to_thread.run_sync(data.list_items, root)
+        return page(pages.items_page(items, repo))
+
+    def _item_parts(item: str) -> tuple[dict[str, Any], list[EventEntry], int, Any, list[str]]:
+        detail = data.item_detail(root, item)
+        events, offset = data.journal_events(root, item, 0)
+        names = [name for name, _ in data.artifacts(root, item)]
+        entries = _read_entries(EventReader(), events)
+        return detail, entries, offset, data.decisions(root, item), names
+
+    async def item_page(request: Request) -> Response:
+        item = request.path_params["item"]
+        detail, entries, offset, decisions, names = await anyio.to_thread.run_sync(
+            _item_parts, item
+        )
+        return page(pages.item_page(detail, entries, offset, decisions, names, repo))
+
+    def _artifact_text(item: str, name: str) -> str:
+        for known, path in data.artifacts(root, item):
+            if known == name:
+                return Redactor().text(path.read_text("utf-8", errors="replace"))
+        raise NotFoundError(f"work item {item!r} has no artifact {name!r}")
+
+    async def artifact_page(request: Request) -> Response:
+        item, name = request.path_params["item"], request.path_params["name"]
+        text = await anyio.to_thread.run_sync(_artifact_text, item, name)
+        return page(pages.artifact_page(item, name, text, repo))
+
+    def _decisions_fragment(item: str) -> str:
+        names = [name for name, _ in data.artifacts(root, item)]
+        return pages.decisions_html(item, data.decisions(root, item), names)
+
+    async def item_events(request: Request) -> Response:
+        item = request.path_params["item"]
+        start = request.headers.get("last-event-id") or request.query_params.get("offset") or "0"
+        try:
+            offset = max(0, int(start))
+        except ValueError:
+            raise BadInputError(f"offset {start!r} is not a number") from None
+        # Fails here (a clean 404 or 400) rather than inside the stream.
+        await anyio.to_thread.run_sync(data.journal_events, root, item, offset)
+        reader = EventReader()
+        primer, _ = await anyio.to_thread.run_sync(data.journal_events, root, item, 0)
+        _read_entries(reader, primer)  # so finished calls name their backend
+        return StreamingResponse(
+            _stream(item, offset, reader),
+            media_type="text/event-stream",
+            headers={"x-accel-buffering": "no"},
+        )
+
+    async def _stream(item: str, offset: int, reader: EventReader) -> AsyncIterator[str]:
+        yield "retry: 1000\n\n"
+        try:
+            async for message in _follow(item, offset, reader):
+                yield message
+        except PhasegateError as exc:  # e.g. the journal turned corrupt: say so, stop
+            yield _sse("problem", {"message": str(exc)})
+
+    async def _follow(item: str, offset: int, reader: EventReader) -> AsyncIterator[str]:
+        shown_decisions: str | None = None
+        quiet_since = time.monotonic()
+        while not stopping():
+            events, new_offset = await anyio.to_thread.run_sync(
+                data.journal_events, root, item, offset
+            )
+            if new_offset != offset:
+                offset = new_offset
+                html = pages.entries_html(_read_entries(reader, events))
+                yield _sse("entries", {"html": html, "count": len(events)}, offset)
+                detail = await anyio.to_thread.run_sync(data.item_detail, root, item)
+                summary = {"html": pages.summary_html(detail), "phases": pages.phases_html(detail)}
+                yield _sse("summary", summary)
+                quiet_since = time.monotonic()
+            fragment = await anyio.to_thread.run_sync(_decisions_fragment, item)
+            if fragment != shown_decisions:
+                shown_decisions = fragment
+                version = pages.fragment_version(fragment)
+                yield _sse("decisions", {"html": fragment, "version": version})
+            if time.monotonic() - quiet_since > KEEPALIVE_SECONDS:
+                yield ": keepalive\n\n"
+                quiet_since = time.monotonic()
+            await anyio.sleep(POLL_SECONDS)
+
+    async def answer_form(request: Request) -> Response:
+        item, decision_id = request.path_params["item"], request.path_params["decision_id"]
+        form = await request.form()
+        choice, note = str(form.get("choice") or ""), str(form.get("note") or "") or None
+        wants_json = "application/json" in request.headers.get("accept", "")
+        try:
+            decision = await anyio.to_thread.run_sync(
+                data.answer, root, item, decision_id, choice, note, "dashboard"
+            )
+        except PhasegateError as exc:
+            if wants_json:
+                return _json_error(exc)
+            return page(pages.error_page(_status_of(exc), str(exc), repo), _status_of(exc))
+        if wants_json:
+            fragment = await anyio.to_thread.run_sync(_decisions_fragment, item)
+            version = pages.fragment_version(fragment)
+            return JSONResponse({"decision": decision, "html": fragment, "version": version})
+        return RedirectResponse(pages.item_url(item) + "#decisions", status_code=303)
+
+    async def api_items(request: Request) -> Response:
+        return JSONResponse(await anyio.to_thread.run_sync(data.list_items, root))
+
+    async def api_item(request: Request) -> Response:
+        item = request.path_params["item"]
+        return JSONResponse(await anyio.to_thread.run_sync(data.item_detail, root, item))
+
+    async def api_events(request: Request) -> Response:
+        item = request.path_params["item"]
+        raw = request.query_params.get("offset", "0")
+        if not raw.isdigit():
+            raise BadInputError(f"offset {raw!r} is not a number")
+        events, offset = await anyio.to_thread.run_sync(data.journal_events, root, item, int(raw))
+        return JSONResponse({"events": events, "offset": offset})
+
+    async def api_artifacts(request: Request) -> Response:
+        item = request.path_params["item"]
+        found = await anyio.to_thread.run_sync(data.artifacts, root, item)
+        return JSONResponse(
+            [{"name": n, "url": pages.item_url(item, "artifacts", n)} for n, _ in found]
+        )
+
+    async def api_artifact(request: Request) -> Response:
+        item, name = request.path_params["item"], request.path_params["name"]
+        text = await anyio.to_thread.run_sync(_artifact_text, item, name)
+        return JSONResponse({"name": name, "markdown": text, "html": pages.render_markdown(text)})
+
+    async def api_decisions(request: Request) -> Response:
+        item = request.path_params["item"]
+        return JSONResponse(await anyio.to_thread.run_sync(data.decisions, root, item))
+
+    async def api_answer(request: Request) -> Response:
+        item, decision_id = request.path_params["item"], request.path_params["decision_id"]
+        try:
+            body = await request.json()
+        except json.JSONDecodeError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("choice"), str):
+            raise BadInputError('the body must be a JSON object {"choice": ..., "note": ...}')
+        note = str(body["note"]) if body.get("note") else None
+        decision = await anyio.to_thread.run_sync(
+            data.answer, root, item, decision_id, body["choice"], note, "dashboard"
+        )
+        return JSONResponse(decision)
+
+    async def on_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, PhasegateError)
+        if request.url.path.startswith("/api/"):
+            return _json_error(exc)
+        return page(pages.error_page(_status_of(exc), str(exc), repo), _status_of(exc))
+
+    routes = [
+        Route("/", items_page),
+        Route("/items/{item}", item_page),
+        Route("/items/{item}/artifacts/{name:path}", artifact_page),
+        Route("/items/{item}/events", item_events),
+        Route("/items/{item}/decisions/{decision_id}", answer_form, methods=["POST"]),
+        Route("/api/items", api_items),
+        Route("/api/items/{item}", api_item),
+        Route("/api/items/{item}/events", api_events),
+        Route("/api/items/{item}/artifacts", api_artifacts),
+        Route("/api/items/{item}/artifacts/{name:path}", api_artifact),
+        Route("/api/items/{item}/decisions", api_decisions),
+        Route("/api/items/{item}/decisions/{decision_id}", api_answer, methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={PhasegateError: on_error})
+    app.add_middleware(Guard, token=token)
+    return app
+
+
+def _json_error(exc: PhasegateError) -> JSONResponse:
+    return JSONResponse(
+        {"error": str(exc), "exit_code": int(exc.exit_code)}, status_code=_status_of(exc)
+    )
+
+
+def _sse(event: str, payload: dict[str, Any], event_id: int | None = None) -> str:
+    lines = [f"event: {event}"]
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    lines.append("data: " + json.dumps(payload, ensure_ascii=False))
+    return "\n".join(lines) + "\n\n"
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: any free port)."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise BadInputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(
+    root: Path,
+    host: str,
+    port: int,
+    *,
+    allow_remote: bool,
+    announce: Callable[[str], None],
+) -> None:
+    """Serve the dashboard of ``root`` until interrupted; ``announce`` gets its address."""
+    import uvicorn
+
+    loopback = is_loopback(host)
+    if not loopback and not allow_remote:
+        raise BadInputError(
+            f"--host {host} is not a loopback address: the dashboard would be reachable from "
+            "other machines; pass --allow-remote to do that (a token is then required)"
+        )
+    token = None if loopback else secrets.token_urlsafe(24)
+    sock = listen(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host.strip('[]')}]" if ":" in host.strip("[]") else host
+    announce(f"http://{shown}:{bound}/" + (f"?token={token}" if token else ""))
+    server: uvicorn.Server | None = None
+    app = create_app(root, token, stopping=lambda: server is not None and server.should_exit)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    server.run(sockets=[sock])

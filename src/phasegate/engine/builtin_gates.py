@@ -1,0 +1,73 @@
+"""The engine's own decisions: confirm a transition warning, handle a half-done phase.
+
+They are asked through the same gate mechanism as a workflow's gates
+(persisted pending before asking, answered before acting); the old flags
+answer them: ``--yes`` is ``transition-warning=proceed``, ``--partial X`` is
+``partial-phase=X``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from phasegate.engine.gates import Question, ask
+from phasegate.errors import WaitingForHuman
+
+if TYPE_CHECKING:
+    from phasegate.engine.run import Run
+
+TRANSITION_WARNING = "transition-warning"
+PARTIAL_PHASE = "partial-phase"
+PARTIAL_CHOICES = ("continue", "fresh", "review")
+
+
+def _visit(run: Run, decision: str) -> int:
+    record = run.state.decisions.get(decision)
+    if record is None:
+        return 1
+    visit = int(record.get("visit", 0))
+    return visit if record.get("status") == "pending" else visit + 1
+
+
+def confirm_warning(run: Run, target: str, message: str) -> None:
+    """A transition warning: proceed only when confirmed (``--yes``, a terminal, an answer)."""
+    phase_flag = f" --phase {target}" if run.options.phase else ""
+    how = f"phasegate run {run.item.name}{phase_flag} --yes"
+    question = Question(
+        id=TRANSITION_WARNING,
+        question=f"Warning: {message}. Start {target} anyway?",
+        choices={"proceed": f"start {target}", "stop": "do not start it"},
+        visit=_visit(run, TRANSITION_WARNING),
+        unanswered_message=f"{message}: confirm by running again with --yes ({how})",
+        context=target,
+    )
+    if run.options.yes:
+        run.presets.setdefault(TRANSITION_WARNING, "proceed")
+    try:
+        answer = ask(run, question)
+    except WaitingForHuman:
+        raise WaitingForHuman(f"{message}: confirm by running again with --yes ({how})") from None
+    if answer.choice != "proceed":
+        raise WaitingForHuman(f"not starting {target}: declined")
+
+
+def partial_phase(run: Run, path: str, iteration: int, stage: str) -> str:
+    """A phase started but not completed: continue (the default), start fresh, or review."""
+    question = Question(
+        id=PARTIAL_PHASE,
+        question=(
+            f"Phase {run.label(path)} was started but not completed (iteration {iteration}, "
+            f"at {stage}). Continue, start fresh, or review what is there?"
+        ),
+        choices={
+            "continue": "carry on where it stopped",
+            "fresh": "start the phase again from its first iteration",
+            "review": "send what is there to the reviewer",
+        },
+        visit=_visit(run, PARTIAL_PHASE),
+        default="continue",
+        context=path,
+    )
+    if run.options.partial is not None:
+        run.presets.setdefault(PARTIAL_PHASE, run.options.partial)
+    return ask(run, question).choice

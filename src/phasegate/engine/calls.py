@@ -1,0 +1,357 @@
+"""Agent calls made durably: intent journaled, result journaled before it is used, never repeated.
+
+For every call, under a key the engine owns (node path, visit, iteration, stage, try):
+
+1. journal ``agent.dispatched`` with a fresh attempt id;
+2. run the backend;
+3. journal ``agent.finished`` with the whole result (the write-ahead record);
+4. the engine applies the result to its state in the next commit, which fsyncs
+   the journal before replacing the state file.
+
+A run that dies after step 3 finds the result in the journal when it resumes
+and does not call the agent again; one that dies before it calls again under
+a new attempt id (the earlier one is journaled as abandoned).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from phasegate.agents.base import (
+    Access,
+    AgentRequest,
+    AgentResult,
+    Backend,
+    McpServer,
+    PromptPart,
+    TokenUsage,
+)
+from phasegate.agents.registry import create_backend
+from phasegate.config import Config, RoleBinding
+from phasegate.engine.item import WorkItem
+from phasegate.engine.state import EngineState
+from phasegate.errors import AgentError, BackendUnavailable, ConfigError
+from phasegate.faults import crash_point
+
+#: How much of an agent's text the journal keeps.
+JOURNAL_TEXT_LIMIT = 20_000
+STDERR_LIMIT = 2_000
+
+PromptBuilder = Callable[[], tuple[str, tuple[PromptPart, ...]]]
+
+
+class Backends:
+    """Which backend serves each role: config bindings, overridable in code.
+
+    ``overrides`` maps a role name (or ``"default"``) to a ready backend,
+    which is how tests and library users plug in a scripted agent.
+    """
+
+    def __init__(
+        self, config: Config, repo: Path, overrides: Mapping[str, Backend] | None = None
+    ) -> None:
+        self.config = config
+        self.repo = repo
+        self.overrides = dict(overrides or {})
+        self._cache: dict[str, Backend] = {}
+
+    def binding(self, role: str) -> RoleBinding | None:
+        if role in self.overrides or "default" in self.overrides:
+            return None
+        return self.config.binding(role)
+
+    def describe(self, role: str) -> str:
+        """A short label of the backend serving ``role`` (for progress and the journal)."""
+        override = self.overrides.get(role) or self.overrides.get("default")
+        if override is not None:
+            return override.name
+        binding = self.config.binding(role)
+        return f"{binding.backend}:{binding.model}" if binding.model else binding.backend
+
+    def for_role(self, role: str) -> Backend:
+        override = self.overrides.get(role) or self.overrides.get("default")
+        if override is not None:
+            return override
+        binding = self.config.binding(role)
+        key = f"{binding.backend}|{sorted(binding.backend_settings().items())!r}"
+        if key not in self._cache:
+            settings: dict[str, Any] = dict(self.config.backends.get(binding.backend, {}))
+            settings.update(binding.backend_settings())
+            settings.setdefault("base_dir", str(self.repo))
+            self._cache[key] = create_backend(binding.backend, settings)
+        return self._cache[key]
+
+    def timeout(self, role: str) -> float:
+        binding = self.binding(role)
+        if binding is not None and binding.timeout:
+            return binding.timeout
+        return self.config.timeouts.agent
+
+
+@dataclass(frozen=True)
+class CallSpec:
+    """One logical agent call."""
+
+    key: str
+    role: str
+    path: str
+    label: str
+    iteration: int
+    stage: str
+    access: Access
+    output_schema: Mapping[str, Any] | None
+    build_prompt: PromptBuilder
+    mcp_servers: tuple[McpServer, ...] = ()
+    task: str | None = None
+    timeout: float | None = None
+    #: Hints for backends that answer without a model (the ``auto`` backend).
+    hints: Mapping[str, Any] = field(default_factory=dict)
+
+
+def call_agent(
+    item: WorkItem, state: EngineState, backends: Backends, spec: CallSpec
+) -> AgentResult:
+    """Run ``spec`` (or reuse its journaled result); raise AgentError when retries run out."""
+    recovered = _recover(item, spec)
+    if recovered is not None:
+        return recovered
+    try:
+        backend = backends.for_role(spec.role)
+    except (ConfigError, BackendUnavailable) as exc:
+        raise type(exc)(f"{spec.role}: {exc}") from None
+    # Each run gets the whole retry budget: a person re-running after a
+    # failure has usually fixed its cause.
+    limit = backends.config.retries.agent + 1
+    last_error = ""
+    for tries in range(1, limit + 1):
+        result, attempt_id = _attempt(item, state, backends, backend, spec, tries)
+        if result.ok:
+            return result
+        last_error = result.error or f"exit status {result.exit_status}"
+        item.record(
+            "agent.failed",
+            key=spec.key,
+            attempt=attempt_id,
+            role=spec.role,
+            phase=spec.label,
+            iteration=spec.iteration,
+            tries=tries,
+            of=limit,
+            error=last_error,
+            sync_now=True,
+        )
+    raise AgentError(
+        f"{spec.role} ({backends.describe(spec.role)}) failed in phase {_where(spec)} "
+        f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
+    )
+
+
+def _where(spec: CallSpec) -> str:
+    """The node a call belongs to, as a person finds it (``specs[auth.md]/spec``)."""
+    return spec.path
+
+
+def _recover(item: WorkItem, spec: CallSpec) -> AgentResult | None:
+    """A result an earlier run journaled for this very call, if any."""
+    recorded = item.recorded()
+    found = recorded.result(spec.key)
+    if found is not None:
+        item.record(
+            "agent.recovered",
+            key=spec.key,
+            attempt=found.get("attempt"),
+            role=spec.role,
+            phase=spec.label,
+            iteration=spec.iteration,
+        )
+        recorded.forget(spec.key)
+        return result_from_event(found)
+    abandoned = recorded.abandoned(spec.key)
+    if abandoned is not None:
+        item.record(
+            "agent.abandoned",
+            key=spec.key,
+            attempt=abandoned,
+            role=spec.role,
+            phase=spec.label,
+            iteration=spec.iteration,
+            reason="the run stopped before this call returned",
+        )
+    return None
+
+
+def _attempt(
+    item: WorkItem,
+    state: EngineState,
+    backends: Backends,
+    backend: Backend,
+    spec: CallSpec,
+    tries: int,
+) -> tuple[AgentResult, str]:
+    attempt_id = f"{spec.label}.{spec.iteration}.{spec.role}.{secrets.token_hex(3)}"
+    instructions, parts = spec.build_prompt()
+    workdir = item.workdir(state)
+    labels = {
+        "attempt": attempt_id,
+        "item": item.name,
+        "workflow": item.workflow.name,
+        "phase": spec.label,
+        "node": spec.path.rsplit("/", 1)[-1].split("[", 1)[0],
+        "path": spec.path,
+        "iteration": str(spec.iteration),
+        "stage": spec.stage,
+        "item_dir": item.relative(item.item_dir, state),
+    }
+    if spec.task is not None:
+        labels["task"] = spec.task
+    request = AgentRequest(
+        role=spec.role,
+        prompt=parts,
+        instructions=instructions,
+        workdir=workdir,
+        access=spec.access,
+        timeout=spec.timeout or backends.timeout(spec.role),
+        output_schema=spec.output_schema,
+        # The item folder is writable too when it lies outside the work tree
+        # (a worktree's agents write artifacts to the main checkout's folder).
+        extra_dirs=() if _inside(item.item_dir, workdir) else (item.item_dir,),
+        mcp_servers=spec.mcp_servers,
+        labels=labels,
+        hints=spec.hints,
+    )
+    item.record(
+        "agent.dispatched",
+        key=spec.key,
+        attempt=attempt_id,
+        role=spec.role,
+        backend=backends.describe(spec.role),
+        phase=spec.label,
+        path=spec.path,
+        iteration=spec.iteration,
+        stage=spec.stage,
+        access=spec.access.value,
+        tries=tries,
+        prompt_chars=len(request.prompt_text()),
+    )
+    crash_point("dispatch.before_call")
+    item.before_slow_work()
+    started = time.monotonic()
+    try:
+        result = backend.run(request)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C or a stop signal: the agent's process tree is already killed.
+        item.record(
+            "agent.abandoned",
+            key=spec.key,
+            attempt=attempt_id,
+            role=spec.role,
+            phase=spec.label,
+            iteration=spec.iteration,
+            reason="phasegate was stopped",
+            signal=getattr(exc, "signal_name", "SIGINT"),
+            killed=len(getattr(exc, "killed", ())),
+            sync_now=True,
+        )
+        raise
+    except ConnectionError as exc:
+        # A backend should report its agent's failures, but a broken pipe (the
+        # agent's process gone while we write its stdin) can still escape one:
+        # it is a failed attempt to retry, not a crash of phasegate.
+        result = AgentResult(
+            text="",
+            exit_status=1,
+            error=f"lost the connection to the agent ({exc.__class__.__name__}: {exc})",
+        )
+    item.slow_work_done(time.monotonic() - started)
+    crash_point("dispatch.after_call")
+    # Written to the OS now (a killed process keeps it) and fsync'd by the
+    # commit that applies it, before the state file is replaced.
+    item.record(
+        "agent.finished",
+        **result_to_event(result, item),
+        key=spec.key,
+        attempt=attempt_id,
+        role=spec.role,
+        phase=spec.label,
+        iteration=spec.iteration,
+    )
+    if result.ok:
+        item.hold(spec.key)
+    # The result is journaled but not yet applied: where a resumed run must recover it.
+    crash_point("agent.returned")
+    return result, attempt_id
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents or root.resolve() in path.resolve().parents
+
+
+def result_to_event(result: AgentResult, item: WorkItem | None = None) -> dict[str, Any]:
+    """The journal fields of a result (enough to rebuild it on resume).
+
+    Long text is redacted before it is cut, so no tail of a secret survives
+    the cut.
+    """
+    redactor = item.redactor if item is not None else None
+    text = (
+        redactor.clip(result.text, JOURNAL_TEXT_LIMIT)
+        if redactor
+        else result.text[:JOURNAL_TEXT_LIMIT]
+    )
+    stderr = (
+        redactor.tail(result.stderr, STDERR_LIMIT) if redactor else result.stderr[-STDERR_LIMIT:]
+    )
+    return {
+        "ok": result.ok,
+        "exit_status": result.exit_status,
+        "error": result.error,
+        "text": text,
+        "structured": dict(result.structured) if result.structured is not None else None,
+        "usage": {
+            "input_tokens": result.usage.input_tokens,
+            "output_tokens": result.usage.output_tokens,
+            "cache_read_tokens": result.usage.cache_read_tokens,
+            "cache_write_tokens": result.usage.cache_write_tokens,
+        },
+        "cost_usd": result.cost_usd,
+        "duration_s": round(result.duration_s, 3),
+        "session_id": result.session_id,
+        "stderr": stderr,
+    }
+
+
+def result_from_event(event: Mapping[str, Any]) -> AgentResult:
+    """Rebuild a result from its ``agent.finished`` journal event."""
+    usage = event.get("usage") or {}
+    return AgentResult(
+        text=str(event.get("text") or ""),
+        structured=event.get("structured"),
+        exit_status=int(event.get("exit_status") or 0),
+        usage=TokenUsage(
+            int(usage.get("input_tokens", 0)),
+            int(usage.get("output_tokens", 0)),
+            int(usage.get("cache_read_tokens", 0)),
+            int(usage.get("cache_write_tokens", 0)),
+        ),
+        cost_usd=event.get("cost_usd"),
+        duration_s=float(event.get("duration_s") or 0.0),
+        session_id=event.get("session_id"),
+        error=event.get("error"),
+        stderr=str(event.get("stderr") or ""),
+    )
+
+
+def usage_of(result: AgentResult) -> dict[str, Any]:
+    """A result's spend in the shape :meth:`EngineState.add_usage` takes."""
+    return {
+        "input_tokens": result.usage.input_tokens,
+        "output_tokens": result.usage.output_tokens,
+        "cache_read_tokens": result.usage.cache_read_tokens,
+        "cache_write_tokens": result.usage.cache_write_tokens,
+        "cost_usd": result.cost_usd,
+    }

@@ -1,0 +1,377 @@
+"""Human decisions: persisted as pending before they are asked, answered before anything acts.
+
+One mechanism for every decision a person makes, the workflow's own gates
+(seed 003's UD-APPROVE-DESIGN, seed 002's planning limit) and the engine's
+(a transition warning, a phase found half done):
+
+1. the decision is written to the engine state, ``status: pending``, and the
+   state is committed (fsync'd) BEFORE it is asked;
+2. an answer (a canonical choice, a note, who gave it: ``prompt``, ``flag``,
+   ``command``, ``default`` or ``timeout``) is journaled and committed BEFORE
+   anything acts on it, then read back from disk;
+3. without a terminal, flag or default, the run stops with exit 3 and says how
+   to answer: ``phasegate answer ITEM DECISION CHOICE``.
+
+``phasegate answer`` and the dashboard use :func:`answer_decision`: under the
+item's lock, a decision already answered is refused (the loser of two
+concurrent answers gets a clear message) and the answer is journaled, so a
+run waiting on it (``run --wait``) or the next run finds it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from phasegate.engine.item import WorkItem
+from phasegate.engine.state import EngineState
+from phasegate.errors import AlreadyAnsweredError, BadInputError, BlockedError, WaitingForHuman
+from phasegate.state.journal import utc_now
+
+if TYPE_CHECKING:
+    from phasegate.engine.run import Run
+
+AnsweredBy = Literal["prompt", "flag", "command", "default", "timeout", "page", "dashboard"]
+POLL_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A decision's answer: the canonical choice, an optional note, who gave it."""
+
+    choice: str
+    note: str = ""
+    by: str = "prompt"
+
+
+@dataclass(frozen=True)
+class Question:
+    """A decision to ask."""
+
+    id: str
+    question: str
+    choices: Mapping[str, str]  # choice -> description
+    visit: int
+    files: Sequence[str] = ()
+    default: str | None = None
+    recommendation: str | None = None
+    notes_required: Sequence[str] = ()
+    timeout_minutes: float | None = None
+    timeout_choice: str | None = None
+    ask_at_terminal: bool = True
+    unanswered_exit: Literal["waiting", "blocked"] = "waiting"
+    unanswered_message: str = ""
+    attempts: int = 3
+    context: str = ""
+    #: Choices not offered now, and what choosing one anyway says.
+    unavailable: Mapping[str, str] = field(default_factory=dict)
+
+
+def split_choice(raw: str) -> tuple[str, str]:
+    """``"changes-requested: fix X"`` -> ``("changes-requested", "fix X")``."""
+    choice, sep, note = raw.partition(":")
+    return (choice.strip(), note.strip()) if sep else (raw.strip(), "")
+
+
+def canonical(question: Mapping[str, Any], raw: str, note: str = "") -> Answer:
+    """Check ``raw`` is one of the decision's choices (a note may follow after ``:``)."""
+    choice, inline_note = split_choice(raw)
+    choices = list(question.get("choices") or {})
+    if choice not in choices:
+        raise BadInputError(
+            f"{raw!r} is not a choice of decision {question.get('id')!r} "
+            f"(choices: {', '.join(choices)})"
+        )
+    text = (note or inline_note).strip()
+    if choice in (question.get("notes_required") or []) and not text:
+        raise BadInputError(
+            f"choice {choice!r} of decision {question.get('id')!r} needs a note saying what "
+            f"(e.g. '{choice}: what to change', or --note TEXT)"
+        )
+    return Answer(choice, text)
+
+
+def answer_command(item: str, decision: str, choices: Sequence[str]) -> str:
+    """The command that answers ``decision`` (first choice as the example)."""
+    example = choices[0] if choices else "CHOICE"
+    return f"phasegate answer {item} {decision} {example}"
+
+
+# -- the run side -----------------------------------------------------------------------
+
+
+def ask(run: Run, q: Question) -> Answer:
+    """Ask ``q`` (or take its recorded answer); raise WaitingForHuman when nobody can answer."""
+    state, item = run.state, run.item
+    record = state.decisions.get(q.id)
+    fresh = record is None or int(record.get("visit", 0)) != q.visit
+    if (
+        fresh
+        and q.default is not None
+        and q.id not in run.presets
+        and not (q.ask_at_terminal and run.asker.interactive)
+    ):
+        # Nobody is asked: the documented default applies; journaled, never pending.
+        item.record("decision", id=q.id, answer=q.default, by="default", question=q.question)
+        return Answer(q.default, "", "default")
+    if record is None or fresh:
+        record = {
+            "id": q.id,
+            "visit": q.visit,
+            "question": q.question,
+            "choices": dict(q.choices),
+            "files": list(q.files),
+            "recommendation": q.recommendation,
+            "notes_required": list(q.notes_required),
+            "default": q.default,
+            "context": q.context,
+            "status": "pending",
+            "asked_at": utc_now(),
+            "answer": None,
+        }
+        state.decisions[q.id] = record
+        item.record(
+            "decision.needed",
+            id=q.id,
+            visit=q.visit,
+            question=q.question,
+            choices=list(q.choices),
+            sync_now=True,
+        )
+        run.save(durable=True)  # pending on disk BEFORE it is asked
+    if record.get("status") == "answered" and record.get("answer"):
+        found = record["answer"]
+        return Answer(str(found["choice"]), str(found.get("note") or ""), str(found.get("by")))
+    journaled = item.recorded().answer(q.id, q.visit)
+    if journaled is not None:
+        return _persist(
+            run,
+            q,
+            Answer(
+                str(journaled["choice"]),
+                str(journaled.get("note") or ""),
+                str(journaled.get("by") or "command"),
+            ),
+            journal=False,
+        )
+    preset = run.presets.get(q.id)
+    if preset is not None:
+        wanted = split_choice(preset)[0]
+        if wanted in q.unavailable:
+            raise BlockedError(q.unavailable[wanted])
+        given = canonical(record, preset)
+        return _persist(run, q, Answer(given.choice, given.note, "flag"))
+    if q.timeout_minutes is not None and q.timeout_choice and _expired(record, q.timeout_minutes):
+        return _persist(run, q, Answer(q.timeout_choice, "no answer in time", "timeout"))
+    asker = run.asker
+    if q.ask_at_terminal and asker.interactive:
+        return _persist(run, q, _prompt(run, q))
+    if q.default is not None:
+        return _persist(run, q, Answer(q.default, "", "default"))
+    if run.options.wait:
+        return _persist(run, q, _wait(run, q, record), journal=False)
+    how = answer_command(item.name, q.id, list(q.choices))
+    message = q.unanswered_message or f"{q.question}"
+    text = f"{message} Answer with: {how} (choices: {', '.join(q.choices)})"
+    if q.unanswered_exit == "blocked":
+        raise BlockedError(message)
+    raise WaitingForHuman(text)
+
+
+def _expired(record: Mapping[str, Any], minutes: float) -> bool:
+    from datetime import UTC, datetime
+
+    try:
+        asked = datetime.strptime(str(record.get("asked_at")), "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return False
+    return (datetime.now(UTC).replace(tzinfo=None) - asked).total_seconds() >= minutes * 60
+
+
+def _prompt(run: Run, q: Question) -> Answer:
+    classify = run.classifier(q)
+    choices = list(q.choices)
+    lines = [q.question]
+    for name, description in q.choices.items():
+        lines.append(f"  {name}" + (f": {description}" if description else ""))
+    if q.files:
+        lines.append("Files: " + ", ".join(q.files))
+    if q.recommendation:
+        lines.append(f"Recommended: {q.recommendation}")
+    text = "\n".join(lines)
+    offered = list(choices)
+    if q.files:
+        offered.insert(max(len(offered) - 1, 0), "view")  # view comes before the last choice
+    for _ in range(q.attempts):
+        raw = run.asker.choose(text, offered, q.recommendation or q.default or offered[0])
+        if raw.strip() == "view" and "view" in offered:
+            _show_files(run, q.files)
+            offered.remove("view")
+            continue
+        picked = classify(raw) if classify is not None else raw
+        try:
+            given = canonical(
+                {"id": q.id, "choices": q.choices, "notes_required": q.notes_required}, picked
+            )
+        except BadInputError as exc:
+            run.item.record("decision.invalid", id=q.id, answer=raw, reason=str(exc))
+            continue
+        note = given.note or (split_choice(raw)[1] if picked != raw else "")
+        return Answer(given.choice, note, "prompt")
+    return Answer("invalid", f"no valid answer after {q.attempts} attempts", "prompt")
+
+
+def _show_files(run: Run, files: Sequence[str]) -> None:
+    """``view`` at a gate: the files it names, each with its content."""
+    from phasegate.engine.prompting import MAX_ARTIFACT_CHARS, clip, read_file
+
+    parts = []
+    for name in files:
+        path = run.item.item_dir / name
+        text = read_file(path)
+        shown = clip(text, MAX_ARTIFACT_CHARS) if text is not None else "(missing)"
+        parts.append(f"--- {run.item.relative(path, run.state)}\n{shown}")
+    text = run.item.redactor.text("\n".join(parts))
+    if run.options.viewer is not None:
+        run.options.viewer(text)
+    else:
+        show = getattr(run.asker, "show", None)
+        if callable(show):
+            show(text)
+
+
+def _wait(run: Run, q: Question, record: Mapping[str, Any]) -> Answer:
+    item = run.item
+    how = answer_command(item.name, q.id, list(q.choices))
+    item.record("decision.waiting", id=q.id, command=how)
+    while True:
+        time.sleep(POLL_SECONDS)
+        for _, _, event in item.journal.tail(run.state.journal_offset, run.state.journal_lines + 1):
+            item.recorded().add(event)
+        found = item.recorded().answer(q.id, q.visit)
+        if found is not None:
+            return Answer(
+                str(found["choice"]),
+                str(found.get("note") or ""),
+                str(found.get("by") or "command"),
+            )
+        if (
+            q.timeout_minutes is not None
+            and q.timeout_choice
+            and _expired(record, q.timeout_minutes)
+        ):
+            item.record(
+                "decision.answered",
+                id=q.id,
+                visit=q.visit,
+                choice=q.timeout_choice,
+                note="no answer in time",
+                by="timeout",
+                sync_now=True,
+            )
+            return Answer(q.timeout_choice, "no answer in time", "timeout")
+
+
+def _persist(run: Run, q: Question, answer: Answer, *, journal: bool = True) -> Answer:
+    """Record the answer durably, then read it back from disk before acting on it."""
+    state, item = run.state, run.item
+    if journal:
+        item.record(
+            "decision.answered",
+            id=q.id,
+            visit=q.visit,
+            choice=answer.choice,
+            note=answer.note,
+            by=answer.by,
+            sync_now=True,
+        )
+    apply_answer(state, q.id, answer)
+    item.applied(f"decision:{q.id}:{q.visit}")
+    item.record(
+        "decision",
+        id=q.id,
+        answer=answer.choice,
+        note=answer.note,
+        by=answer.by,
+        question=q.question,
+    )
+    run.save(durable=True)
+    on_disk = EngineState.decode(item.engine_path.read_bytes(), item.engine_path)
+    stored = on_disk.decisions.get(q.id) or {}
+    if (
+        stored.get("status") != "answered"
+        or (stored.get("answer") or {}).get("choice") != answer.choice
+    ):
+        raise BlockedError(
+            f"decision {q.id} of {item.name} could not be verified on disk after answering it "
+            f"({item.engine_path}); run again"
+        )
+    return answer
+
+
+def apply_answer(state: EngineState, decision: str, answer: Answer) -> None:
+    record = state.decisions[decision]
+    record["status"] = "answered"
+    record["answer"] = {
+        "choice": answer.choice,
+        "note": answer.note,
+        "by": answer.by,
+        "answered_at": utc_now(),
+    }
+
+
+# -- the command side -------------------------------------------------------------------
+
+
+def pending(state: EngineState) -> list[dict[str, Any]]:
+    """The decisions waiting for an answer."""
+    return [dict(d) for d in state.decisions.values() if d.get("status") == "pending"]
+
+
+def answer_decision(
+    item: WorkItem, decision: str, raw: str, note: str = "", by: AnsweredBy = "command"
+) -> dict[str, Any]:
+    """Answer a pending decision of ``item`` (``phasegate answer``, the dashboard).
+
+    Refuses an unknown decision, a choice that is not canonical and a decision
+    already answered (exit 2), changing nothing. The answer is journaled under
+    the item's lock; when no run holds the item it is also committed to the
+    state, so ``status`` shows it at once.
+    """
+    with item.locked():
+        state = item.load()
+        record = state.decisions.get(decision)
+        if record is None:
+            open_ids = [d["id"] for d in pending(state)]
+            known = ", ".join(open_ids) if open_ids else "none"
+            raise BadInputError(f"{item.name} has no decision {decision!r} (pending: {known})")
+        visit = int(record.get("visit", 0))
+        journaled = item.recorded().answer(decision, visit)
+        if record.get("status") == "answered" or journaled is not None:
+            earlier = (record.get("answer") or {}) if journaled is None else journaled
+            raise AlreadyAnsweredError(
+                f"decision {decision} of {item.name} was already answered: "
+                f"{earlier.get('choice')!r} by {earlier.get('by', 'someone')}; nothing changed"
+            )
+        given = canonical(record, raw, note)
+        item.record(
+            "decision.answered",
+            id=decision,
+            visit=visit,
+            choice=given.choice,
+            note=given.note,
+            by=by,
+            sync_now=True,
+        )
+        if not item.running():
+            apply_answer(state, decision, Answer(given.choice, given.note, by))
+            item.save(state, durable=True)
+        return {
+            "id": decision,
+            "item": item.name,
+            "choice": given.choice,
+            "note": given.note,
+            "by": by,
+        }

@@ -1,0 +1,427 @@
+"""A work item: its name, workflow, folder, engine state, view, journal and locks."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+import unicodedata
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import filelock
+
+from phasegate.config import CONFIG_DIR, Config
+from phasegate.engine.recorded import RecordedCalls, event_problem, result_key
+from phasegate.engine.state import ENGINE_FILE, EngineState
+from phasegate.errors import BadInputError, BusyError, NotFoundError, StateCorruptError
+from phasegate.faults import crash_point
+from phasegate.redact import Redactor
+from phasegate.state.atomic import atomic_write_bytes
+from phasegate.state.journal import Journal
+from phasegate.workflow.loader import LoadedWorkflow
+from phasegate.workflow.model import Workflow
+
+if TYPE_CHECKING:
+    from phasegate.engine.plugin_api import StateView
+
+_ALLOWED_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
+
+#: State commits within this many seconds of the last one are coalesced while
+#: agents and checks answer faster than this; slower work commits every step.
+#: ``PHASEGATE_COALESCE_SECONDS=0`` commits every step.
+COALESCE_SECONDS = 0.25
+COALESCE_ENV = "PHASEGATE_COALESCE_SECONDS"
+
+#: Receives every journaled event (the CLI turns them into progress lines).
+EventSink = Callable[[dict[str, Any]], None]
+
+
+def coalesce_seconds() -> float:
+    """The group-commit window (``PHASEGATE_COALESCE_SECONDS`` overrides the default)."""
+    raw = os.environ.get(COALESCE_ENV)
+    if raw is None:
+        return COALESCE_SECONDS
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        raise BadInputError(f"{COALESCE_ENV}={raw!r} is not a number of seconds") from None
+
+
+def validate_item_name(name: str) -> str:
+    """Return ``name`` if it is a safe work-item name, else raise :class:`BadInputError`."""
+    if not name:
+        raise BadInputError("work item name is empty")
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        raise BadInputError(f"work item name {name!r} contains control characters")
+    if name.startswith("/") or name.startswith("\\") or re.match(r"^[A-Za-z]:", name):
+        raise BadInputError(f"work item name {name!r} is an absolute path; give a plain name")
+    if "/" in name or "\\" in name:
+        raise BadInputError(f"work item name {name!r} must not contain path separators")
+    if ".." in name:
+        raise BadInputError(f"work item name {name!r} must not contain '..'")
+    if not _ALLOWED_NAME.match(name):
+        raise BadInputError(
+            f"work item name {name!r} is invalid: use letters, digits, '.', '-' or '_' "
+            "(at most 80, starting with a letter or digit)"
+        )
+    return name
+
+
+def items_dir(workflow: Workflow, config: Config) -> str:
+    """The folder (relative to the repo) holding the workflow's work items."""
+    settings = config.workflows.get(workflow.name)
+    return settings.items_dir if settings and settings.items_dir else workflow.items_dir
+
+
+def head_commit(repo: Path) -> str | None:
+    """The commit checked out in ``repo``, or ``None`` when it has no commits."""
+    out = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--verify", "-q", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return out.stdout.strip() or None
+
+
+@dataclass
+class WorkItem:
+    """Paths and durable storage of one work item."""
+
+    repo: Path
+    name: str
+    loaded: LoadedWorkflow
+    config: Config
+    sink: EventSink | None = None
+    redactor: Redactor = field(default_factory=Redactor)
+    #: Where the item lives when not in the workflow's items folder (an archived change).
+    folder: Path | None = None
+
+    def __post_init__(self) -> None:
+        validate_item_name(self.name)
+        self._lock = filelock.FileLock(str(self.lock_path), timeout=30.0)
+        self.journal = Journal(self.item_dir / self.workflow.journal_file, self.redactor)
+        self._recorded = RecordedCalls()
+        self._last_commit: float | None = None
+        self._pending: EngineState | None = None
+        # Until work is seen to be fast, every save is committed at once.
+        self._fast_work = False
+        self._coalesce = coalesce_seconds()
+        self._view: StateView | None = None
+        self._brief_key: tuple[Any, ...] | None = None
+        #: Results in the journal not yet applied to the state (key -> where they begin):
+        #: a commit never moves the state's journal offset past one of them.
+        self._unapplied: dict[str, int] = {}
+
+    # -- paths ----------------------------------------------------------------------
+
+    @property
+    def workflow(self) -> Workflow:
+        return self.loaded.workflow
+
+    @cached_property
+    def item_dir(self) -> Path:
+        if self.folder is not None:
+            return self.folder
+        return self.repo / items_dir(self.workflow, self.config) / self.name
+
+    @property
+    def engine_path(self) -> Path:
+        return self.item_dir / ENGINE_FILE
+
+    @cached_property
+    def lock_path(self) -> Path:
+        return self.repo / CONFIG_DIR / "locks" / f"{self.workflow.name}--{self.name}.lock"
+
+    @cached_property
+    def children_dir(self) -> Path:
+        """Records of the agent processes a run started (killed by the next run if left)."""
+        return self.repo / CONFIG_DIR / "locks" / f"{self.workflow.name}--{self.name}.children"
+
+    @cached_property
+    def run_lock_path(self) -> Path:
+        return self.repo / CONFIG_DIR / "locks" / f"{self.workflow.name}--{self.name}.run.lock"
+
+    @property
+    def view(self) -> StateView:
+        if self._view is None:
+            from phasegate.engine.plugin_api import load_view
+
+            self._view = load_view(self)
+        return self._view
+
+    def moved_to(self, folder: Path) -> None:
+        """The item's folder was moved (an archived change): follow it."""
+        self.folder = folder
+        self.__dict__.pop("item_dir", None)
+        self.journal = Journal(folder / self.workflow.journal_file, self.redactor)
+
+    def workdir(self, state: EngineState) -> Path:
+        """Where agents work: the item's worktree if it has one, else the repository."""
+        if state.worktree:
+            return (self.repo / state.worktree).resolve()
+        return self.repo
+
+    def relative(self, path: Path, state: EngineState) -> str:
+        """``path`` as the agents see it: relative to their working directory if inside it."""
+        base = self.workdir(state)
+        try:
+            return str(path.relative_to(base))
+        except ValueError:
+            pass
+        try:
+            return str(path.resolve().relative_to(base.resolve()))
+        except ValueError:
+            return str(path)
+
+    def exists(self) -> bool:
+        return self.engine_path.is_file() or self.view.adoptable()
+
+    # -- loading --------------------------------------------------------------------
+
+    def load(self, *, read_journal: bool = True) -> EngineState:
+        """The engine state, checked against the workflow, its view and the journal's tail.
+
+        Everything is read and checked before anything is written: a corrupt
+        state file, view file or journal line stops here with its path.
+        """
+        try:
+            raw = self.engine_path.read_bytes()
+        except FileNotFoundError:
+            adopted = self.view.adopt()
+            if adopted is None:
+                raise NotFoundError(
+                    f"work item {self.name!r} has no state file at {self.engine_path}"
+                ) from None
+            state = adopted
+        except OSError as exc:
+            raise StateCorruptError(
+                f"state file {self.engine_path} cannot be read: {exc}"
+            ) from None
+        else:
+            state = EngineState.decode(raw, self.engine_path)
+        self.check_against_workflow(state)
+        self.view.check(state)
+        if read_journal:
+            self._read_journal(state)
+        return state
+
+    def check_against_workflow(self, state: EngineState) -> None:
+        """A state naming a mode or node the workflow does not have is corrupt (exit 5)."""
+        workflow = self.workflow
+        where = f"state file {self.engine_path}"
+        if state.mode not in workflow.modes:
+            raise StateCorruptError(
+                f"{where}: unknown mode {state.mode!r} (modes of {workflow.name}: "
+                f"{', '.join(workflow.modes)}); it was left untouched"
+            )
+        at = state.at
+        if at is not None and not at.startswith("@"):
+            try:
+                workflow.node(at)
+            except KeyError:
+                raise StateCorruptError(
+                    f"{where}: unknown node {at!r} in workflow {workflow.name!r}; "
+                    "it was left untouched"
+                ) from None
+
+    def _read_journal(self, state: EngineState) -> None:
+        recorded = RecordedCalls()
+        lines = state.journal_lines
+        self._unapplied = {}
+        for number, offset, event in self.journal.tail(state.journal_offset, lines + 1):
+            problem = event_problem(event)
+            if problem:
+                raise StateCorruptError(
+                    f"journal {self.journal.path} line {number}: {problem}; it was left untouched"
+                )
+            recorded.add(event)
+            key = result_key(event)
+            if key is not None:
+                self._unapplied.setdefault(key, offset)
+        self._recorded = recorded
+
+    def hold(self, key: str) -> None:
+        """The result just journaled under ``key`` is not applied yet (see :meth:`applied`)."""
+        self._unapplied.setdefault(key, self.journal.last_offset)
+
+    def applied(self, key: str) -> None:
+        """The result under ``key`` is now part of the state: commits may move past it."""
+        self._unapplied.pop(key, None)
+
+    def recorded(self) -> RecordedCalls:
+        """The agent results, check rounds and actions journaled after the last commit."""
+        return self._recorded
+
+    # -- saving ---------------------------------------------------------------------
+
+    def save(self, state: EngineState, *, lazy: bool = False, durable: bool = False) -> None:
+        """Make ``state`` current: the journal is fsync'd, then the state file is replaced.
+
+        With ``lazy`` the state file commit may be coalesced with later ones
+        while agents answer fast (group commit): the journal, fsync'd here,
+        already holds every result, and a resumed run replays it (see
+        :mod:`phasegate.engine.recorded`). ``durable`` also fsyncs the state
+        file (gates, the end of a run).
+        """
+        self.journal.sync()
+        if (
+            lazy
+            and not durable
+            and self._fast_work
+            and self._last_commit is not None
+            and time.monotonic() - self._last_commit < self._coalesce
+        ):
+            self._pending = state
+            return
+        self._commit(state, durable=durable)
+
+    def flush(self) -> None:
+        """Write a coalesced state commit now, if one is waiting."""
+        if self._pending is not None:
+            self._commit(self._pending, durable=True)
+
+    def _commit(self, state: EngineState, *, durable: bool) -> None:
+        from phasegate.state.journal import utc_now
+
+        state["updated"] = utc_now()
+        self._journal_position(state)
+        changed = self._refresh_brief(state)
+        self.view.prepare(state)
+        payload = state.encode(self.redactor)
+        with self.locked():
+            crash_point("state.before_commit")
+            atomic_write_bytes(self.engine_path, payload, durable=durable)
+        crash_point("state.after_commit")
+        self._last_commit = time.monotonic()
+        self._pending = None
+        self.view.render(state)
+        if changed:
+            from phasegate.engine.index import update_index
+
+            update_index(self.repo, self.workflow.name, self.name, state.get("brief"))
+
+    def status(self, state: EngineState) -> dict[str, Any]:
+        """What ``phasegate status NAME --json`` prints for this item."""
+        from phasegate.engine.status import item_status
+
+        def artifacts() -> dict[str, bool]:
+            return {
+                o.file: (self.item_dir / o.file).is_file()
+                for _, node in self.workflow.walk()
+                for o in getattr(node, "outputs", ())
+            }
+
+        data = item_status(self.workflow, state, artifacts=artifacts)
+        data["stateFile"] = str(self.engine_path)
+        data.update(self.view.status_fields(state))
+        return data
+
+    def _refresh_brief(self, state: EngineState) -> bool:
+        """Recompute the item's brief when what it shows may have changed."""
+        from phasegate.engine.status import brief, brief_key
+
+        key = brief_key(state)
+        if key == self._brief_key and state.get("brief") is not None:
+            return False
+        self._brief_key = key
+        new = brief(self.status(state))
+        if new == state.get("brief"):
+            return False
+        state["brief"] = new
+        return True
+
+    def _journal_position(self, state: EngineState) -> None:
+        size = self.journal.size()
+        if self._unapplied:
+            # A result journaled but not applied must be found again after a crash.
+            size = min(size, *self._unapplied.values())
+        offset = state.journal_offset
+        if size == offset:
+            return
+        lines = state.journal_lines
+        if size > offset:
+            with open(self.journal.path, "rb") as handle:
+                handle.seek(offset)
+                lines += handle.read(size - offset).count(b"\n")
+        state.set_journal_position(size, lines)
+
+    def before_slow_work(self) -> None:
+        """Before an agent call or a check: commit now unless the work has been fast."""
+        if not self._fast_work:
+            self.flush()
+
+    def slow_work_done(self, seconds: float) -> None:
+        """Remember how long the last agent call or check took (see :meth:`save`)."""
+        self._fast_work = seconds < self._coalesce
+
+    def record(self, event: str, *, sync_now: bool = False, **data: Any) -> dict[str, Any]:
+        """Append an event to the journal and pass it to the progress sink."""
+        written = self.journal.append(event, sync_now=sync_now, item=self.name, **data)
+        if self.sink is not None:
+            self.sink(written)
+        return written
+
+    # -- locks ----------------------------------------------------------------------
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the item's write lock (re-entrant within this process)."""
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with self._lock:
+                yield
+        except filelock.Timeout:
+            raise BusyError(
+                f"work item {self.name!r} is locked by another phasegate process "
+                f"(lock {self.lock_path}); try again when it finishes"
+            ) from None
+
+    @contextmanager
+    def run_lock(self) -> Iterator[None]:
+        """Hold the item for a whole run; a second runner fails fast with BUSY."""
+        self.run_lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(str(self.run_lock_path), timeout=0)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            raise BusyError(
+                f"work item {self.name!r} is being run by another phasegate process "
+                f"(lock {self.run_lock_path}); wait for it to finish"
+            ) from None
+        try:
+            # An agent of a run killed with SIGKILL may still be writing to the tree:
+            # nothing is dispatched until it is gone.
+            from phasegate.process_records import AgentGroups, reap_leftover_agents
+
+            killed = reap_leftover_agents(self.children_dir)
+            if killed:
+                self.record("agents.reaped", pids=killed, sync_now=True)
+            with AgentGroups(self.children_dir).recording():
+                yield
+        finally:
+            lock.release()
+
+    def running(self) -> bool:
+        """Whether a run holds this item now (its run lock is taken)."""
+        self.run_lock_path.parent.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(str(self.run_lock_path), timeout=0)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            return True
+        lock.release()
+        return False
+
+    def remove_stale_temp_files(self) -> None:
+        """Temp files an atomic write left when the process died (we hold the item's lock)."""
+        if not self.item_dir.is_dir():
+            return
+        for stale in self.item_dir.glob(".*.tmp-*"):
+            stale.unlink(missing_ok=True)

@@ -1,0 +1,149 @@
+"""Create work items, find them, list them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from phasegate.config import Config
+from phasegate.engine.item import WorkItem, head_commit, items_dir, validate_item_name
+from phasegate.engine.plugin_api import view_files
+from phasegate.engine.state import ENGINE_FILE, EngineState
+from phasegate.engine.worktree import add_worktree
+from phasegate.errors import BadInputError, NotFoundError, WorkflowError
+from phasegate.state.journal import utc_now
+from phasegate.workflow.loader import LoadedWorkflow
+from phasegate.workflow.model import Workflow
+from phasegate.workflow.registry import WorkflowRegistry
+
+
+def refuse_own_commands(workflow: Workflow, name: str, *, creating: bool) -> None:
+    """Items of a workflow with commands are created and run through those commands."""
+    if not workflow.commands:
+        return
+    commands = ", ".join(f"phasegate {c}" for c in workflow.commands)
+    how = (
+        f"run them with its commands ({commands}), or with phasegate run {name} --command NAME"
+        if not creating
+        else f"create them with {commands.split(', ')[0]}"
+    )
+    raise BadInputError(
+        f"{name!r} belongs to workflow {workflow.name!r}, whose items are created and run with "
+        f"its own commands ({commands}); {how}"
+    )
+
+
+def create_item(
+    repo: Path,
+    name: str,
+    loaded: LoadedWorkflow,
+    config: Config,
+    *,
+    mode: str | None,
+    description: str,
+    worktree: bool = False,
+    data: Mapping[str, Any] | None = None,
+    through_command: bool = False,
+) -> WorkItem:
+    """Create the folder and first state of a new work item.
+
+    With ``worktree`` the item also gets its own git worktree and branch, where
+    its agents will work. ``data`` seeds the plug-ins' values (a plan's path).
+    """
+    validate_item_name(name)
+    workflow = loaded.workflow
+    if not through_command:
+        refuse_own_commands(workflow, name, creating=True)
+    mode = mode or workflow.default_mode
+    if mode not in workflow.modes:
+        raise BadInputError(
+            f"unknown mode {mode!r} for workflow {workflow.name!r} "
+            f"(modes: {', '.join(workflow.modes)})"
+        )
+    item = WorkItem(repo, name, loaded, config)
+    with item.locked():
+        if item.engine_path.exists() or item.view.adoptable():
+            raise BadInputError(
+                f"work item {name!r} already exists at {item.item_dir}; "
+                f"continue it with 'phasegate run {name}'"
+            )
+        state = EngineState.new(
+            item=name,
+            workflow=workflow.name,
+            mode=mode,
+            description=description,
+            created=utc_now(),
+            base_commit=head_commit(repo),
+        )
+        state.data.update(data or {})
+        if worktree:
+            state["worktree"], state["branch"] = add_worktree(repo, name)
+        item.record("item.created", workflow=workflow.name, mode=mode, description=description)
+        item.save(state, durable=True)
+    return item
+
+
+def iter_items(
+    repo: Path, registry: WorkflowRegistry, config: Config
+) -> Iterator[tuple[str, str, Path]]:
+    """Yield ``(workflow, item name, engine state file)`` for every work item in the repo."""
+    seen: set[Path] = set()
+    for workflow_name in registry.names():
+        try:
+            workflow = registry.get(workflow_name).workflow
+        except WorkflowError:
+            continue
+        root = repo / items_dir(workflow, config)
+        found = {p.parent: p for p in root.glob(f"*/{ENGINE_FILE}")}
+        if workflow.commands:
+            # A state file written by hand (seed 002's STATE.yaml) is an item before any run.
+            names = view_files(workflow)
+            if names:
+                for path in root.glob(f"*/{names[0]}"):
+                    found.setdefault(path.parent, path)
+        for folder in sorted(found):
+            state_file = found[folder]
+            if state_file in seen:
+                continue
+            seen.add(state_file)
+            yield workflow_name, folder.name, state_file
+
+
+def locate_item(
+    repo: Path,
+    name: str,
+    registry: WorkflowRegistry,
+    config: Config,
+    workflow: str | None = None,
+    *,
+    command: str | None = None,
+) -> WorkItem:
+    """Find work item ``name`` (in ``workflow`` if given) and return its handle."""
+    validate_item_name(name)
+    names = [workflow] if workflow else registry.names()
+    matches: list[WorkItem] = []
+    broken: list[WorkflowError] = []
+    for workflow_name in names:
+        try:
+            loaded = registry.get(workflow_name)
+        except WorkflowError as exc:
+            broken.append(exc)
+            continue
+        item = WorkItem(repo, name, loaded, config)
+        if item.exists():
+            matches.append(item)
+    if len(matches) > 1:
+        raise BadInputError(
+            f"work item {name!r} exists in several workflows "
+            f"({', '.join(m.workflow.name for m in matches)}); pick one with --workflow"
+        )
+    if matches:
+        if command is None:
+            refuse_own_commands(matches[0].workflow, name, creating=False)
+        return matches[0]
+    if broken:
+        raise broken[0]
+    raise NotFoundError(
+        f"no work item named {name!r} in {repo}; create it with 'phasegate new {name}'"
+    )

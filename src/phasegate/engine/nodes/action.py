@@ -1,0 +1,35 @@
+"""The ``action`` node: one plug-in step, its outcome journaled so a resume does not redo it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from phasegate.engine.plugin_api import Action, Task, plugin
+from phasegate.errors import WorkflowError
+from phasegate.workflow.model import ActionNode
+
+if TYPE_CHECKING:
+    from phasegate.engine.run import Run, Steps
+
+
+def run_action(run: Run, path: str, node: ActionNode, task: Task | None) -> Steps:
+    from phasegate.engine.run import Outcome
+
+    ns = run.state.node(path)
+    if node.max_visits is not None and ns.visit > node.max_visits:
+        return Outcome("exhausted")
+    key = f"{path}#{ns.visit}/action"
+    recorded = run.item.recorded().action(key)
+    if recorded is not None:
+        run.item.applied(key)  # its outcome is recorded below, before the next commit
+        return Outcome(recorded)
+    action: Action = plugin("actions", node.action)
+    outcome = action.run(run.context(path, node, task, node.with_))
+    if outcome not in action.outcomes:
+        raise WorkflowError(
+            f"action {node.action!r} ended with {outcome!r}, which it does not declare "
+            f"({', '.join(action.outcomes)})"
+        )
+    run.item.record("action.done", key=key, node=path, action=node.action, outcome=outcome)
+    yield from ()
+    return Outcome(outcome)

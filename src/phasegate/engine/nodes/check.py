@@ -1,0 +1,43 @@
+"""The ``check`` node: shell commands as a gate, outcome ``pass`` or ``fail``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from phasegate.engine.checks import CheckCommand, CheckRound, resolve
+from phasegate.engine.plugin_api import ItemParser, Task, plugin
+from phasegate.workflow.model import CheckNode
+
+if TYPE_CHECKING:
+    from phasegate.engine.run import Run, Steps
+
+
+def run_check(run: Run, path: str, node: CheckNode, task: Task | None) -> Steps:
+    from phasegate.engine.run import Checks, Outcome
+
+    ns = run.state.node(path)
+    if node.max_visits is not None and ns.visit > node.max_visits:
+        return Outcome("exhausted")
+    commands = list(resolve(node.run, run.item.config))
+    if node.commands_from is not None:
+        parser: ItemParser = plugin("parsers", node.commands_from.parser)
+        source = node.commands_from
+        file = run.item.item_dir / source.file if source.file else None
+        ctx = run.context(path, node, task, source.with_)
+        for found in parser.parse(ctx, file).items:
+            command = found.data.get("command")
+            commands.append(CheckCommand(found.key, str(command) if command else None))
+    round_ = CheckRound(
+        key=f"{path}#{ns.visit}/checks",
+        path=path,
+        label=run.label(path),
+        iteration=1,
+        commands=tuple(commands),
+    )
+    outcomes = yield Checks(round_)
+    failures = [o for o in outcomes if not o.passed]
+    ns = run.state.node(path)
+    ns["checks"] = [{"name": o.name, "passed": o.passed, "skipped": o.skipped} for o in outcomes]
+    if failures:
+        return Outcome("fail", issues=[o.issue() for o in failures])
+    return Outcome("pass")

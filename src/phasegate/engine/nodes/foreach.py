@@ -1,0 +1,135 @@
+"""The ``foreach`` node: a body of nodes run once per item a parser finds.
+
+The items are read once, when the node starts, and kept in the state with
+their order, so a resumed run goes over the same items in the same order;
+each item has its own status and its own cursor in the body, so a run killed
+inside item T3 resumes inside T3 (its finished items are not run again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from phasegate.engine.plugin_api import ItemParser, Task, plugin
+from phasegate.errors import BadInputError
+from phasegate.workflow.model import ForeachNode
+
+if TYPE_CHECKING:
+    from phasegate.engine.run import Run, Steps
+
+DONE = "done"
+
+
+def dependency_order(items: Sequence[Task], where: str) -> list[Task]:
+    """``items`` with every item after the items it depends on (document order otherwise).
+
+    A dependency on an unknown item is ignored; a cycle is an error naming its items.
+    """
+    by_key = {t.key: t for t in items}
+    ordered: list[Task] = []
+    state: dict[str, str] = {}
+
+    def visit(task: Task, trail: list[str]) -> None:
+        mark = state.get(task.key)
+        if mark == "done":
+            return
+        if mark == "visiting":
+            cycle = [*trail[trail.index(task.key) :], task.key]
+            raise BadInputError(
+                f"{where}: the items depend on each other in a cycle: {' -> '.join(cycle)}"
+            )
+        state[task.key] = "visiting"
+        for dep in task.deps:
+            if dep in by_key:
+                visit(by_key[dep], [*trail, task.key])
+        state[task.key] = "done"
+        ordered.append(task)
+
+    for task in items:
+        visit(task, [])
+    return ordered
+
+
+def safe_key(key: str) -> str:
+    """An item key usable in a node path (``tasks[T3]/code``)."""
+    return key.replace("[", "(").replace("]", ")")
+
+
+def read_items(run: Run, path: str, node: ForeachNode, task: Task | None) -> None:
+    """Read the items once, in order, into the foreach's state."""
+    ns = run.state.node(path)
+    parser: ItemParser = plugin("parsers", node.items.parser)
+    source = node.items.file
+    file = run.item.item_dir / source if source else None
+    parsed = parser.parse(run.context(path, node, task, node.items.with_), file)
+    items = list(parsed.items)
+    where = str(file) if file is not None else f"{node.items.parser} items"
+    if node.order == "deps":
+        items = dependency_order(items, where)
+    keys: list[str] = []
+    entries: dict[str, Any] = {}
+    for found in items:
+        key = safe_key(found.key)
+        if key in entries:
+            raise BadInputError(f"{where}: two items are both called {found.key!r}")
+        keys.append(key)
+        entries[key] = {"status": "pending", "at": None, **found.to_dict()}
+    ns["order"] = keys
+    ns["items"] = entries
+    ns["rule"] = parsed.rule
+    run.item.record(
+        "foreach.items",
+        node=path,
+        parser=node.items.parser,
+        rule=parsed.rule,
+        order=node.order,
+        items=keys,
+        notes=list(parsed.notes),
+    )
+    run.save(lazy=True)
+
+
+def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> Steps:
+    from phasegate.engine.run import ItemCursor, Outcome, definition_path
+
+    ns = run.state.node(path)
+    if node.max_visits is not None and ns.visit > node.max_visits:
+        return Outcome("exhausted")
+    if ns.get("order") is None:
+        read_items(run, path, node, task)
+    def_prefix = definition_path(path) + "/"
+    start = node.body[0].id
+    for key in list(run.state.node(path)["order"]):
+        entry = run.state.node(path)["items"][key]
+        if entry["status"] in (DONE, "skipped"):
+            continue
+        if node.skip_done and entry.get("done") and entry["status"] == "pending":
+            entry["status"] = "skipped"
+            run.item.record(
+                "foreach.item", node=path, key=key, status="skipped", reason="already done"
+            )
+            run.save(lazy=True)
+            continue
+        if entry["status"] != "running":
+            entry["status"] = "running"
+            run.item.record(
+                "foreach.item", node=path, key=key, status="running", title=entry.get("title", "")
+            )
+            run.save(lazy=True)
+        current = Task.from_dict(key, entry)
+        end = yield from run.frame(
+            def_prefix,
+            f"{path}[{key}]/",
+            tuple(node.body),
+            ItemCursor(run.state, path, key),
+            start,
+            current,
+        )
+        entry = run.state.node(path)["items"][key]
+        entry["status"] = DONE if end.outcome == DONE else end.outcome
+        run.item.record("foreach.item", node=path, key=key, status=entry["status"])
+        run.save(lazy=True)
+        if end.outcome != DONE:
+            return Outcome(end.outcome)
+    return Outcome(DONE)

@@ -1,0 +1,100 @@
+"""The ``gate`` node: a human decision whose canonical choices each lead to a node."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from phasegate.engine.gates import Question, ask
+from phasegate.engine.plugin_api import Task, plugin
+from phasegate.workflow.model import GateNode
+from phasegate.workflow.prompts import render
+
+if TYPE_CHECKING:
+    from phasegate.engine.run import Run, Steps
+
+
+def gate_values(run: Run, path: str, task: Task | None) -> dict[str, Any]:
+    """What a gate's question, decision id and files may name."""
+    state = run.state
+    label = run.label(path)
+    return {
+        "item": run.item.name,
+        "description": state.get("description", ""),
+        "workflow": run.workflow.name,
+        "phase": label,
+        "label": label,
+        "mode": state.mode,
+        "item_dir": run.item.relative(run.item.item_dir, state),
+        "task": task.key if task else "",
+        "task_title": task.title if task else "",
+    }
+
+
+def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
+    from phasegate.engine.run import Outcome
+
+    ns = run.state.node(path)
+    if node.max_visits is not None and ns.visit > node.max_visits:
+        return Outcome("exhausted")
+    ctx = run.context(path, node, task, {})
+    values = gate_values(run, path, task)
+    if node.detail is not None:
+        found = plugin("predicates", node.detail)(ctx)
+        values["detail"] = str(found) if found else ""
+    recommendation = None
+    if node.recommend is not None:
+        found = plugin("predicates", node.recommend)(ctx)
+        recommendation = str(found) if found else None
+    offered: dict[str, str] = {}
+    unavailable: dict[str, str] = {}
+    for name, choice in node.choices.items():
+        if choice.when is None or plugin("predicates", choice.when)(ctx):
+            offered[name] = choice.description
+        else:
+            unavailable[name] = " ".join(render(choice.unavailable, values).split()) or (
+                f"{name!r} is not possible now for {run.item.name} "
+                f"(choices: {', '.join(n for n in node.choices if n not in unavailable)})"
+            )
+    question = Question(
+        id=render(node.decision or node.id, values),
+        question=" ".join(render(node.question, values).split()),
+        choices=offered,
+        visit=ns.visit,
+        files=[render(f, values) for f in node.show],
+        default=node.default if node.default in offered else None,
+        recommendation=recommendation,
+        notes_required=[n for n, c in node.choices.items() if c.note == "required"],
+        timeout_minutes=node.timeout.minutes if node.timeout else None,
+        timeout_choice=node.timeout.choice if node.timeout else None,
+        ask_at_terminal=node.ask == "terminal",
+        unanswered_exit=node.unanswered.exit,
+        unanswered_message=" ".join(render(node.unanswered.message, values).split()),
+        attempts=node.attempts,
+        context=path,
+        unavailable=unavailable,
+    )
+    answer = ask(run, question)
+    yield from ()
+    if answer.choice not in offered:
+        return Outcome("invalid")
+    choice = node.choices[answer.choice]
+    issues = (
+        [{"severity": "blocker", "description": answer.note, "location": None}]
+        if answer.note
+        else []
+    )
+    extend = None
+    if choice.extend is not None:
+        extend = (
+            run.workflow.max_iterations(run.state.mode)
+            if choice.extend == "mode"
+            else choice.extend
+        )
+    return Outcome(
+        answer.choice,
+        target=choice.to,
+        issues=issues,
+        extend=extend,
+        start_with=choice.start_with,
+        cause=" ".join(render(choice.description, values).split()) or None,
+    )

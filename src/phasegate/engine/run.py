@@ -1,0 +1,527 @@
+"""The graph walk: one run of one work item, node by node, one commit per step.
+
+A workflow's nodes are walked from the cursor the state records; each node
+kind's handler (:mod:`phasegate.engine.nodes`) is a generator that yields
+*effects* (an agent call, a check round) and returns an outcome; the outcome's
+edge (``on``) names the next node. Effects are performed by the driver, which
+runs them one at a time here and several at once for a parallel foreach;
+state is only ever changed and committed on the engine's thread, in order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from phasegate.engine.calls import Backends, CallSpec, call_agent
+from phasegate.engine.checks import CheckRound, run_check_round
+from phasegate.engine.item import WorkItem
+from phasegate.engine.plugin_api import PluginContext, Task, plugin
+from phasegate.engine.state import EngineState
+from phasegate.errors import BlockedError
+from phasegate.state.journal import utc_now
+from phasegate.workflow.graph import target_of
+from phasegate.workflow.model import (
+    BLOCKED_TARGET,
+    AgentNode,
+    AnyNode,
+    Budget,
+    EndNode,
+    ForeachNode,
+)
+from phasegate.workflow.transitions import validate_transition
+
+_ITEM_KEY = re.compile(r"\[[^\]]*\]")
+
+
+class Asker(Protocol):
+    """How the engine asks a person; the CLI supplies a terminal or a no-terminal one."""
+
+    @property
+    def interactive(self) -> bool: ...
+
+    def choose(self, question: str, choices: Sequence[str], default: str | None) -> str: ...
+
+    def confirm(self, question: str, default: bool) -> bool: ...
+
+
+class NoTerminal:
+    """The asker used without a terminal: it never waits on stdin."""
+
+    interactive = False
+
+    def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
+        return default or ""
+
+    def confirm(self, question: str, default: bool) -> bool:
+        return default
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Flags of ``phasegate run``."""
+
+    phase: str | None = None
+    until: str | None = None
+    no_review: bool = False
+    partial: str | None = None
+    yes: bool = False
+    command: str | None = None
+    #: Answers given on the command line, by decision id (``--answer ID=CHOICE``, aliases).
+    answers: Mapping[str, str] = field(default_factory=dict)
+    #: Wait for decisions answered by ``phasegate answer`` instead of exiting 3.
+    wait: bool = False
+    jobs: int | None = None
+    #: Shows a person the files of a decision when they answer ``view`` at a terminal.
+    viewer: Callable[[str], None] | None = None
+
+
+@dataclass
+class Outcome:
+    """How a node ended: an outcome name (or an explicit target), and issues it passes on."""
+
+    name: str
+    target: str | None = None
+    issues: list[dict[str, Any]] = field(default_factory=list)
+    #: Continue the target node's loop with this much more budget (a gate's ``extend``).
+    extend: int | None = None
+    #: Enter the target at its reviewers (``review``) rather than its executor.
+    start_with: str | None = None
+    #: Why the item moved on, as its history records it.
+    cause: str | None = None
+
+
+@dataclass(frozen=True)
+class End:
+    """The end node a scope reached."""
+
+    outcome: str
+    status: str
+    message: str
+    path: str
+    label: str
+
+
+class RunStop(Exception):
+    """Stop the walk cleanly (``--until``, ``--phase``, a command's stop label)."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+# Effects a handler yields; the driver performs them and sends the result back.
+@dataclass(frozen=True)
+class Call:
+    spec: CallSpec
+
+
+@dataclass(frozen=True)
+class Checks:
+    round: CheckRound
+
+
+Effect = Call | Checks
+Steps = Generator[Effect, Any, Outcome]
+
+
+class Cursor(Protocol):
+    def get(self) -> str | None: ...
+
+    def set(self, value: str | None) -> None: ...
+
+
+class TopCursor:
+    def __init__(self, state: EngineState) -> None:
+        self.state = state
+
+    def get(self) -> str | None:
+        return self.state.at
+
+    def set(self, value: str | None) -> None:
+        self.state.at = value
+
+
+class ItemCursor:
+    """The cursor of one foreach item's body."""
+
+    def __init__(self, state: EngineState, foreach_path: str, key: str) -> None:
+        self.state, self.path, self.key = state, foreach_path, key
+
+    def get(self) -> str | None:
+        found = self.state.node(self.path).mapping("items").get(self.key) or {}
+        value = found.get("at")
+        return str(value) if value is not None else None
+
+    def set(self, value: str | None) -> None:
+        self.state.node(self.path).mapping("items").setdefault(self.key, {})["at"] = value
+
+
+def definition_path(path: str) -> str:
+    """``tasks[T3]/code`` -> ``tasks/code`` (the node's place in the workflow file)."""
+    return _ITEM_KEY.sub("", path)
+
+
+def enter_node(
+    workflow: Any,
+    state: EngineState,
+    path: str,
+    incoming: Mapping[str, Any] | None = None,
+    start_with: str | None = None,
+) -> None:
+    """Start a fresh visit of ``path``: its state reset, the incoming issues kept.
+
+    ``start_with: review`` starts an agent node at its reviewers (the work is there).
+    """
+    previous = state.peek(path)
+    visit = (previous.visit if previous is not None else 0) + 1
+    node = workflow.node(definition_path(path))
+    fresh: dict[str, Any] = {"visit": visit, "entered": utc_now()}
+    if isinstance(node, AgentNode):
+        first = start_with or node.start_with
+        fresh["stage"] = "review:0" if first == "review" else "execute"
+        fresh["iteration"] = 1
+    if incoming:
+        fresh["incoming"] = dict(incoming)
+    if previous is not None and previous.get("usage"):
+        fresh["usage"] = previous.get("usage")
+    state.node(path).d = fresh
+
+
+class Run:
+    """One run of one work item (under its run lock)."""
+
+    def __init__(
+        self,
+        item: WorkItem,
+        state: EngineState,
+        backends: Backends,
+        asker: Asker | None = None,
+        options: RunOptions | None = None,
+    ) -> None:
+        self.item = item
+        self.state = state
+        self.backends = backends
+        self.asker: Asker = asker or NoTerminal()
+        self.options = options or RunOptions()
+        self.presets: dict[str, str] = dict(self.options.answers)
+        self.workflow = item.workflow
+        #: Labels at which this run stops before executing the node (a command's stops).
+        self.stop_labels: set[str] = set()
+        self.started_labels: set[str] = set()
+
+    # -- small helpers -------------------------------------------------------------------
+
+    def label(self, path: str) -> str:
+        return self.workflow.label_of(definition_path(path))
+
+    def save(self, *, lazy: bool = False, durable: bool = False) -> None:
+        self.item.save(self.state, lazy=lazy, durable=durable)
+
+    def context(
+        self, path: str, node: AnyNode | None, task: Task | None, settings: Mapping[str, Any]
+    ) -> PluginContext:
+        return PluginContext(
+            self.item, self.state, path, node, task, settings, answers=self.presets
+        )
+
+    def limit(self, path: str, node: AgentNode, reviewer: str | None = None) -> int:
+        """How many review iterations ``node`` may use (its budget, extensions included)."""
+        budget: Budget = node.budget
+        peeked = self.state.peek(path)
+        extra = int(peeked.get("extra_budget", 0)) if peeked is not None else 0
+        if budget.revisions is not None:
+            base = budget.revisions + 1
+        elif isinstance(budget.max, int):
+            base = budget.max
+        elif budget.max == "mode":
+            base = self.workflow.max_iterations(self.state.mode)
+        else:
+            raw = self.state.data.get(budget.max)
+            base = (
+                int(raw)
+                if isinstance(raw, int) and raw > 0
+                else (self.workflow.max_iterations(self.state.mode))
+            )
+        return base + extra
+
+    def classifier(self, question: Any) -> Callable[[str], str] | None:
+        node_id = getattr(question, "context", "")
+        try:
+            node = self.workflow.node(definition_path(node_id)) if node_id else None
+        except KeyError:
+            node = None
+        name = getattr(node, "classify", None)
+        if not name:
+            return None
+        predicate = plugin("predicates", name)
+
+        def classify(raw: str) -> str:
+            ctx = self.context(node_id, node, None, {"answer": raw})
+            found = predicate(ctx)
+            return str(found) if found else raw
+
+        return classify
+
+    # -- the walk -----------------------------------------------------------------------
+
+    def drive(self, steps: Generator[Effect, Any, Any]) -> Any:
+        """Run a generator of effects to its end, performing each effect in turn."""
+        value: Any = None
+        while True:
+            try:
+                effect = steps.send(value)
+            except StopIteration as done:
+                return done.value
+            value = self.perform(effect)
+
+    def perform(self, effect: Effect) -> Any:
+        result: Any
+        if isinstance(effect, Call):
+            result = call_agent(self.item, self.state, self.backends, effect.spec)
+            key = effect.spec.key
+        else:
+            result = run_check_round(self.item, self.state, effect.round)
+            key = effect.round.key
+        # Delivered to the node, which applies it before its next commit.
+        self.item.applied(key)
+        return result
+
+    def walk(self) -> End:
+        """Walk the top-level graph from the cursor to an end node (or a stop)."""
+        nodes = tuple(self.workflow.nodes)
+        start = self.workflow.start_node(self.state.mode)
+        return self.drive(self.frame("", "", nodes, TopCursor(self.state), start, None))  # type: ignore[no-any-return]
+
+    def frame(
+        self,
+        def_prefix: str,
+        run_prefix: str,
+        scope: tuple[Any, ...],
+        cursor: Cursor,
+        start: str,
+        task: Task | None,
+    ) -> Generator[Effect, Any, End]:
+        """Walk one scope (the top level, or one foreach item's body) to an end node."""
+        ids = [n.id for n in scope]
+        while True:
+            node_id = cursor.get()
+            if node_id is None:
+                node_id = start
+                cursor.set(node_id)
+                self.enter(run_prefix + node_id, None)
+                self.save(lazy=True)
+            index = ids.index(node_id)
+            node = scope[index]
+            path = run_prefix + node_id
+            found = self.state.peek(path)
+            if found is None or not found.get("visit"):
+                self.enter(path, None)  # a cursor put here by hand (or by a view) enters fresh
+            if isinstance(node, EndNode):
+                return self.reach_end(path, node)
+            if not def_prefix:
+                self.before_node(path, node)
+            if not def_prefix and node.id in self.workflow.modes[self.state.mode].skip:
+                outcome = self.skip(path, node)
+            else:
+                outcome = yield from self.execute(path, node, task)
+            target = outcome.target or target_of(scope, index, outcome.name)
+            if target is None:  # validate() prevents it; a hand-edited state could not
+                raise BlockedError(f"{self.item.name}: no way on from {path} ({outcome.name})")
+            if target == BLOCKED_TARGET:
+                self.blocked(path, outcome)
+            self.move(path, run_prefix + target, outcome, cursor, target)
+            if not def_prefix:
+                self.after_node(path, node, outcome)
+
+    def enter(
+        self, path: str, incoming: Mapping[str, Any] | None, start_with: str | None = None
+    ) -> None:
+        """Start a fresh visit of ``path``: its state reset, the incoming issues kept."""
+        enter_node(self.workflow, self.state, path, incoming, start_with)
+
+    def move(
+        self, path: str, target_path: str, outcome: Outcome, cursor: Cursor, target: str
+    ) -> None:
+        """Follow ``outcome``'s edge from ``path`` to ``target``."""
+        before, after = self.label(path), self.label(target_path)
+        incoming = {"from": path, "outcome": outcome.name, "issues": outcome.issues}
+        cursor.set(target)
+        if outcome.extend is not None and self.state.peek(target_path) is not None:
+            self.resume_loop(target_path, outcome.extend, outcome.issues)
+        else:
+            self.enter(target_path, incoming if outcome.issues else None, outcome.start_with)
+        self.item.record("node.transition", node=path, to=target_path, outcome=outcome.name)
+        if before != after:
+            cause = outcome.cause or f"{path} {outcome.name}"
+            self.state.d.setdefault("history", []).append(
+                {"at": utc_now(), "from": before, "to": after, "cause": cause}
+            )
+            self.item.record(
+                "label.changed",
+                from_label=before,
+                to=after,
+                node=path,
+                outcome=outcome.name,
+                cause=cause,
+            )
+        self.save(lazy=True)
+
+    def resume_loop(self, path: str, extra: int, issues: list[dict[str, Any]]) -> None:
+        """Continue an agent node's revise loop with ``extra`` more iterations (one answer,
+        one extension)."""
+        ns = self.state.node(path)
+        node = self.workflow.node(definition_path(path))
+        budget = node.budget.max if isinstance(node, AgentNode) else "mode"
+        if isinstance(budget, str) and budget != "mode" and budget in self.state.data:
+            # A number a view reads back (STATE.yaml's planning_iterations): it grows there.
+            self.state.data[budget] = int(self.state.data[budget]) + extra
+        else:
+            ns["extra_budget"] = int(ns.get("extra_budget", 0)) + extra
+        last = [r for r in ns.records("iterations") if not r.get("approved")]
+        feedback = issues or (list(last[-1].get("issues") or []) if last else [])
+        ns.iteration = ns.iteration + 1
+        ns.stage = "execute"
+        ns["feedback"] = feedback
+        for key in ("outcome", "target", "completed", "review", "notes", "summary", "issues"):
+            ns.d.pop(key, None)
+        limit = self.limit(path, node) if isinstance(node, AgentNode) else None
+        self.item.record("node.extended", node=path, extra=extra, limit=limit)
+
+    def execute(
+        self, path: str, node: AnyNode, task: Task | None
+    ) -> Generator[Effect, Any, Outcome]:
+        """Run ``node`` (or take the outcome it already recorded) and record how it ended."""
+        from phasegate.engine.nodes import handler_for
+
+        ns = self.state.node(path)
+        if ns.get("outcome") is not None:
+            if not ns.get("blocked"):
+                return Outcome(
+                    str(ns.get("outcome")),
+                    ns.get("target"),
+                    list(ns.get("issues") or []),
+                    extend=ns.get("extend"),
+                    start_with=ns.get("start_with"),
+                    cause=ns.get("cause"),
+                )
+            issues = list(ns.get("issues") or [])
+            self.enter(path, {"from": path, "outcome": ns.get("outcome"), "issues": issues})
+            self.item.record("node.retried", node=path, after=ns.get("blocked"))
+            ns = self.state.node(path)
+        if not ns.get("started"):
+            self.start(path, node)
+        outcome: Outcome = yield from handler_for(node)(self, path, node, task)
+        ns = self.state.node(path)
+        ns["outcome"] = outcome.name
+        ns["target"] = outcome.target
+        for key in ("extend", "start_with", "cause"):
+            if getattr(outcome, key) is not None:
+                ns[key] = getattr(outcome, key)
+        if outcome.issues:
+            ns["issues"] = outcome.issues
+        ns["completed"] = ns.get("completed") or utc_now()
+        self.save(lazy=True)
+        return outcome
+
+    def start(self, path: str, node: AnyNode) -> None:
+        """Check ``node``'s prerequisites and its visit budget, then mark it started."""
+        ns = self.state.node(path)
+        if not definition_path(path).count("/"):
+            self.check_prerequisites(path, node)
+        if node.max_visits is not None and ns.visit > node.max_visits:
+            ns["started"] = utc_now()
+            self.item.record("node.exhausted", node=path, visits=ns.visit, max=node.max_visits)
+            return
+        ns["started"] = utc_now()
+        self.item.record(
+            "node.started",
+            node=path,
+            kind=node.kind,
+            phase=self.label(path),
+            visit=ns.visit,
+            mode=self.state.mode,
+            max_iterations=self.limit(path, node) if isinstance(node, AgentNode) else None,
+            no_review=self.options.no_review,
+        )
+        self.save(lazy=True)
+
+    def check_prerequisites(self, path: str, node: AnyNode) -> None:
+        """Hard prerequisites block (exit 4); a missing soft one is a warning to confirm."""
+        from phasegate.engine.builtin_gates import confirm_warning
+
+        if not node.prerequisites.hard and not node.prerequisites.soft:
+            return
+        result = validate_transition(
+            self.workflow,
+            None,
+            node.id,
+            self.artifacts(),
+            completed=self.completed_nodes(),
+            skipped=self.workflow.modes[self.state.mode].skip,
+        )
+        if result.type == "blocked":
+            self.item.record(
+                "transition.blocked", to=node.id, message=result.message, sync_now=True
+            )
+            raise BlockedError(result.message or f"cannot start {node.id}")
+        soft = [m for m in (result.message or "").split("; ") if "soft prerequisite" in m]
+        if soft:
+            confirm_warning(self, node.id, "; ".join(soft))
+
+    def artifacts(self) -> dict[str, bool]:
+        files = {
+            o.file for _, n in self.workflow.walk() if isinstance(n, AgentNode) for o in n.outputs
+        }
+        return {f: (self.item.item_dir / f).is_file() for f in files}
+
+    def completed_nodes(self) -> set[str]:
+        return {
+            n.id
+            for n in self.workflow.nodes
+            if (peeked := self.state.peek(n.id)) is not None
+            and peeked.get("completed")
+            and peeked.get("outcome") is not None
+        }
+
+    def skip(self, path: str, node: AnyNode) -> Outcome:
+        self.item.record("node.skipped", node=path, mode=self.state.mode)
+        ns = self.state.node(path)
+        ns["skipped"] = True
+        return Outcome("done" if isinstance(node, ForeachNode) else "pass")
+
+    def blocked(self, path: str, outcome: Outcome) -> None:
+        """An outcome mapped to ``@blocked``: stop the run (exit 4), resumable after a fix."""
+        ns = self.state.node(path)
+        details = "; ".join(str(i.get("description", "")).splitlines()[0] for i in outcome.issues)
+        message = f"{self.item.name}: {self.label(path)} ended {outcome.name}" + (
+            f": {details}" if details else ""
+        )
+        ns["blocked"] = message
+        self.item.record(
+            "node.blocked", node=path, outcome=outcome.name, message=message, sync_now=True
+        )
+        self.save(durable=True)
+        raise BlockedError(message + f". Fix it, then run again: phasegate run {self.item.name}")
+
+    def reach_end(self, path: str, node: EndNode) -> End:
+        self.item.record("node.end", node=path, status=node.status, outcome=node.outcome)
+        return End(node.outcome, node.status, node.message, path, self.label(path))
+
+    # -- stops and hooks of the top level -------------------------------------------------
+
+    def before_node(self, path: str, node: AnyNode) -> None:
+        label = self.label(path)
+        if label in self.stop_labels and label not in self.started_labels:
+            raise RunStop("stopped", label)
+        self.started_labels.add(label)
+
+    def after_node(self, path: str, node: AnyNode, outcome: Outcome) -> None:
+        label = self.label(path)
+        if self.options.until is not None and label == self.options.until:
+            raise RunStop("phase-done", f"stopped after {label} (--until)")
+        if self.options.phase is not None and label == self.options.phase:
+            raise RunStop("phase-done", f"phase {label} complete")

@@ -1,0 +1,160 @@
+"""Tell someone that a run stopped for a person, failed, or completed (config ``notify:``).
+
+::
+
+    notify:
+      command: 'notify-send "phasegate: $PHASEGATE_ITEM" "$PHASEGATE_EVENT: $PHASEGATE_MESSAGE"'
+      on: [waiting, failed, completed]     # the default: all three
+
+When ``run``, ``plan`` or ``impl`` ends, :func:`notify_run_end` runs the
+command through the shell in the repository, with the event as one JSON
+object on stdin and as ``PHASEGATE_*`` environment variables. Its exit code
+decides the event: 0 ``completed``, 3 ``waiting`` (on a human decision), any
+other ``failed``, except an interruption by the person (130, 141), which is
+not announced. A notify command that fails or hangs is reported on stderr and
+never changes how the run ended.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from phasegate.config import Config, NotifyEvent
+from phasegate.errors import ExitCode, PhasegateError
+from phasegate.process import run_process
+from phasegate.redact import Redactor
+from phasegate.state.journal import utc_now
+
+#: Exit codes of a run the person ended on purpose: nothing to announce.
+_INTERRUPTED = frozenset({130, 141})
+
+Warn = Callable[[str], None]
+
+
+def event_for(exit_code: int) -> NotifyEvent | None:
+    """The notify event of a run that ended with ``exit_code`` (``None``: not announced)."""
+    if exit_code == ExitCode.OK:
+        return "completed"
+    if exit_code == ExitCode.WAITING:
+        return "waiting"
+    if exit_code in _INTERRUPTED:
+        return None
+    return "failed"
+
+
+def notify_run_end(
+    root: Path,
+    config: Config,
+    *,
+    item: str,
+    workflow: str,
+    command: str,
+    exit_code: int,
+    message: str,
+    warn: Warn,
+) -> bool:
+    """Run the configured notify command for this end of a run; whether it ran and succeeded.
+
+    ``warn`` receives one line when the command fails; nothing here raises.
+    """
+    settings = config.notify
+    event = event_for(exit_code)
+    if settings is None or event is None or event not in settings.on:
+        return False
+    redactor = Redactor()
+    payload: dict[str, Any] = redactor.data(
+        {
+            "event": event,
+            "item": item,
+            "workflow": workflow,
+            "command": command,
+            "exit_code": exit_code,
+            "message": message,
+            "repo": str(root),
+            "time": utc_now(),
+        }
+    )
+    env = {
+        **os.environ,
+        **{f"PHASEGATE_{key.upper()}": str(value) for key, value in payload.items()},
+    }
+    try:
+        result = run_process(
+            settings.command,
+            cwd=root,
+            timeout=settings.timeout,
+            env=env,
+            input_text=json.dumps(payload) + "\n",
+        )
+    except OSError as exc:
+        warn(f"notify command could not start ({exc}); the run's outcome is unchanged")
+        return False
+    if result.timed_out:
+        warn(f"notify command timed out after {settings.timeout:g}s and was stopped")
+        return False
+    if not result.ok:
+        lines = (result.stderr or result.stdout).strip().splitlines()
+        said = redactor.text(lines[-1]) if lines else ""
+        warn(f"notify command failed (exit {result.exit_code})" + (f": {said}" if said else ""))
+        return False
+    return True
+
+
+@dataclass
+class RunEnd:
+    """What the body of :func:`notifying` tells about a run that ended well."""
+
+    message: str = ""
+
+
+@contextmanager
+def notifying(
+    root: Path, config: Config, *, item: str, workflow: str, command: str, warn: Warn
+) -> Iterator[RunEnd]:
+    """Call :func:`notify_run_end` when the body ends, however it ends (exceptions go on)."""
+    end = RunEnd()
+    try:
+        yield end
+    except PhasegateError as exc:
+        code, message = int(exc.exit_code), str(exc)
+        notify_run_end(
+            root,
+            config,
+            item=item,
+            workflow=workflow,
+            command=command,
+            exit_code=code,
+            message=message,
+            warn=warn,
+        )
+        raise
+    except (KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as exc:
+        notify_run_end(
+            root,
+            config,
+            item=item,
+            workflow=workflow,
+            command=command,
+            exit_code=int(ExitCode.INTERNAL),
+            message=f"internal error: {exc}",
+            warn=warn,
+        )
+        raise
+    notify_run_end(
+        root,
+        config,
+        item=item,
+        workflow=workflow,
+        command=command,
+        exit_code=int(ExitCode.OK),
+        message=end.message,
+        warn=warn,
+    )

@@ -1,0 +1,299 @@
+"""Verdict readers: turn an agent's answer into a :class:`~phasegate.verdicts.model.Verdict`.
+
+Each reader is a plug-in of the ``phasegate.readers`` group. The built-in ones:
+
+- ``approval``: seed 000's ``{approved, issues[{severity: blocker|warning|note,
+  description, location}], summary}``; words ``APPROVED`` (approved and no
+  blocker) and ``REJECTED``.
+- ``words``: ``{verdict, summary, issues[{severity: high|medium|low, ...}]}``
+  where ``verdict`` is one word of the reviewer's vocabulary (its ``on`` keys);
+  an approving word listing a high-severity issue becomes the revision word.
+- ``fuzzy``: free text by seed 004's rules (``APPROVED``, ``NEEDS_REVISION``,
+  ``UNCLEAR``); a JSON verdict in the answer still wins.
+
+Every reader is conservative: when the backend was made to answer in a schema
+(claude ``--json-schema``, codex ``--output-schema``, OpenAI JSON mode), free
+text never approves; an answer that cannot be read is ``UNCLEAR``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from phasegate.agents.base import AgentResult
+from phasegate.verdicts.model import UNCLEAR, Issue, Verdict, unclear
+from phasegate.verdicts.schema import strict_schema
+from phasegate.verdicts.text import first_line_word, fuzzy_status, json_document
+
+
+@dataclass(frozen=True)
+class ReadContext:
+    """What a reader knows about the review it reads."""
+
+    #: The reviewer's vocabulary (its ``on`` keys, ``UNCLEAR`` excluded), in order.
+    words: tuple[str, ...] = ()
+    #: The words the reviewer maps to ``pass``.
+    pass_words: frozenset[str] = frozenset()
+    #: The first word the reviewer maps to ``revise`` (approvals with blockers become it).
+    revise_word: str | None = None
+    #: The backend was handed the schema and enforces it: free text never approves.
+    structured_enforced: bool = False
+    item: str = ""
+    item_dir: Path = field(default_factory=Path)
+    workdir: Path = field(default_factory=Path)
+    #: Which review round this is (``visit.iteration``), for readers of files.
+    round: str = ""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """An approving answer given by calling an MCP tool (for the ``auto`` backend)."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+
+
+class VerdictReader:
+    """Base class of readers: a schema for the agent, and how to read its answer."""
+
+    name = "reader"
+    #: The words this reader produces; ``None``: the reviewer's own vocabulary.
+    words: tuple[str, ...] | None = None
+    #: How an answer reaches the reader: the agent's reply, or a file a tool writes.
+    channel: Literal["reply", "file"] = "reply"
+
+    def schema(self, ctx: ReadContext) -> dict[str, Any] | None:
+        """The JSON schema of the answer (``None``: no structured answer is asked for)."""
+        return None
+
+    def read(self, result: AgentResult, ctx: ReadContext) -> Verdict | None:
+        """The verdict of ``result``; ``None`` when the answer recorded no verdict at all."""
+        raise NotImplementedError
+
+    def approving(self, word: str, ctx: ReadContext) -> Mapping[str, Any] | ToolCall:
+        """An answer this reader reads as ``word`` (what the ``auto`` backend gives)."""
+        raise NotImplementedError
+
+
+# -- approval: seed 000 -------------------------------------------------------------
+
+
+class ApprovalIssue(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    severity: Literal["blocker", "warning", "note"]
+    description: str = Field(min_length=1)
+    location: str | None = None
+
+
+class ApprovalAnswer(BaseModel):
+    """A reviewer's answer: ``{approved, issues[{severity, description, location}], summary}``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Strict: "yes", "true" or 1 do not match the schema's boolean, so they never approve.
+    approved: bool = Field(strict=True)
+    issues: list[ApprovalIssue] = Field(default_factory=list)
+    summary: str = ""
+
+
+def _validate(model: type[BaseModel], data: Any) -> BaseModel | None:
+    if not isinstance(data, Mapping):
+        return None
+    try:
+        return model.model_validate(dict(data))
+    except ValidationError:
+        return None
+
+
+class ApprovalReader(VerdictReader):
+    """Seed 000's structured review; ``APPROVED`` only when approved with no blocker."""
+
+    name = "approval"
+    words = ("APPROVED", "REJECTED")
+
+    def schema(self, ctx: ReadContext) -> dict[str, Any]:
+        return strict_schema(ApprovalAnswer)
+
+    def _verdict(self, answer: ApprovalAnswer, source: str) -> Verdict:
+        issues = tuple(
+            Issue(severity=i.severity, description=i.description, location=i.location)
+            for i in answer.issues
+        )
+        approved = answer.approved and not any(i.severity == "blocker" for i in answer.issues)
+        summary = answer.summary
+        if not approved and not issues and summary.strip():
+            # A rejection that names no issue still says why: its summary is the feedback.
+            issues = (Issue(severity="blocker", description=summary.strip()),)
+        word = "APPROVED" if approved else "REJECTED"
+        return Verdict(word=word, issues=issues, summary=summary, source=source)
+
+    def read(self, result: AgentResult, ctx: ReadContext) -> Verdict:
+        if result.structured is not None:
+            found = _validate(ApprovalAnswer, result.structured)
+            if isinstance(found, ApprovalAnswer):
+                return self._verdict(found, "structured")
+            return unclear(
+                "The reviewer's structured answer does not match the verdict schema; "
+                "treated as not approved."
+            )
+        found = _validate(ApprovalAnswer, json_document(result.text))
+        if isinstance(found, ApprovalAnswer):
+            return self._verdict(found, "json-text")
+        if ctx.structured_enforced:
+            return unclear(FREE_TEXT)
+        # Praise alone never approves here: only an explicit first-line approval does.
+        status = fuzzy_status(result.text, implicit_approval=False)
+        if status == UNCLEAR:
+            return unclear(
+                "The reviewer's answer could not be read as a verdict; treated as not approved."
+            )
+        text = result.text.strip()
+        first, _, rest = text.partition("\n")
+        if status == "APPROVED":
+            return Verdict(word="APPROVED", summary=rest.strip() or first.strip(), source="fuzzy")
+        issue = Issue(severity="blocker", description=rest.strip() or first.strip() or text)
+        return Verdict(word="REJECTED", issues=(issue,), summary=first.strip(), source="fuzzy")
+
+    def approving(self, word: str, ctx: ReadContext) -> Mapping[str, Any]:
+        approved = word == "APPROVED"
+        issues = (
+            [] if approved else [{"severity": "blocker", "description": "auto", "location": None}]
+        )
+        return {"approved": approved, "issues": issues, "summary": f"auto: {word}"}
+
+
+# -- words: a vocabulary of verdict words (seed 002's challenge, seed 003's agents) -------
+
+
+class WordIssue(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    severity: Literal["high", "medium", "low"]
+    description: str = Field(min_length=1)
+    location: str | None = None
+
+
+def words_model(words: tuple[str, ...]) -> type[BaseModel]:
+    """The pydantic model of a ``{verdict, summary, issues}`` answer over ``words``."""
+    verdict_type: Any = Literal[tuple(words)] if words else str
+    return create_model(
+        "WordsAnswer",
+        __config__=ConfigDict(extra="forbid", frozen=True),
+        verdict=(verdict_type, ...),
+        summary=(str, ""),
+        issues=(list[WordIssue], Field(default_factory=list)),
+    )
+
+
+class WordsReader(VerdictReader):
+    """A verdict word of the reviewer's vocabulary, with high/medium/low issues."""
+
+    name = "words"
+
+    def schema(self, ctx: ReadContext) -> dict[str, Any]:
+        return strict_schema(words_model(ctx.words))
+
+    def _verdict(self, data: BaseModel, source: str, ctx: ReadContext) -> Verdict:
+        values = data.model_dump()
+        issues = tuple(Issue(**i) for i in values["issues"])
+        word = str(values["verdict"])
+        if ctx.revise_word and word in ctx.pass_words and any(i.blocking for i in issues):
+            word = ctx.revise_word  # an approval listing a high-severity issue is not approval
+        return Verdict(word=word, issues=issues, summary=str(values["summary"]), source=source)
+
+    def read(self, result: AgentResult, ctx: ReadContext) -> Verdict:
+        model = words_model(ctx.words)
+        if result.structured is not None:
+            found = _validate(model, result.structured)
+            if found is not None:
+                return self._verdict(found, "structured", ctx)
+            return unclear(
+                "The reviewer's structured answer does not match the verdict schema; "
+                "treated as not approved."
+            )
+        found = _validate(model, json_document(result.text))
+        if found is not None:
+            return self._verdict(found, "json-text", ctx)
+        if ctx.structured_enforced:
+            return unclear(FREE_TEXT)
+        said = first_line_word(result.text, ctx.words)
+        if said is None:
+            return unclear(
+                "The reviewer's answer could not be read as a verdict; treated as not approved."
+            )
+        word, rest = said
+        issues: tuple[Issue, ...] = ()
+        if word not in ctx.pass_words and rest:
+            issues = (Issue(severity="medium", description=rest),)
+        return Verdict(word=word, issues=issues, summary=rest or word, source="first-line")
+
+    def approving(self, word: str, ctx: ReadContext) -> Mapping[str, Any]:
+        return {"verdict": word, "summary": f"auto: {word}", "issues": []}
+
+
+# -- fuzzy: seed 004 ------------------------------------------------------------------
+
+
+class FuzzyReader(VerdictReader):
+    """Seed 004's fuzzy approval detection (a JSON verdict in the answer wins)."""
+
+    name = "fuzzy"
+    words = ("APPROVED", "NEEDS_REVISION")
+
+    def schema(self, ctx: ReadContext) -> dict[str, Any]:
+        return strict_schema(words_model(("APPROVED", "NEEDS_REVISION")))
+
+    def read(self, result: AgentResult, ctx: ReadContext) -> Verdict:
+        inner = ReadContext(
+            words=("APPROVED", "NEEDS_REVISION"),
+            pass_words=frozenset({"APPROVED"}),
+            revise_word="NEEDS_REVISION",
+            structured_enforced=ctx.structured_enforced,
+        )
+        if result.structured is not None or json_document(result.text) is not None:
+            return WordsReader().read(result, inner)
+        if ctx.structured_enforced:
+            return unclear(FREE_TEXT)
+        status = fuzzy_status(result.text)
+        text = result.text.strip()
+        if status == UNCLEAR:
+            return unclear(
+                "The reviewer's answer is unclear (neither an approval nor a revision request)."
+            )
+        first, _, rest = text.partition("\n")
+        if status == "APPROVED":
+            return Verdict(word="APPROVED", summary=text, source="fuzzy")
+        issue = Issue(severity="high", description=rest.strip() or first.strip())
+        return Verdict(
+            word="NEEDS_REVISION", issues=(issue,), summary=first.strip(), source="fuzzy"
+        )
+
+    def approving(self, word: str, ctx: ReadContext) -> Mapping[str, Any]:
+        return {"verdict": word, "summary": f"auto: {word}", "issues": []}
+
+
+FREE_TEXT = (
+    "The reviewer's answer could not be read as a verdict: it was asked for a structured "
+    "verdict and answered in free text; treated as not approved."
+)
+
+
+def schema_text(schema: Mapping[str, Any]) -> str:
+    """How a prompt states a schema the backend does not enforce itself."""
+    return (
+        "Answer with only a JSON object matching this schema.\n\n```json\n"
+        + json.dumps(schema, indent=2)
+        + "\n```"
+    )
+
+
+APPROVAL = ApprovalReader()
+WORDS = WordsReader()
+FUZZY = FuzzyReader()
