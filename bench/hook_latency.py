@@ -28,8 +28,8 @@ GOAL_MS = 100.0
 def _build_repo(root: Path) -> None:
     from phasegate.agents.scripted import ScriptedBackend
     from phasegate.api import Repo
+    from phasegate.engine.items import create_item
     from phasegate.engine.runner import RunOptions
-    from phasegate.engine.workitem import create_item
 
     root.mkdir(parents=True)
     env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid"}
@@ -52,7 +52,7 @@ def _build_repo(root: Path) -> None:
             root, name, loaded, repo.config, mode=None, description=f"Item {i}", worktree=i < 5
         )
         if i % 5 == 1:  # part-way through the workflow
-            repo.run(name, backends={"default": backend}, options=RunOptions(until="design"))
+            repo.run(name, backends={"default": backend}, options=RunOptions(until="design", yes=True))
         elif i % 5 == 2:  # completed
             repo.run(
                 name, backends={"default": backend}, options=RunOptions(phase="finish", yes=True)
