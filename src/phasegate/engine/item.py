@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any
 import filelock
 
 from phasegate.config import CONFIG_DIR, Config
+from phasegate.engine.index import record_brief
 from phasegate.engine.recorded import RecordedCalls, event_problem, result_key
 from phasegate.engine.state import ENGINE_FILE, EngineState
 from phasegate.errors import BadInputError, BusyError, NotFoundError, StateCorruptError
 from phasegate.faults import crash_point
 from phasegate.redact import Redactor
 from phasegate.state.atomic import atomic_write_bytes
+from phasegate.state.flock import FileLock, LockTimeout
 from phasegate.state.journal import Journal
 from phasegate.workflow.loader import LoadedWorkflow
 from phasegate.workflow.model import Workflow
@@ -105,7 +107,7 @@ class WorkItem:
 
     def __post_init__(self) -> None:
         validate_item_name(self.name)
-        self._lock = filelock.FileLock(str(self.lock_path), timeout=30.0)
+        self._lock = FileLock(self.lock_path, timeout=30.0)
         self.journal = Journal(self.item_dir / self.workflow.journal_file, self.redactor)
         self._recorded = RecordedCalls()
         self._last_commit: float | None = None
@@ -114,7 +116,6 @@ class WorkItem:
         self._fast_work = False
         self._coalesce = coalesce_seconds()
         self._view: StateView | None = None
-        self._brief_key: tuple[Any, ...] | None = None
         #: Results in the journal not yet applied to the state (key -> where they begin):
         #: a commit never moves the state's journal offset past one of them.
         self._unapplied: dict[str, int] = {}
@@ -292,8 +293,8 @@ class WorkItem:
 
         state["updated"] = utc_now()
         self._journal_position(state)
-        changed = self._refresh_brief(state)
         self.view.prepare(state)
+        state["brief"] = self.brief(state)
         payload = state.encode(self.redactor)
         with self.locked():
             crash_point("state.before_commit")
@@ -302,40 +303,34 @@ class WorkItem:
         self._last_commit = time.monotonic()
         self._pending = None
         self.view.render(state)
-        if changed:
-            from phasegate.engine.index import update_index
-
-            update_index(self.repo, self.workflow.name, self.name, state.get("brief"))
+        record_brief(self.repo, self.workflow.name, self.name, self.engine_path, state["brief"])
 
     def status(self, state: EngineState) -> dict[str, Any]:
         """What ``phasegate status NAME --json`` prints for this item."""
         from phasegate.engine.status import item_status
 
-        def artifacts() -> dict[str, bool]:
-            return {
-                o.file: (self.item_dir / o.file).is_file()
-                for _, node in self.workflow.walk()
-                for o in getattr(node, "outputs", ())
-            }
-
-        data = item_status(self.workflow, state, artifacts=artifacts)
+        data = item_status(self.workflow, state, artifacts=self._artifacts)
         data["stateFile"] = str(self.engine_path)
         data.update(self.view.status_fields(state))
         return data
 
-    def _refresh_brief(self, state: EngineState) -> bool:
-        """Recompute the item's brief when what it shows may have changed."""
-        from phasegate.engine.status import brief, brief_key
+    def brief(self, state: EngineState) -> dict[str, Any]:
+        """The item's brief (``brief(self.status(state))``, from what changed only)."""
+        from phasegate.engine.brief import item_brief
 
-        key = brief_key(state)
-        if key == self._brief_key and state.get("brief") is not None:
-            return False
-        self._brief_key = key
-        new = brief(self.status(state))
-        if new == state.get("brief"):
-            return False
-        state["brief"] = new
-        return True
+        return item_brief(
+            self.workflow,
+            state,
+            artifacts=self._artifacts,
+            view_fields=self.view.status_fields(state),
+        )
+
+    def _artifacts(self) -> dict[str, bool]:
+        return {
+            o.file: (self.item_dir / o.file).is_file()
+            for _, node in self.workflow.walk()
+            for o in getattr(node, "outputs", ())
+        }
 
     def _journal_position(self, state: EngineState) -> None:
         size = self.journal.size()
@@ -375,13 +370,16 @@ class WorkItem:
         """Hold the item's write lock (re-entrant within this process)."""
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with self._lock:
-                yield
-        except filelock.Timeout:
+            self._lock.acquire()
+        except LockTimeout:
             raise BusyError(
                 f"work item {self.name!r} is locked by another phasegate process "
                 f"(lock {self.lock_path}); try again when it finishes"
             ) from None
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     @contextmanager
     def run_lock(self) -> Iterator[None]:
