@@ -96,16 +96,17 @@ def bench_phasegate(workdir: Path, phases: int, approve_on: int, items: int) -> 
     warm = repo.run("item0", backends={"default": backend})  # imports, workflow loading
     assert warm.status == "completed", warm
     before = len(backend.requests)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for i in range(1, items + 1):
         outcome = repo.run(f"item{i}", backends={"default": backend})
         assert outcome.status == "completed", outcome
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     calls = len(backend.requests) - before
     assert calls == items * 2 * phases * approve_on, calls
     state = repo_root / "work" / f"item{items}"
     return {
         "seconds": elapsed,
+        "cpu_seconds": cpu,
         "calls": calls,
         "state_bytes": (state / ".engine.json").stat().st_size,
     }
@@ -150,15 +151,15 @@ def bench_langgraph(workdir: Path, phases: int, approve_on: int, items: int) -> 
         return int(final["calls"])
 
     one("warm-up")
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     calls = sum(one(f"item{i}") for i in range(items))
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert calls == items * 2 * phases * approve_on, calls
     pragmas = {
         "journal_mode": conn.execute("PRAGMA journal_mode").fetchone()[0],
         "synchronous": conn.execute("PRAGMA synchronous").fetchone()[0],
     }
-    return {"seconds": elapsed, "calls": calls, "sqlite": pragmas}
+    return {"seconds": elapsed, "cpu_seconds": cpu, "calls": calls, "sqlite": pragmas}
 
 
 def bench_dbos(workdir: Path, phases: int, approve_on: int, items: int) -> dict[str, Any]:
@@ -205,9 +206,9 @@ def bench_dbos(workdir: Path, phases: int, approve_on: int, items: int) -> dict[
     DBOS.launch()
     try:
         loop()  # warm-up
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         calls = sum(loop() for _ in range(items))
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
         conn = sqlite3.connect(str(database))
         pragmas = {
             "journal_mode": conn.execute("PRAGMA journal_mode").fetchone()[0],
@@ -217,7 +218,7 @@ def bench_dbos(workdir: Path, phases: int, approve_on: int, items: int) -> dict[
     finally:
         DBOS.destroy()
     assert calls == items * 2 * phases * approve_on, calls
-    return {"seconds": elapsed, "calls": calls, "sqlite": pragmas}
+    return {"seconds": elapsed, "cpu_seconds": cpu, "calls": calls, "sqlite": pragmas}
 
 
 def run_child(engine: str, phases: int, approve_on: int, items: int) -> dict[str, Any]:
@@ -234,6 +235,7 @@ def run_child(engine: str, phases: int, approve_on: int, items: int) -> dict[str
         shutil.rmtree(workdir, ignore_errors=True)
     result["engine"] = engine
     result["ms_per_call"] = 1000 * result["seconds"] / result["calls"]
+    result["cpu_ms_per_call"] = 1000 * result["cpu_seconds"] / result["calls"]
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
 

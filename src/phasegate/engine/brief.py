@@ -45,10 +45,10 @@ class Progress:
         if not isinstance(found, Progress) or found.workflow is not workflow:
             found = cls(workflow)
             state.derived[_KEY] = found
-            changed: set[str] | list[str] = list(state.paths())
-            state.take_changed()
+            changed = set(state.paths())
+            state.take_changed(_KEY)
         else:
-            changed = state.take_changed()
+            changed = state.take_changed(_KEY)
         for path in changed:
             if path in found._position:
                 found._update(path, state)

@@ -119,6 +119,7 @@ class WorkItem:
         #: Results in the journal not yet applied to the state (key -> where they begin):
         #: a commit never moves the state's journal offset past one of them.
         self._unapplied: dict[str, int] = {}
+        self._relative: dict[tuple[Path, str | None], str] = {}
 
     # -- paths ----------------------------------------------------------------------
 
@@ -171,6 +172,15 @@ class WorkItem:
 
     def relative(self, path: Path, state: EngineState) -> str:
         """``path`` as the agents see it: relative to their working directory if inside it."""
+        key = (path, state.worktree)
+        known = self._relative.get(key)
+        if known is None:  # asked several times a step: path arithmetic is not cheap
+            known = self._relative_to_workdir(path, state)
+            if len(self._relative) < 1024:
+                self._relative[key] = known
+        return known
+
+    def _relative_to_workdir(self, path: Path, state: EngineState) -> str:
         base = self.workdir(state)
         try:
             return str(path.relative_to(base))

@@ -170,8 +170,8 @@ class EngineState:
         self._encoder = StateEncoder()
         #: A counter per node path, bumped whenever it may have changed (views cache by it).
         self.versions: dict[str, int] = {}
-        #: Node paths changed since :meth:`take_changed` was last called.
-        self._changed: set[str] = set(self.nodes)
+        #: Per consumer of :meth:`take_changed`: the node paths changed since it last asked.
+        self._watchers: dict[str, set[str]] = {}
         #: Values derived from this state and kept up to date from what changed (see
         #: :mod:`phasegate.engine.brief`); never written.
         self.derived: dict[str, Any] = {}
@@ -288,8 +288,7 @@ class EngineState:
             found = NodeState()
             self.nodes[path] = found
         self._dirty.add(path)
-        self._changed.add(path)
-        self.versions[path] = self.versions.get(path, 0) + 1
+        self._mark(path)
         return found
 
     def peek(self, path: str) -> NodeState | None:
@@ -302,18 +301,27 @@ class EngineState:
             del self.nodes[path]
             self._encoder.forget(path)
             self._dirty.discard(path)
-            self._changed.add(path)
+            self._mark(path)
 
     def touched(self, path: str) -> None:
         """Mark ``path`` changed (after changing a state got with :meth:`peek`)."""
         self._dirty.add(path)
-        self._changed.add(path)
-        self.versions[path] = self.versions.get(path, 0) + 1
+        self._mark(path)
 
-    def take_changed(self) -> set[str]:
-        """The node paths changed (or removed) since the last call, and forget them."""
-        changed, self._changed = self._changed, set()
-        return changed
+    def _mark(self, path: str) -> None:
+        self.versions[path] = self.versions.get(path, 0) + 1
+        for changed in self._watchers.values():
+            changed.add(path)
+
+    def take_changed(self, consumer: str) -> set[str]:
+        """The node paths changed (or removed) since ``consumer`` last asked (all, at first).
+
+        What is derived from a few nodes (the brief, a view's sections) is then
+        brought up to date without looking at the others.
+        """
+        found = self._watchers.get(consumer)
+        self._watchers[consumer] = set()
+        return set(self.nodes) if found is None else found
 
     def paths(self) -> Iterator[str]:
         return iter(self.nodes)

@@ -9,7 +9,8 @@ what changed since:
 
 - a node the state did not mark changed reuses its whole text;
 - in a changed node, a value that is the very same immutable object (a
-  string, a number) as last time reuses its text;
+  string, a number) as last time reuses its text, and so does a mapping
+  whose plain JSON (no redaction: the C encoder alone) is what it was;
 - in a list (a node's review iterations, the item's label history) an
   element that is the very same object as last time reuses its text.
   Records in such lists are appended, never changed in place.
@@ -22,6 +23,7 @@ makes every commit check that).
 from __future__ import annotations
 
 import json
+import operator
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -35,16 +37,32 @@ CHECK_ENV = "PHASEGATE_CHECK_ENCODING"
 _IMMUTABLE = (str, int, float, bool, type(None))
 
 _dumps = json.dumps
+#: ``json.dumps(text, ensure_ascii=False)`` for a string, without the encoder's set-up.
+_quote: Any = json.encoder.encode_basestring
+#: The JSON text of the keys of node states (a small vocabulary).
+_KEYS: dict[str, str] = {}
 
 
 def _plain(value: Any, redactor: Redactor) -> str:
+    if isinstance(value, str):
+        return str(_quote(redactor.text(value)))
     return _dumps(redactor.data(value), ensure_ascii=False)
 
 
-def _document(top: Iterable[tuple[str, str]], nodes: Iterable[tuple[str, str]]) -> bytes:
+def _key(key: str) -> str:
+    text = _KEYS.get(key)
+    if text is None:
+        text = str(_quote(key))
+        if len(_KEYS) < 10_000:
+            _KEYS[key] = text
+    return text
+
+
+def _document(top: Iterable[tuple[str, str]], node_lines: Iterable[str]) -> bytes:
+    """The file from top-level (key, JSON text) pairs and the nodes' ``"path": {...}`` lines."""
     lines = [f"{_dumps(key)}: {text}" for key, text in top]
-    node_lines = ",\n  ".join(f"{_dumps(path)}: {text}" for path, text in nodes)
-    lines.append('"nodes": {' + (f"\n  {node_lines}\n" if node_lines else "") + "}")
+    nodes = ",\n  ".join(node_lines)
+    lines.append('"nodes": {' + (f"\n  {nodes}\n" if nodes else "") + "}")
     return ("{\n " + ",\n ".join(lines) + "\n}\n").encode("utf-8")
 
 
@@ -54,7 +72,7 @@ def encode_document(
     """The state file's bytes for ``top`` (key, value pairs in order) and ``nodes``, afresh."""
     return _document(
         ((key, _plain(value, redactor)) for key, value in top),
-        ((path, _plain(node, redactor)) for path, node in nodes.items()),
+        (f"{_dumps(path)}: {_plain(node, redactor)}" for path, node in nodes.items()),
     )
 
 
@@ -66,17 +84,19 @@ class StateEncoder:
         self._reset()
 
     def _reset(self) -> None:
-        #: node path -> its JSON text (valid until the state marks the node changed).
+        #: node path -> its line, ``"path": {...}`` (valid until the state marks it changed).
         self._node_text: dict[str, str] = {}
         #: (node path or "", key) -> (the value encoded, its text).
         self._values: dict[tuple[str, str], tuple[Any, str]] = {}
-        #: (node path or "", key) -> [(element, its text)] of a list value.
-        self._lists: dict[tuple[str, str], list[tuple[Any, str]]] = {}
+        #: (node path or "", key) -> (plain JSON, redacted text) of a mapping value.
+        self._mappings: dict[tuple[str, str], tuple[str, str]] = {}
+        #: (node path or "", key) -> (the elements, their texts, the texts joined) of a list.
+        self._lists: dict[tuple[str, str], tuple[list[Any], list[str], str]] = {}
 
     def forget(self, path: str) -> None:
         """Drop what is kept of node ``path`` (it was removed from the state)."""
         self._node_text.pop(path, None)
-        for table in (self._values, self._lists):
+        for table in (self._values, self._mappings, self._lists):
             for where in [w for w in table if w[0] == path]:
                 del table[where]
 
@@ -91,15 +111,17 @@ class StateEncoder:
         if redactor is not self._redactor:
             self._reset()  # what was kept was redacted with another redactor
             self._redactor = redactor
+        lines = self._node_text
         for path in changed:
             node = nodes.get(path)
             if node is not None:
-                self._node_text[path] = self._mapping(path, node, redactor)
-        for path in nodes:
-            if path not in self._node_text:
-                self._node_text[path] = self._mapping(path, nodes[path], redactor)
+                lines[path] = f"{_dumps(path)}: {self._mapping(path, node, redactor)}"
+        if len(lines) != len(nodes):  # nodes are only added as changed, removed by forget()
+            for path in nodes:
+                if path not in lines:
+                    lines[path] = f"{_dumps(path)}: {self._mapping(path, nodes[path], redactor)}"
         top_text = [(key, self._value(("", key), value, redactor)) for key, value in top]
-        payload = _document(top_text, ((path, self._node_text[path]) for path in nodes))
+        payload = _document(top_text, [lines[path] for path in nodes])
         if os.environ.get(CHECK_ENV):
             _check(payload, top, nodes, redactor)
         return payload
@@ -108,7 +130,7 @@ class StateEncoder:
         if not all(isinstance(key, str) for key in node):
             return _plain(node, redactor)  # json's own key conversion
         parts = [
-            f"{_dumps(key, ensure_ascii=False)}: {self._value((path, key), value, redactor)}"
+            f"{_key(key)}: {self._value((path, key), value, redactor)}"
             for key, value in node.items()
         ]
         return "{" + ", ".join(parts) + "}"
@@ -123,18 +145,39 @@ class StateEncoder:
             text = _plain(value, redactor)
             self._values[where] = (value, text)
             return text
-        return _plain(value, redactor)
+        # A mapping may have changed in place: its plain JSON (C encoder, no redaction)
+        # says whether it did, and the same JSON always redacts to the same text.
+        raw = _dumps(value, ensure_ascii=False)
+        known = self._mappings.get(where)
+        if known is not None and known[0] == raw:
+            return known[1]
+        text = _plain(value, redactor)
+        self._mappings[where] = (raw, text)
+        return text
 
     def _list(self, where: tuple[str, str], value: list[Any], redactor: Redactor) -> str:
-        before = self._lists.get(where, [])
-        after: list[tuple[Any, str]] = []
+        before = self._lists.get(where)
+        if before is not None:
+            elements, texts, joined = before
+            kept = len(elements)
+            # Lists of records grow at the end: when the old elements are all still there
+            # (compared by identity, in C), only the new ones are encoded.
+            if len(value) >= kept and all(map(operator.is_, value[:kept], elements)):
+                if len(value) == kept:
+                    return f"[{joined}]"
+                added = [_plain(element, redactor) for element in value[kept:]]
+                joined = ", ".join([joined, *added]) if kept else ", ".join(added)
+                self._lists[where] = (list(value), texts + added, joined)
+                return f"[{joined}]"
+        texts = []
         for index, element in enumerate(value):
-            if index < len(before) and before[index][0] is element:
-                after.append(before[index])
+            if before is not None and index < len(before[0]) and before[0][index] is element:
+                texts.append(before[1][index])
             else:
-                after.append((element, _plain(element, redactor)))
-        self._lists[where] = after
-        return "[" + ", ".join(text for _, text in after) + "]"
+                texts.append(_plain(element, redactor))
+        joined = ", ".join(texts)
+        self._lists[where] = (list(value), texts, joined)
+        return f"[{joined}]"
 
 
 def _check(

@@ -8,12 +8,12 @@ unresolved reviewer concerns, pending decisions and the next command (as
 ``phasegate status`` computes it), and warns once per session when the
 session's directory is not the item's worktree (TD4).
 
-It reads the item index phasegate keeps (``.phasegate/cache/index.json``)
-rather than every item's state, shows at most :data:`DETAILED_ITEMS` items in
-detail (those whose worktree holds the session first, then the most recently
-changed) and names the rest in one bounded line, so it stays fast and small
-with a thousand items. The state files of the items it shows are read to
-report a corrupt one.
+It reads the item index phasegate keeps (``.phasegate/cache/index.jsonl``,
+see :mod:`phasegate.engine.index`) rather than every item's state, shows at
+most :data:`DETAILED_ITEMS` items in detail (those whose worktree holds the
+session first, then the most recently changed) and names the rest in one
+bounded line, so it stays fast and small with a thousand items. The state
+files of the items it shows are read to report a corrupt one.
 
 A hook must never break the session: every failure becomes a line of
 context and the exit status is always 0. Only the standard library is
@@ -28,8 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from phasegate.engine.index import fresh_brief, read_index
 from phasegate.integrations.claude_code.layout import ENGINE_FILE, Layout, item_folders, load_layout
-from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, find_repo_quick
+from phasegate.repo_paths import CONFIG_DIR, find_repo_quick
 
 #: Set in the environment of agents phasegate runs itself: their sessions get no context
 #: (they must not drive the workflow they are a step of).
@@ -58,15 +59,6 @@ def read_state(path: Path, fmt: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError("it does not hold an object")
     return data
-
-
-def _index(repo: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((repo / CONFIG_DIR / CACHE_DIR / "index.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    items = data.get("items") if isinstance(data, dict) else None
-    return items if isinstance(items, dict) else {}
 
 
 def next_step(
@@ -159,10 +151,10 @@ def _item_lines(
 
 
 def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> dict[str, Any] | None:
-    found = index.get(key)
-    if isinstance(found, dict):
-        return found
     engine = folder / ENGINE_FILE
+    found = fresh_brief(index, key, engine)
+    if found is not None:
+        return found
     if not engine.is_file():
         return None
     data = read_state(engine, "json")
@@ -180,7 +172,7 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
     if repo is None or not (repo / CONFIG_DIR).is_dir():
         return ""  # no phasegate here (items are only made after .phasegate exists)
     layout: Layout = load_layout(repo)
-    index = _index(repo)
+    index: dict[str, Any] = read_index(repo)
     active: list[tuple[bool, float, str, str, dict[str, Any] | None, Path, str | None]] = []
     for wf_name, name, folder in item_folders(repo, layout):
         problem: str | None = None
