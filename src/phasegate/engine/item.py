@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -118,6 +119,8 @@ class WorkItem:
         #: Results in the journal not yet applied to the state (key -> where they begin):
         #: a commit never moves the state's journal offset past one of them.
         self._unapplied: dict[str, int] = {}
+        # Parallel items' results are journaled (and held) on worker threads.
+        self._unapplied_lock = threading.Lock()
 
     # -- paths ----------------------------------------------------------------------
 
@@ -249,11 +252,13 @@ class WorkItem:
 
     def hold(self, key: str) -> None:
         """The result just journaled under ``key`` is not applied yet (see :meth:`applied`)."""
-        self._unapplied.setdefault(key, self.journal.last_offset)
+        with self._unapplied_lock:
+            self._unapplied.setdefault(key, self.journal.last_offset)
 
     def applied(self, key: str) -> None:
         """The result under ``key`` is now part of the state: commits may move past it."""
-        self._unapplied.pop(key, None)
+        with self._unapplied_lock:
+            self._unapplied.pop(key, None)
 
     def recorded(self) -> RecordedCalls:
         """The agent results, check rounds and actions journaled after the last commit."""
@@ -339,9 +344,11 @@ class WorkItem:
 
     def _journal_position(self, state: EngineState) -> None:
         size = self.journal.size()
-        if self._unapplied:
+        with self._unapplied_lock:
+            held = list(self._unapplied.values())
+        if held:
             # A result journaled but not applied must be found again after a crash.
-            size = min(size, *self._unapplied.values())
+            size = min(size, *held)
         offset = state.journal_offset
         if size == offset:
             return

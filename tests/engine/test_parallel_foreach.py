@@ -1,0 +1,227 @@
+"""A parallel foreach: items at once in their own git worktrees, merged back in plan order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from engine_helpers import git
+from parallel_helpers import (
+    FOLDER,
+    ITEM,
+    Agents,
+    fan_repo,
+    new_item,
+    run,
+    task_branches,
+    worktrees,
+)
+
+from phasegate.errors import WorkflowError
+
+
+def engine_state(root: Path) -> dict:
+    return json.loads((root / FOLDER / ".engine.json").read_text())
+
+
+def events(root: Path) -> list[dict]:
+    lines = (root / FOLDER / ".journal.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_independent_items_run_at_once_each_in_its_own_worktree(tmp_path: Path) -> None:
+    """Items whose dependencies are done run at the same time, at most ``parallel``, each in
+    its own worktree; no two agents ever work in the same tree."""
+    root = fan_repo(tmp_path / "repo", parallel=3)
+    new_item(root)
+    agents = Agents(delay=0.4)
+    outcome = run(root, agents)
+    assert outcome.status == "completed", outcome.message
+    assert agents.most == 3
+    trees = {task: agents.workdirs[task] for task in ("T1", "T2", "T3", "T4")}
+    assert len(set(trees.values())) == 4
+    for where in trees.values():
+        assert where != root and (root / ".phasegate" / "worktrees") in where.parents
+
+
+def test_a_dependent_item_starts_from_its_dependencies_merged_work(tmp_path: Path) -> None:
+    """T4 depends on T1, T2 and T3: its worktree holds the three files they wrote; the
+    independent ones saw only the base."""
+    root = fan_repo(tmp_path / "repo")
+    new_item(root)
+    agents = Agents(delay=0.1)
+    assert run(root, agents).status == "completed"
+    assert agents.seen["T4"] == ["src/T1.py", "src/T2.py", "src/T3.py"]
+    assert agents.seen["T1"] == agents.seen["T2"] == agents.seen["T3"] == []
+
+
+def test_the_merged_work_lands_in_the_work_tree_and_worktrees_are_removed(
+    tmp_path: Path,
+) -> None:
+    """When the loop ends, every item's work is in the work tree (uncommitted, as a sequential
+    run leaves it); worktrees and item branches are gone; the merged history is kept."""
+    root = fan_repo(tmp_path / "repo")
+    new_item(root)
+    assert run(root, Agents(delay=0.05)).status == "completed"
+    for task in ("T1", "T2", "T3", "T4"):
+        assert (root / "src" / f"{task}.py").read_text() == f"# {task}\n"
+    status = git(root, "status", "--porcelain", "--untracked-files=all")
+    assert "?? src/T1.py" in status and "?? src/T4.py" in status
+    assert git(root, "log", "--oneline", "-1").split(" ", 1)[1].strip() == "phasegate workflow"
+    assert worktrees(root) == [] and task_branches(root) == []
+    merged = git(
+        root, "log", "--first-parent", "--format=%s", "refs/phasegate/fan-one/tasks/merged"
+    )
+    assert merged.splitlines() == [
+        "phasegate: merge T4",
+        "phasegate: merge T3",
+        "phasegate: merge T2",
+        "fan-one T1: The bucket",  # the first merge is a fast-forward
+        "phasegate workflow",
+        "init",
+    ]
+    state = engine_state(root)["nodes"]["tasks"]
+    assert [state["items"][k]["status"] for k in ("T1", "T2", "T3", "T4")] == ["done"] * 4
+    assert state["fanout"]["landed"]
+
+
+def test_merges_happen_in_plan_order_whatever_finishes_first(tmp_path: Path) -> None:
+    """T1 takes longest, yet the merged history is T1, T2, T3, T4 (plan order)."""
+    root = fan_repo(tmp_path / "repo")
+    new_item(root)
+    agents = Agents(delay=0.05)
+    slow = {"T1": 0.6, "T2": 0.3, "T3": 0.0}
+
+    def special(request):  # type: ignore[no-untyped-def]
+        import time
+
+        time.sleep(slow.get(request.labels.get("task", ""), 0.0))
+        return None
+
+    agents.special = special
+    assert run(root, agents).status == "completed"
+    merged = [e["key"] for e in events(root) if e["event"] == "foreach.merged"]
+    assert merged == ["T1", "T2", "T3", "T4"]
+    finished = [
+        e["key"] for e in events(root) if e["event"] == "foreach.item" and e["status"] == "done"
+    ]
+    assert finished.index("T3") < finished.index("T1")  # it did finish first
+
+
+def test_jobs_one_runs_the_items_one_at_a_time_in_the_work_tree(tmp_path: Path) -> None:
+    """``run --jobs 1`` overrides ``parallel``: a sequential loop, agents in the work tree."""
+    root = fan_repo(tmp_path / "repo")
+    new_item(root)
+    agents = Agents(delay=0.05)
+    assert run(root, agents, jobs=1).status == "completed"
+    assert agents.most == 1
+    assert {agents.workdirs[t] for t in ("T1", "T2")} == {root}
+
+
+def test_a_per_backend_cap_limits_agents_running_at_once(tmp_path: Path) -> None:
+    """``concurrency.backends`` caps how many agents of one backend run at once."""
+    root = fan_repo(
+        tmp_path / "repo", config="version: 1\nconcurrency:\n  backends: {scripted: 2}\n"
+    )
+    new_item(root)
+    agents = Agents(delay=0.3)
+    assert run(root, agents).status == "completed"
+    assert agents.most == 2
+
+
+def test_a_gate_inside_a_parallel_body_must_name_its_item(tmp_path: Path) -> None:
+    """Items running at once must not share one decision: the gate's id names the item."""
+    extra = ""
+    root = fan_repo(tmp_path / "repo", extra=extra)
+    path = root / ".phasegate" / "workflows" / "fan.yaml"
+    text = path.read_text().replace(
+        "      - id: coded\n        kind: end\n",
+        "      - id: ok\n        kind: gate\n        question: Fine?\n"
+        "        choices: {yes: {to: coded}}\n      - id: coded\n        kind: end\n",
+    )
+    path.write_text(text)
+    with pytest.raises(WorkflowError, match=r"decision id must name the item"):
+        new_item(root)
+
+
+def clashing_agents(resolve: bool) -> Agents:
+    """T1 and T2 write the same file differently; the repair resolves it (or does nothing)."""
+    agents = Agents(
+        delay=0.05,
+        files={"T1": {"src/shared.py": "RATE = 10\n"}, "T2": {"src/shared.py": "RATE = 20\n"}},
+    )
+
+    def special(request):  # type: ignore[no-untyped-def]
+        from phasegate.agents.scripted import ScriptedReply
+
+        if request.labels.get("stage") != "repair":
+            return None
+        agents.calls.append(("repair", request.labels.get("task", "")))
+        text = (request.workdir / "src" / "shared.py").read_text()
+        assert "<<<<<<<" in text  # the agent works on the conflicted merge
+        if not resolve:
+            return ScriptedReply(text="could not decide")
+        return ScriptedReply(write={"src/shared.py": "RATE = 30\n"}, text="resolved")
+
+    agents.special = special
+    return agents
+
+
+def test_a_merge_conflict_is_repaired_by_an_agent_in_a_fresh_worktree(tmp_path: Path) -> None:
+    """Two items change the same lines: the conflict is not resolved silently; the repair
+    call (the body's executor) resolves it; the resolution lands in the work tree."""
+    root = fan_repo(tmp_path / "repo")
+    new_item(root)
+    agents = clashing_agents(resolve=True)
+    outcome = run(root, agents)
+    assert outcome.status == "completed", outcome.message
+    assert agents.calls.count(("repair", "T2")) == 1
+    assert (root / "src" / "shared.py").read_text() == "RATE = 30\n"
+    kinds = [e["event"] for e in events(root)]
+    assert "foreach.conflict" in kinds and "foreach.conflict_resolved" in kinds
+    assert agents.seen["T4"] == ["src/T3.py", "src/shared.py"]  # T4 starts from the resolution
+    assert worktrees(root) == []
+
+
+def test_an_unresolved_conflict_asks_a_person_and_waits(tmp_path: Path) -> None:
+    """When the repairs fail, a gate asks: with no terminal the run stops (exit 3) naming
+    the answer command; resolved by hand and answered, the next run commits and lands it."""
+    from phasegate.errors import WaitingForHuman
+
+    root = fan_repo(tmp_path / "repo")
+    new_item(root)
+    agents = clashing_agents(resolve=False)
+    with pytest.raises(WaitingForHuman, match="phasegate answer fan-one conflict-T2 retry"):
+        run(root, agents)
+    assert agents.calls.count(("repair", "T2")) == 2  # conflicts.attempts, by default
+    assert not (root / "src" / "shared.py").exists()  # nothing landed yet
+    decision = engine_state(root)["decisions"]["conflict-T2"]
+    assert decision["status"] == "pending"
+    (where,) = [Path(w) for w in worktrees(root) if "conflict-" in w]
+    (where / "src" / "shared.py").write_text("RATE = 25\n")  # a person resolves it
+    from phasegate.api import open_repo
+
+    open_repo(root).answer(ITEM, "conflict-T2", "resolved")
+    before = len(agents.calls)
+    assert run(root, agents).status == "completed"
+    assert (root / "src" / "shared.py").read_text() == "RATE = 25\n"
+    new_calls = agents.calls[before:]
+    assert ("repair", "T2") not in new_calls
+    assert [c for c in new_calls if c[0] == "coder"] == [("coder", "T4")]  # nothing redone
+    assert worktrees(root) == []
+
+
+def test_conflicts_then_outcome_ends_the_loop_with_merge_conflict(tmp_path: Path) -> None:
+    """``conflicts: {attempts: 0, then: outcome}``: the loop ends ``merge-conflict``, which
+    stops the run blocked by default; the finished items' work still lands."""
+    from phasegate.errors import BlockedError
+
+    root = fan_repo(tmp_path / "repo", extra="    conflicts: {attempts: 0, then: outcome}\n")
+    new_item(root)
+    agents = clashing_agents(resolve=True)
+    with pytest.raises(BlockedError, match="merge-conflict"):
+        run(root, agents)
+    assert ("repair", "T2") not in agents.calls
+    assert (root / "src" / "shared.py").read_text() == "RATE = 10\n"  # T1's
+    assert (root / "src" / "T3.py").exists()
