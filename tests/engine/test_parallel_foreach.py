@@ -225,3 +225,66 @@ def test_conflicts_then_outcome_ends_the_loop_with_merge_conflict(tmp_path: Path
     assert ("repair", "T2") not in agents.calls
     assert (root / "src" / "shared.py").read_text() == "RATE = 10\n"  # T1's
     assert (root / "src" / "T3.py").exists()
+
+
+def test_status_lists_running_done_waiting_and_failed_items(tmp_path: Path) -> None:
+    """Items stopped for a person or by a failure are parked while the others go on; then
+    ``phasegate status`` lists each item with where it stands, and the answer commands."""
+    import subprocess
+    import sys
+
+    from phasegate.errors import WaitingForHuman
+
+    root = fan_repo(tmp_path / "repo")
+    path = root / ".phasegate" / "workflows" / "fan.yaml"
+    path.write_text(
+        path.read_text().replace(
+            "      - id: coded\n        kind: end\n",
+            "      - id: ok\n        kind: gate\n        decision: ok-{{ task }}\n"
+            "        question: Keep {{ task }}?\n        choices: {yes: {to: coded}}\n"
+            "      - id: coded\n        kind: end\n",
+        )
+    )
+    (root / ".phasegate" / "config.yaml").write_text("version: 1\nretries: {agent: 0}\n")
+    new_item(root)
+    agents = Agents(delay=0.05)
+
+    def special(request):  # type: ignore[no-untyped-def]
+        from phasegate.agents.scripted import ScriptedReply
+
+        if request.labels.get("task") == "T3":
+            return ScriptedReply(exit_status=1, error="the model is overloaded")
+        return None
+
+    agents.special = special
+    with pytest.raises(Exception) as stopped:
+        run(root, agents)
+    # The first parked item (plan order) ends the run: T1 waits for its gate.
+    assert isinstance(stopped.value, WaitingForHuman)
+    shown = subprocess.run(
+        [sys.executable, "-m", "phasegate", "status", ITEM],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout + shown.stderr
+    assert "tasks items: 2 waiting, 1 failed, 1 pending" in text
+    assert (
+        "T3 The config — failed: coder (scripted) failed in phase tasks[T3]/code after 1 "
+        "attempt: the model is overloaded [worktree .phasegate/worktrees/fan-one--tasks--T3]"
+    ) in " ".join(text.split())
+    assert "T4 Wire them together — pending (after T1, T2, T3)" in text
+    listed = subprocess.run(
+        [sys.executable, "-m", "phasegate", "status", ITEM, "--json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    status = json.loads(listed.stdout)
+    (tasks,) = [p for p in status["phases"] if p["node"] == "tasks"]
+    assert [i["status"] for i in tasks["items"]] == ["waiting", "waiting", "failed", "pending"]
+    commands = [d["command"] for d in status["pendingDecisions"]]
+    assert commands == ["phasegate answer fan-one ok-T1 yes", "phasegate answer fan-one ok-T2 yes"]

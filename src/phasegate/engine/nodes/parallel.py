@@ -170,6 +170,7 @@ class FanOut:
 
         entry = self.entries()[key]
         resuming = entry["status"] == "running"
+        entry.pop("parked", None)
         if self.git is not None:
             try:
                 begun = self.start_commit(key)
@@ -180,7 +181,9 @@ class FanOut:
                 return  # its dependencies conflict: it waits, or the loop ends
             where = self.git.prepare(key, begun, reuse=resuming)
             self.run.workspaces[self.prefix(key)] = Workspace(where, begun)
-            entry["worktree"] = str(where)
+            entry["worktree"] = (
+                self.run.rel("", where) if where.is_relative_to(self.item.repo) else str(where)
+            )
         if not resuming:
             entry["status"] = "running"
             entry["started_at"] = utc_now()
@@ -312,9 +315,14 @@ class FanOut:
 
     def park(self, key: str, exc: BaseException) -> None:
         """``key`` stopped with an error: the others go on; the error ends the run later."""
+        from phasegate.errors import WaitingForHuman
+
         self.active.pop(key, None)
         self.parked[key] = exc
-        self.journal("foreach.item", key=key, status="parked", reason=str(exc).splitlines()[0])
+        reason = (str(exc).splitlines() or [exc.__class__.__name__])[0]
+        kind = "waiting" if isinstance(exc, WaitingForHuman) else "failed"
+        self.entries()[key]["parked"] = f"{kind}: {reason}"
+        self.journal("foreach.item", key=key, status="parked", reason=reason)
         self.run.save(lazy=True)
 
     def ended(self, key: str, end: End) -> None:
