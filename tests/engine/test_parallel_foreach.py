@@ -288,3 +288,37 @@ def test_status_lists_running_done_waiting_and_failed_items(tmp_path: Path) -> N
     assert [i["status"] for i in tasks["items"]] == ["waiting", "waiting", "failed", "pending"]
     commands = [d["command"] for d in status["pendingDecisions"]]
     assert commands == ["phasegate answer fan-one ok-T1 yes", "phasegate answer fan-one ok-T2 yes"]
+
+
+def test_a_lock_file_left_by_a_killed_git_command_is_cleared(tmp_path: Path) -> None:
+    """A run killed in the middle of ``git commit`` leaves index.lock behind; the resumed
+    run's commit of that item still goes through (the item's run lock rules out another)."""
+    from phasegate.engine.fanout_git import FanoutGit
+
+    root = fan_repo(tmp_path / "repo")
+    trees = FanoutGit(root, root, "fan-one", "tasks", (".phasegate",), "2026-01-01T00:00:00+00:00")
+    base = trees.snapshot()
+    where = trees.prepare("T1", base, reuse=False)
+    (where / "a.txt").write_text("a\n")
+    gitdir = Path(git(where, "rev-parse", "--git-dir").strip())
+    (gitdir if gitdir.is_absolute() else where / gitdir).joinpath("index.lock").write_text("")
+    commit = trees.commit(where, "fan-one T1")
+    assert (
+        commit != base and git(where, "show", "--format=%s", "-s", commit).strip() == "fan-one T1"
+    )
+
+
+def test_commits_are_the_same_for_the_same_work(tmp_path: Path) -> None:
+    """Item commits have a fixed author and the fan-out's start time: the same work gives the
+    same commit, so a resumed run's history matches an uninterrupted one's."""
+    from phasegate.engine.fanout_git import FanoutGit
+
+    made = []
+    for name in ("a", "b"):
+        root = fan_repo(tmp_path / name)
+        git(root, "commit", "-q", "--amend", "--no-edit", "--date=2026-01-01T00:00:00")
+        trees = FanoutGit(root, root, "x", "tasks", (".phasegate",), "2026-01-02T00:00:00+00:00")
+        where = trees.prepare("T1", trees.snapshot(), reuse=False)
+        (where / "a.txt").write_text("a\n")
+        made.append(git(where, "show", "-s", "--format=%an %ad %T %s", trees.commit(where, "m")))
+    assert made[0] == made[1] and made[0].startswith("phasegate ")

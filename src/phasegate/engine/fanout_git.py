@@ -40,6 +40,8 @@ BRANCH_PREFIX = "phasegate-tasks"
 REF_PREFIX = "refs/phasegate"
 #: Lines that mark an unresolved conflict in a file.
 _MARKER = re.compile(rb"^(<{7} |={7}$|>{7} )", re.MULTILINE)
+#: git's complaint about a lock file left by a killed command.
+_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
 
 
 def slug(text: str) -> str:
@@ -90,6 +92,8 @@ class FanoutGit:
 
     def must(self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
         out = self.git(*args, cwd=cwd, env=env)
+        if out.returncode != 0 and self._stale_lock_removed(out.stderr):
+            out = self.git(*args, cwd=cwd, env=env)  # a run killed mid-command left a lock
         if out.returncode != 0:
             detail = (out.stderr or out.stdout).strip().splitlines()
             raise BlockedError(
@@ -97,6 +101,23 @@ class FanoutGit:
                 f"items of {self.item}: {detail[0] if detail else f'exit {out.returncode}'}"
             )
         return out.stdout.strip()
+
+    def _stale_lock_removed(self, stderr: str) -> bool:
+        """Remove a lock file git names as left behind, if it is one of this repository's.
+
+        The item's run lock is held, so no other phasegate run works here; a lock
+        file git complains about was left by a run that was killed mid-command.
+        """
+        found = _LOCK.search(stderr)
+        if found is None:
+            return False
+        lock = Path(found.group(1))
+        common = self.git("rev-parse", "--git-common-dir", cwd=self.repo).stdout.strip()
+        root = (self.repo / common).resolve() if common else None
+        if root is None or not lock.resolve().is_relative_to(root):
+            return False
+        lock.unlink(missing_ok=True)
+        return True
 
     def _identity(self) -> dict[str, str]:
         return {
@@ -166,7 +187,8 @@ class FanoutGit:
     def _drop(self, path: Path) -> None:
         """Remove a worktree (or what is left of one) and git's record of it."""
         if path.exists():
-            self.git("worktree", "remove", "--force", str(path), cwd=self.repo)
+            # Twice forced: a worktree whose creation was killed is still marked locked.
+            self.git("worktree", "remove", "-f", "-f", str(path), cwd=self.repo)
             if path.exists():
                 shutil.rmtree(path, ignore_errors=True)
         self.git("worktree", "prune", cwd=self.repo)

@@ -301,6 +301,13 @@ class EngineState:
         self._dirty.add(path)
         self.versions[path] = self.versions.get(path, 0) + 1
 
+    def touched_under(self, prefix: str) -> None:
+        """Mark every node under ``prefix`` changed (a parallel item resumes: what it holds
+        may change after commits other items made meanwhile)."""
+        for path in self.nodes:
+            if path.startswith(prefix):
+                self.touched(path)
+
     def paths(self) -> Iterator[str]:
         return iter(self.nodes)
 

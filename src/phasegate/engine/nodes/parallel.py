@@ -82,6 +82,12 @@ class FanOut:
     def prefix(self, key: str) -> str:
         return f"{self.path}[{key}]/"
 
+    def save(self, *, lazy: bool = False, durable: bool = False) -> None:
+        """Commit the state; the loop's node is marked changed first (its entries and
+        records are changed in place, between commits)."""
+        self.run.state.touched(self.path)
+        self.run.save(lazy=lazy, durable=durable)
+
     def journal(self, event: str, **data: Any) -> None:
         self.item.record(event, node=self.path, **data)
 
@@ -124,7 +130,7 @@ class FanOut:
             isolation=self.node.isolation,
             items=[k for k in self.order if self.entries()[k]["status"] not in SETTLED],
         )
-        self.run.save(lazy=True)
+        self.save(lazy=True)
 
     def make_git(self, date: str) -> FanoutGit:
         workdir = self.item.workdir(self.run.state)
@@ -160,7 +166,7 @@ class FanOut:
             ):
                 entry["status"] = "skipped"
                 self.journal("foreach.item", key=key, status="skipped", reason="already done")
-                self.run.save(lazy=True)
+                self.save(lazy=True)
                 continue
             if self.ready(key):
                 self.start(key)
@@ -171,6 +177,7 @@ class FanOut:
         entry = self.entries()[key]
         resuming = entry["status"] == "running"
         entry.pop("parked", None)
+        begun: str | None = None
         if self.git is not None:
             try:
                 begun = self.start_commit(key)
@@ -179,14 +186,14 @@ class FanOut:
                 return
             if begun is None:
                 return  # its dependencies conflict: it waits, or the loop ends
-            where = self.git.prepare(key, begun, reuse=resuming)
-            self.run.workspaces[self.prefix(key)] = Workspace(where, begun)
-            entry["worktree"] = (
-                self.run.rel("", where) if where.is_relative_to(self.item.repo) else str(where)
-            )
         if not resuming:
+            # Recorded before its worktree exists: a resumed run then keeps what the
+            # item's agents did there (their results are reused, not made again).
             entry["status"] = "running"
             entry["started_at"] = utc_now()
+            if self.git is not None:
+                rel = self.git.path(key).relative_to(self.item.repo)
+                entry["worktree"] = str(rel)
             self.journal(
                 "foreach.item",
                 key=key,
@@ -194,7 +201,10 @@ class FanOut:
                 title=entry.get("title", ""),
                 worktree=entry.get("worktree"),
             )
-            self.run.save(lazy=True)
+            self.save()
+        if self.git is not None and begun is not None:
+            where = self.git.prepare(key, begun, reuse=resuming)
+            self.run.workspaces[self.prefix(key)] = Workspace(where, begun)
         current = Task.from_dict(key, entry)
         steps = self.run.frame(
             definition_path(self.path) + "/",
@@ -228,7 +238,7 @@ class FanOut:
                 return None  # waiting for that conflict, or the loop ends with merge-conflict
             head = resolved
         entry["start"] = head
-        self.run.save(lazy=True)
+        self.save(lazy=True)
         return head
 
     # -- effects ---------------------------------------------------------------------------
@@ -238,6 +248,9 @@ class FanOut:
         from phasegate.engine.run import Call
 
         while True:
+            # Other items committed since this one last ran: what its body holds on to
+            # must be written by its next commit, as in a sequential run.
+            self.run.state.touched_under(self.prefix(active.key))
             try:
                 effect = next(active.steps) if first else active.steps.send(value)
             except StopIteration as stop:
@@ -323,7 +336,7 @@ class FanOut:
         kind = "waiting" if isinstance(exc, WaitingForHuman) else "failed"
         self.entries()[key]["parked"] = f"{kind}: {reason}"
         self.journal("foreach.item", key=key, status="parked", reason=reason)
-        self.run.save(lazy=True)
+        self.save(lazy=True)
 
     def ended(self, key: str, end: End) -> None:
         self.active.pop(key, None)
@@ -337,7 +350,7 @@ class FanOut:
         if end.outcome != DONE:
             self.halted = True
         self.journal("foreach.item", key=key, status=entry["status"], commit=entry.get("commit"))
-        self.run.save(lazy=True)
+        self.save(lazy=True)
         if end.outcome == DONE and self.git is not None:
             self.git.remove(key)
 
@@ -402,7 +415,7 @@ class FanOut:
             elif status in ("pending", "running") and not past_unfinished:
                 return
             fan["integrated"] = int(fan["integrated"]) + 1
-            self.run.save(lazy=True)
+            self.save(lazy=True)
 
     def land(self) -> None:
         """Put the merged work into the work tree, then remove the finished items' branches."""
@@ -413,7 +426,7 @@ class FanOut:
             self.git.apply(str(fan["base"]), str(fan["merged"]))
             fan["landed"] = utc_now()
             self.journal("fanout.landed", base=fan["base"], merged=fan["merged"])
-            self.run.save(durable=True)
+            self.save(durable=True)
         for key in self.order:
             if self.entries()[key]["status"] == DONE:
                 self.git.remove(key, branch=True)
@@ -475,7 +488,7 @@ class FanOut:
                 "fingerprints": self.git.fingerprints(where, files),
             }
             self.journal("foreach.conflict", key=key, stage=stage, files=files, worktree=str(where))
-            self.run.save()
+            self.save()
         record["owner"] = key
         files = list(record["files"])
         while True:
@@ -485,12 +498,12 @@ class FanOut:
                 message = f"phasegate: merge for {key}, conflict resolved"
                 record["commit"] = done or self.git.finish_merge(where, message)
                 self.journal("foreach.conflict_resolved", key=key, commit=record["commit"])
-                self.run.save()
+                self.save()
                 self.git.remove_worktree(name)
                 return str(record["commit"])
             if int(record["repairs"]) < self.node.conflicts.attempts:
                 record["repairs"] = int(record["repairs"]) + 1
-                self.run.save()
+                self.save()
                 self.repair(key, name, where, left, int(record["repairs"]))
                 continue
             if self.node.conflicts.then == "outcome":
@@ -499,13 +512,13 @@ class FanOut:
                 choice = self.ask_person(key, record, where, left)
             if choice == "retry":
                 record["repairs"] = 0
-                self.run.save()
+                self.save()
                 continue
             if choice == "stop":
                 self.entries()[key]["status"] = "merge-conflict"
                 self.halted = True
                 self.journal("foreach.item", key=key, status="merge-conflict", files=left)
-                self.run.save()
+                self.save()
                 return None
             # "resolved": a person resolved it in the worktree; checked on the next turn.
 
@@ -541,7 +554,7 @@ class FanOut:
         )
         result = call_agent(self.item, self.run.state, self.run.backends, spec)
         self.run.state.add_usage(self.path, str(role), usage_of(result))
-        self.run.save()
+        self.save()
 
     def ask_person(self, key: str, record: dict[str, Any], where: Path, files: list[str]) -> str:
         """The person's choice after the repairs: retry, resolved (by hand) or stop.
