@@ -34,7 +34,7 @@ from phasegate.engine.checks import recorded_round, run_check_round
 from phasegate.engine.fanout_git import FanoutGit
 from phasegate.engine.gates import Question, ask
 from phasegate.engine.plugin_api import Task
-from phasegate.errors import PhasegateError
+from phasegate.errors import BlockedError, PhasegateError
 from phasegate.process import stop_running_children
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import AgentNode, ForeachNode
@@ -70,6 +70,8 @@ class FanOut:
         self.halted = False  # an item ended other than done: no new item starts
         self.stop = threading.Event()
         self.git: FanoutGit | None = None
+        #: The order ready items start in: longest chain of dependents first, then plan order.
+        self._priority: list[str] | None = None
 
     # -- state ---------------------------------------------------------------------------
 
@@ -114,6 +116,11 @@ class FanOut:
         return Outcome(self.conclude())
 
     def begin(self) -> None:
+        from phasegate.engine.nodes.foreach import dependency_order
+
+        entries = self.entries()
+        # Items wait for their dependencies whatever the order: a cycle would never start.
+        dependency_order([Task.from_dict(k, entries[k]) for k in self.order], self.path)
         fan = self.fan()
         if not fan.get("started"):
             fan["started"] = utc_now()
@@ -153,8 +160,24 @@ class FanOut:
                 return False
         return True
 
-    def start_ready(self) -> None:
+    def heights(self) -> dict[str, int]:
+        """How long a chain of items waits on each one (1: none): the longest go first."""
+        entries = self.entries()
+        dependents: dict[str, list[str]] = {k: [] for k in self.order}
         for key in self.order:
+            for dep in entries[key].get("deps") or ():
+                if dep in dependents:
+                    dependents[dep].append(key)
+        height: dict[str, int] = {}
+        for key in reversed(self.order):  # dependency order: dependents come later
+            height[key] = 1 + max((height.get(k, 0) for k in dependents[key]), default=0)
+        return height
+
+    def start_ready(self) -> None:
+        if self._priority is None:
+            height = self.heights()
+            self._priority = sorted(self.order, key=lambda k: (-height[k], self.rank[k]))
+        for key in self._priority:
             if self.halted or self.stop.is_set() or len(self.active) >= self.jobs:
                 return
             entry = self.entries()[key]
@@ -447,6 +470,12 @@ class FanOut:
             for k in self.order
             if entries[k]["status"] not in (*SETTLED, "pending", "running")
         ]
+        stuck = [k for k in self.order if entries[k]["status"] in ("pending", "running")]
+        if stuck and not ended:
+            raise BlockedError(
+                f"{self.item.name}: items {', '.join(stuck)} of {self.path} never became ready "
+                "(they depend on items that are not in the list or not done)"
+            )
         outcome = ended[0] if ended else DONE
         self.integrate(past_unfinished=outcome != DONE)
         self.land()
