@@ -322,3 +322,65 @@ def test_commits_are_the_same_for_the_same_work(tmp_path: Path) -> None:
         (where / "a.txt").write_text("a\n")
         made.append(git(where, "show", "-s", "--format=%an %ad %T %s", trees.commit(where, "m")))
     assert made[0] == made[1] and made[0].startswith("phasegate ")
+
+
+def test_isolation_none_runs_items_at_once_in_the_one_work_tree(tmp_path: Path) -> None:
+    """``isolation: none``: no worktrees, no merges; items still run at once."""
+    root = fan_repo(tmp_path / "repo", extra="    isolation: none\n")
+    new_item(root)
+    agents = Agents(delay=0.3)
+    assert run(root, agents).status == "completed"
+    assert agents.most == 3
+    assert {agents.workdirs[t] for t in ("T1", "T2", "T3", "T4")} == {root}
+    assert worktrees(root) == [] and "refs/phasegate" not in git(root, "for-each-ref")
+
+
+def test_a_run_without_a_commit_to_branch_from_is_refused_clearly(tmp_path: Path) -> None:
+    """Worktrees need a commit: a repository without one gets a one-line error naming what
+    to do, exit 2, and nothing is lost."""
+    from phasegate.errors import BadInputError
+
+    root = fan_repo(tmp_path / "repo")
+    new_item(root)
+    agents = Agents(delay=0.01)
+    import shutil
+
+    shutil.rmtree(root / ".git")
+    git(root, "init", "-q", "-b", "main")
+    with pytest.raises(BadInputError, match="has no commit to start them from: commit first"):
+        run(root, agents)
+    assert (root / FOLDER / "tasks.md").exists()
+
+
+def test_the_repair_role_must_be_able_to_write(tmp_path: Path) -> None:
+    """``conflicts.role`` names who resolves merge conflicts: a read-only role is refused
+    when the workflow loads, with the file and field."""
+    root = fan_repo(tmp_path / "repo", extra="    conflicts: {role: reviewer}\n")
+    with pytest.raises(WorkflowError, match=r"fan.yaml:\d+: .*conflicts.role.*needs write access"):
+        new_item(root)
+
+
+def test_progress_lines_name_their_item_without_a_terminal(tmp_path: Path) -> None:
+    """Without a terminal, each progress line of a parallel item says which item it is."""
+    import io
+
+    from rich.console import Console
+
+    from phasegate.api import open_repo
+    from phasegate.cli.progress import ProgressPrinter
+    from phasegate.engine.runner import RunOptions
+
+    root = fan_repo(tmp_path / "repo")
+    new_item(root)
+    out = io.StringIO()
+    printer = ProgressPrinter(Console(file=out, width=200, force_terminal=False))
+    agents = Agents(delay=0.05)
+    open_repo(root).run(
+        ITEM, backends={"default": agents.backend()}, options=RunOptions(), sink=printer
+    )
+    text = out.getvalue()
+    assert "running up to 3 item(s) at once in git worktrees (4 to go)" in text
+    for key in ("T1", "T2", "T3", "T4"):
+        assert f"[{key}] iteration 1: coder (scripted) working on tasks…" in text
+        assert f"[{key}] ✔ tasks complete (1 iteration)" in text
+    assert "merged T4" in text

@@ -328,8 +328,9 @@ def _attempt(
     crash_point("dispatch.after_call")
     # Written to the OS now (a killed process keeps it) and fsync'd by the
     # commit that applies it, before the state file is replaced.
-    item.record(
+    item.record_result(
         "agent.finished",
+        spec.key if result.ok else None,
         **result_to_event(result, item),
         key=spec.key,
         attempt=attempt_id,
@@ -337,8 +338,6 @@ def _attempt(
         phase=spec.label,
         iteration=spec.iteration,
     )
-    if result.ok:
-        item.hold(spec.key)
     # The result is journaled but not yet applied: where a resumed run must recover it.
     crash_point("agent.returned")
     return result, attempt_id

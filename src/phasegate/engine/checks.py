@@ -133,8 +133,9 @@ def run_check_round(
             duration_s=outcome.duration_s,
             output=outcome.output_tail,
         )
-    item.record(
+    item.record_result(
         "checks.completed",
+        round_.key,
         key=round_.key,
         sync_now=False,
         node=round_.path,
@@ -142,7 +143,6 @@ def run_check_round(
         iteration=round_.iteration,
         outcomes=[dataclasses.asdict(outcome) for outcome in outcomes],
     )
-    item.hold(round_.key)
     return outcomes
 
 

@@ -112,9 +112,7 @@ class FanoutGit:
         if found is None:
             return False
         lock = Path(found.group(1))
-        common = self.git("rev-parse", "--git-common-dir", cwd=self.repo).stdout.strip()
-        root = (self.repo / common).resolve() if common else None
-        if root is None or not lock.resolve().is_relative_to(root):
+        if not lock.resolve().is_relative_to(self._common_dir()):
             return False
         lock.unlink(missing_ok=True)
         return True
@@ -186,12 +184,27 @@ class FanoutGit:
 
     def _drop(self, path: Path) -> None:
         """Remove a worktree (or what is left of one) and git's record of it."""
+        admin = self._admin(path)
+        if not path.exists() and admin is None:
+            return
         if path.exists():
-            # Twice forced: a worktree whose creation was killed is still marked locked.
-            self.git("worktree", "remove", "-f", "-f", str(path), cwd=self.repo)
-            if path.exists():
-                shutil.rmtree(path, ignore_errors=True)
+            shutil.rmtree(path, ignore_errors=True)
+        # Twice forced: a worktree whose creation was killed is still marked locked.
         self.git("worktree", "prune", cwd=self.repo)
+        if admin is not None and admin.exists():
+            shutil.rmtree(admin, ignore_errors=True)
+
+    def _admin(self, path: Path) -> Path | None:
+        """git's record of the worktree at ``path`` (``.git/worktrees/NAME``), if any."""
+        common = self._common_dir()
+        folder = common / "worktrees" / path.name
+        return folder if folder.is_dir() else None
+
+    def _common_dir(self) -> Path:
+        if not hasattr(self, "_common"):
+            found = self.must("rev-parse", "--git-common-dir", cwd=self.repo)
+            self._common = (self.repo / found).resolve()
+        return self._common
 
     def prepare(self, key: str, start: str, reuse: bool) -> Path:
         """The worktree of ``key`` on its branch, starting at ``start``.
@@ -205,8 +218,7 @@ class FanoutGit:
         if reuse and path.is_dir() and self._checkout_ok(path):
             return path
         self._drop(path)
-        has_branch = self.git("rev-parse", "--verify", "-q", f"refs/heads/{branch}").returncode
-        if reuse and has_branch == 0 and self.is_ancestor(start, branch):
+        if reuse and self.is_ancestor(start, f"refs/heads/{branch}"):
             self.must("worktree", "add", "-q", str(path), branch, cwd=self.repo)
         else:
             self.must("worktree", "add", "-q", "-B", branch, str(path), start, cwd=self.repo)
@@ -218,26 +230,37 @@ class FanoutGit:
         Committing twice is harmless: with nothing new, the branch head is returned.
         """
         self.must("add", "-A", *self._pathspec(), cwd=path)
-        if self.git("diff", "--cached", "--quiet", cwd=path).returncode != 0:
-            self.must("commit", "-q", "--no-verify", "-m", message, cwd=path)
+        made = self.git("commit", "-q", "--no-verify", "-m", message, cwd=path)
+        if made.returncode != 0 and self.git("diff", "--cached", "--quiet", cwd=path).returncode:
+            self.must("commit", "-q", "--no-verify", "-m", message, cwd=path)  # says why
         return self.must("rev-parse", "HEAD", cwd=path)
 
     def remove_worktree(self, name: str) -> None:
         self._drop(self.path(name))
 
-    def remove(self, key: str, *, branch: bool = False) -> None:
+    def remove(self, key: str) -> None:
         self._drop(self.path(key))
-        if branch:
-            self.git("branch", "-D", self.branch(key), cwd=self.repo)
+
+    def remove_all(self, keys: list[str]) -> None:
+        """Remove the worktrees and branches of ``keys`` (their work is merged)."""
+        for key in keys:
+            path = self.path(key)
+            if path.exists():
+                shutil.rmtree(path, ignore_errors=True)
+        self.git("worktree", "prune", cwd=self.repo)
+        branches = [self.branch(k) for k in keys]
+        for start in range(0, len(branches), 100):
+            self.git("branch", "-D", *branches[start : start + 100], cwd=self.repo)
 
     # -- merges -----------------------------------------------------------------------
 
     def merge(self, ours: str, theirs: str, message: str) -> Merge:
         """``theirs`` merged into ``ours`` without a work tree (the same inputs, the same
         commit); or the files that conflict."""
-        if self.is_ancestor(theirs, ours):
+        base = self.git("merge-base", ours, theirs).stdout.strip()
+        if base == theirs:
             return Merge(ours)
-        if self.is_ancestor(ours, theirs):
+        if base == ours:
             return Merge(theirs)
         out = self.git("merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs)
         lines = out.stdout.strip().splitlines()

@@ -80,7 +80,19 @@ def completion_summary(workflow: Workflow, state: EngineState) -> str:
         total += found.iteration
         if found.get("review") == "concerns":
             concerns.append(node.label or node.id)
-    text = f"{len(run)} phases completed in {total} review iterations"
+    items = 0
+    for path in state.paths():
+        if "[" not in path:
+            continue
+        found = state.peek(path)
+        if found is None or found.get("review") in (None, "none"):
+            continue
+        items += 1
+        total += found.iteration
+        if found.get("review") == "concerns":
+            concerns.append(path)
+    done = f"{len(run)} phases" + (f" and {items} loop item steps" if items else "")
+    text = f"{done} completed in {total} review iterations"
     if concerns:
         text += f"; unresolved reviewer concerns in {', '.join(concerns)}"
     return text + "."

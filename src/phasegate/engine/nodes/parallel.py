@@ -101,19 +101,25 @@ class FanOut:
         self.begin()
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="phasegate-item")
         try:
-            while True:
-                self.integrate()
-                self.start_ready()
-                if not self.active:
-                    break
-                self.submit(pool)
-                self.collect()
+            with self.item.grouped():
+                while True:
+                    self.integrate()
+                    self.start_ready()
+                    if not self.active:
+                        break
+                    self.submit(pool)
+                    # Commits are grouped (the journal holds every result meanwhile) and
+                    # made while the agents just started work.
+                    self.item.flush_if_due()
+                    self.collect()
+                outcome = self.conclude()
         except BaseException:
             self.abandon()
             raise
         finally:
+            self.item.flush()
             pool.shutdown(wait=True, cancel_futures=True)
-        return Outcome(self.conclude())
+        return Outcome(outcome)
 
     def begin(self) -> None:
         from phasegate.engine.nodes.foreach import dependency_order
@@ -174,12 +180,18 @@ class FanOut:
         return height
 
     def start_ready(self) -> None:
+        """Start the ready items (longest chains of dependents first) while there is room.
+
+        Items are marked running in one commit before their worktrees are made,
+        so a resumed run keeps what their agents did there.
+        """
         if self._priority is None:
             height = self.heights()
             self._priority = sorted(self.order, key=lambda k: (-height[k], self.rank[k]))
+        starting: list[tuple[str, str | None, bool]] = []
         for key in self._priority:
-            if self.halted or self.stop.is_set() or len(self.active) >= self.jobs:
-                return
+            if self.halted or self.stop.is_set() or len(self.active) + len(starting) >= self.jobs:
+                break
             entry = self.entries()[key]
             if (
                 entry["status"] == "pending"
@@ -191,44 +203,45 @@ class FanOut:
                 self.journal("foreach.item", key=key, status="skipped", reason="already done")
                 self.save(lazy=True)
                 continue
-            if self.ready(key):
-                self.start(key)
+            if not self.ready(key):
+                continue
+            resuming = entry["status"] == "running"
+            entry.pop("parked", None)
+            begun: str | None = None
+            if self.git is not None:
+                try:
+                    begun = self.start_commit(key)
+                except PhasegateError as exc:
+                    self.park(key, exc)
+                    continue
+                if begun is None:
+                    continue  # its dependencies conflict: it waits, or the loop ends
+            if not resuming:
+                entry["status"] = "running"
+                entry["started_at"] = utc_now()
+                if self.git is not None:
+                    entry["worktree"] = str(self.git.path(key).relative_to(self.item.repo))
+                self.journal(
+                    "foreach.item",
+                    key=key,
+                    status="running",
+                    title=entry.get("title", ""),
+                    worktree=entry.get("worktree"),
+                )
+            starting.append((key, begun, resuming))
+        if self.git is not None and any(not resuming for _, _, resuming in starting):
+            self.save()
+        for key, begun, resuming in starting:
+            self.start(key, begun, resuming)
 
-    def start(self, key: str) -> None:
+    def start(self, key: str, begun: str | None, resuming: bool) -> None:
+        """Make ``key``'s worktree (or take it back) and run its body to its first call."""
         from phasegate.engine.run import ItemCursor, Workspace, definition_path
 
-        entry = self.entries()[key]
-        resuming = entry["status"] == "running"
-        entry.pop("parked", None)
-        begun: str | None = None
-        if self.git is not None:
-            try:
-                begun = self.start_commit(key)
-            except PhasegateError as exc:
-                self.park(key, exc)
-                return
-            if begun is None:
-                return  # its dependencies conflict: it waits, or the loop ends
-        if not resuming:
-            # Recorded before its worktree exists: a resumed run then keeps what the
-            # item's agents did there (their results are reused, not made again).
-            entry["status"] = "running"
-            entry["started_at"] = utc_now()
-            if self.git is not None:
-                rel = self.git.path(key).relative_to(self.item.repo)
-                entry["worktree"] = str(rel)
-            self.journal(
-                "foreach.item",
-                key=key,
-                status="running",
-                title=entry.get("title", ""),
-                worktree=entry.get("worktree"),
-            )
-            self.save()
         if self.git is not None and begun is not None:
             where = self.git.prepare(key, begun, reuse=resuming)
             self.run.workspaces[self.prefix(key)] = Workspace(where, begun)
-        current = Task.from_dict(key, entry)
+        current = Task.from_dict(key, self.entries()[key])
         steps = self.run.frame(
             definition_path(self.path) + "/",
             self.prefix(key),
@@ -305,8 +318,6 @@ class FanOut:
         from phasegate.engine.run import Call
 
         waiting = [a for a in self.active.values() if a.effect is not None and a.future is None]
-        if waiting:
-            self.item.before_slow_work()  # a coalesced commit is written before agents start
         for active in sorted(waiting, key=lambda a: self.rank[a.key]):
             effect = active.effect
             if isinstance(effect, Call):
@@ -374,8 +385,6 @@ class FanOut:
             self.halted = True
         self.journal("foreach.item", key=key, status=entry["status"], commit=entry.get("commit"))
         self.save(lazy=True)
-        if end.outcome == DONE and self.git is not None:
-            self.git.remove(key)
 
     def abandon(self) -> None:
         """The run is stopping (Ctrl-C, a stop signal, an error of the engine itself): kill
@@ -450,9 +459,7 @@ class FanOut:
             fan["landed"] = utc_now()
             self.journal("fanout.landed", base=fan["base"], merged=fan["merged"])
             self.save(durable=True)
-        for key in self.order:
-            if self.entries()[key]["status"] == DONE:
-                self.git.remove(key, branch=True)
+        self.git.remove_all([k for k in self.order if self.entries()[k]["status"] == DONE])
 
     def conclude(self) -> str:
         """The loop's outcome once nothing more can run.
