@@ -178,3 +178,58 @@ def test_kill_9_at_random_moments_of_a_fan_out_changes_nothing_but_time(tmp_path
         assert outcome_of(root) == reference, root
         assert worktrees(root) == []
     assert kills >= 50
+
+
+def test_at_a_terminal_running_items_show_in_a_live_table(tmp_path: Path) -> None:
+    """``phasegate run`` at a terminal: while items run in parallel, one line per running
+    item (what it does, for how long) is drawn live; the run completes."""
+    import pty
+    import select
+
+    root = fan_repo(
+        tmp_path / "repo",
+        config=(
+            "version: 1\nroles:\n  default: {backend: scripted}\n"
+            "backends:\n  scripted: {script: .phasegate/agents.yaml}\n"
+        ),
+    )
+    (root / ".phasegate" / "agents.yaml").write_text(
+        "planner:\n  '*': [{write: {'{item_dir}/tasks.md': \"- [ ] T1: a\\n- [ ] T2: b\\n\"}}]\n"
+        "coder:\n  '*': [{write: {'src/{task}.py': 'x = 1\\n'}, sleep: 1.5}]\n"
+        "reviewer:\n  '*': [{verdict: {approved: true, summary: ok, issues: []}}]\n"
+    )
+    new_item(root)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "phasegate", "run", "fan-one"],
+        cwd=root,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, "COLUMNS": "120", "TERM": "xterm"},
+    )
+    os.close(follower)
+    output = b""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(leader)
+    assert proc.wait(timeout=30) == 0, output.decode(errors="replace")[-2000:]
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode(errors="replace"))
+
+    assert re.search(r"item\s+doing\s+for", text)  # the live table's header
+    assert re.search(r"T1\s+coder \(scripted\) on code\s+[01]s", text)
+    assert re.search(r"T2\s+coder \(scripted\) on code\s+1s", text)  # the time goes on
+    assert "fan-one complete" in text

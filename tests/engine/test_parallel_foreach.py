@@ -182,6 +182,18 @@ def test_a_merge_conflict_is_repaired_by_an_agent_in_a_fresh_worktree(tmp_path: 
     assert "foreach.conflict" in kinds and "foreach.conflict_resolved" in kinds
     assert agents.seen["T4"] == ["src/T3.py", "src/shared.py"]  # T4 starts from the resolution
     assert worktrees(root) == []
+    import subprocess
+    import sys
+
+    logs = subprocess.run(
+        [sys.executable, "-m", "phasegate", "logs", ITEM],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    ).stdout
+    assert "item T2: merge conflict in src/shared.py" in logs
+    assert "item T2: merge conflict resolved" in logs and "item T4 merged" in logs
 
 
 def test_an_unresolved_conflict_asks_a_person_and_waits(tmp_path: Path) -> None:

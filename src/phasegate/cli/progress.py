@@ -97,9 +97,14 @@ class ProgressPrinter:
             table.add_row(escape(key), escape(what), f"{now - since:.0f}s")
         return table
 
+    def __rich__(self) -> Table:
+        """The live table, drawn anew at each refresh (so the times go on)."""
+        with self._lock:
+            return self._table()
+
     def _refresh(self) -> None:
         if self._live is not None:
-            self._live.update(self._table(), refresh=True)
+            self._live.refresh()
 
     def _row(self, key: str | None, what: str) -> None:
         if self._rows is None or key is None:
@@ -118,9 +123,7 @@ class ProgressPrinter:
         if self.live:
             self.close_spinner()
             self._rows = {}
-            self._live = Live(
-                self._table(), console=self.console, refresh_per_second=2, transient=True
-            )
+            self._live = Live(self, console=self.console, refresh_per_second=2, transient=True)
             self._live.start()
 
     def close_spinner(self) -> None:
