@@ -59,7 +59,9 @@ def plan(size: int, seed: int) -> tuple[str, dict[str, float], dict[str, list[st
         key = f"T{i}"
         sleeps[key] = rng.uniform(0.05, 0.5)
         earlier = [f"T{j}" for j in range(max(1, i - 10), i)]
-        deps[key] = sorted({d for d in rng.sample(earlier, min(2, len(earlier))) if rng.random() < 0.3})
+        deps[key] = sorted(
+            {d for d in rng.sample(earlier, min(2, len(earlier))) if rng.random() < 0.3}
+        )
         after = f" (after {', '.join(deps[key])})" if deps[key] else ""
         lines.append(f"- [ ] {key}: task {i}{after}")
     return "\n".join(lines) + "\n", sleeps, deps
@@ -99,9 +101,7 @@ def ideal(sleeps: dict[str, float], deps: dict[str, list[str]], jobs: int) -> fl
     return now
 
 
-def run_once(
-    size: int, jobs: int, isolation: str, seed: int
-) -> tuple[float, float, float, int]:
+def run_once(size: int, jobs: int, isolation: str, seed: int) -> tuple[float, float, float, int]:
     """(makespan in seconds, the lower bound, the engine-free schedule, calls) of one run."""
     from phasegate.agents.base import AgentRequest
     from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
