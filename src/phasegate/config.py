@@ -53,6 +53,34 @@ class WorkflowSettings(BaseModel):
     items_dir: str | None = None
 
 
+class Concurrency(BaseModel):
+    """``concurrency:``: how many agents run at once in a parallel foreach.
+
+    ``jobs`` overrides the ``parallel`` of every parallel foreach (as ``run
+    --jobs`` does); ``agents`` caps the agent processes running at once in
+    one run; ``backends`` caps them per backend (e.g. ``{claude: 2}``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    jobs: int | None = Field(default=None, ge=1, le=64)
+    agents: int | None = Field(default=None, ge=1, le=64)
+    backends: dict[str, int] = {}
+
+    @field_validator("backends", mode="before")
+    @classmethod
+    def _empty(cls, value: object) -> object:
+        return {} if value is None else value
+
+    @field_validator("backends")
+    @classmethod
+    def _positive(cls, value: dict[str, int]) -> dict[str, int]:
+        for name, cap in value.items():
+            if cap < 1:
+                raise ValueError(f"backends.{name} must be at least 1 (got {cap})")
+        return value
+
+
 NotifyEvent = Literal["waiting", "failed", "completed"]
 
 
@@ -79,8 +107,9 @@ class Config(BaseModel):
     retries: Retries = Retries()
     workflows: dict[str, WorkflowSettings] = {}
     notify: NotifySettings | None = None
+    concurrency: Concurrency = Concurrency()
 
-    @field_validator("commands", "backends", "workflows", mode="before")
+    @field_validator("commands", "backends", "workflows", "concurrency", mode="before")
     @classmethod
     def _empty_section(cls, value: object) -> object:
         # A section left with only comments in YAML reads as null.

@@ -226,7 +226,9 @@ class ScriptedBackend(Backend):
         )
 
     def _apply_files(self, request: AgentRequest, reply: ScriptedReply) -> None:
-        values = {k: request.labels.get(k, "") for k in ("item_dir", "item", "phase")}
+        values = {
+            k: request.labels.get(k, "") for k in ("item_dir", "item", "phase", "node", "task")
+        }
         root = request.workdir.resolve()
         allowed = [root, *(d.resolve() for d in request.extra_dirs)]
         for raw, content in reply.write.items():
@@ -249,13 +251,14 @@ class ScriptedBackend(Backend):
 
 
 def _fill(raw: str, values: Mapping[str, str]) -> str:
-    """``raw`` with ``{item_dir}``/``{item}``/``{phase}`` filled in; ValueError otherwise."""
+    """``raw`` with ``{item_dir}``/``{item}``/``{phase}``/``{node}``/``{task}`` filled in;
+    ValueError otherwise."""
     try:
         return raw.format(**values)
     except (KeyError, IndexError, ValueError) as exc:
         raise ValueError(
             f"scripted reply path {raw!r} has an unknown placeholder ({exc!r}); "
-            "use {item_dir}, {item} or {phase}"
+            "use {item_dir}, {item}, {phase}, {node} or {task}"
         ) from None
 
 
