@@ -125,6 +125,7 @@ class ClaudeBackend(CliBackend):
         FlagCheck("--strict-mcp-config"),
         FlagCheck("--json-schema"),
         FlagCheck("--resume"),
+        FlagCheck("--max-budget-usd"),
     )
 
     @property
@@ -193,6 +194,8 @@ class ClaudeBackend(CliBackend):
             args += ["--json-schema", json.dumps(dict(request.output_schema))]
         if request.session:
             args += ["--resume", request.session]
+        if request.max_budget_usd is not None:
+            args += ["--max-budget-usd", f"{max(request.max_budget_usd, 0.000001):.6f}"]
         return args + cfg.extra_args
 
     def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:

@@ -43,6 +43,9 @@ JOURNAL_TEXT_LIMIT = 20_000
 STDERR_LIMIT = 2_000
 
 PromptBuilder = Callable[[], tuple[str, tuple[PromptPart, ...]]]
+#: Called before every dispatch: the most USD the call may spend (``None``: no cap), or it
+#: raises to keep the call from being made (see :mod:`phasegate.engine.budget_gate`).
+DispatchGuard = Callable[["CallSpec"], float | None]
 
 
 class Backends:
@@ -59,6 +62,7 @@ class Backends:
         self.repo = repo
         self.overrides = dict(overrides or {})
         self._cache: dict[str, Backend] = {}
+        self.guard: DispatchGuard | None = None
 
     def binding(self, role: str) -> RoleBinding | None:
         if role in self.overrides or "default" in self.overrides:
@@ -129,7 +133,8 @@ def call_agent(
     limit = backends.config.retries.agent + 1
     last_error = ""
     for tries in range(1, limit + 1):
-        result, attempt_id = _attempt(item, state, backends, backend, spec, tries)
+        max_usd = backends.guard(spec) if backends.guard is not None else None
+        result, attempt_id = _attempt(item, state, backends, backend, spec, tries, max_usd)
         if result.ok:
             return result
         last_error = result.error or f"exit status {result.exit_status}"
@@ -192,6 +197,7 @@ def _attempt(
     backend: Backend,
     spec: CallSpec,
     tries: int,
+    max_usd: float | None = None,
 ) -> tuple[AgentResult, str]:
     attempt_id = f"{spec.label}.{spec.iteration}.{spec.role}.{secrets.token_hex(3)}"
     instructions, parts = spec.build_prompt()
@@ -223,6 +229,7 @@ def _attempt(
         mcp_servers=spec.mcp_servers,
         labels=labels,
         hints=spec.hints,
+        max_budget_usd=max_usd,
     )
     item.record(
         "agent.dispatched",

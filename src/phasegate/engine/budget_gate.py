@@ -1,0 +1,155 @@
+"""The ``budget`` gate: before each dispatch, stop at a reached cap and ask to raise it.
+
+:class:`BudgetGuard` is the dispatch guard a run installs on its backends
+(:attr:`phasegate.engine.calls.Backends.guard`); ``call_agent`` calls it before
+every attempt. When a cap would be passed (:func:`phasegate.engine.budget.check`)
+nothing is dispatched: the decision ``budget`` is asked like every gate
+(pending on disk before it is asked; at a terminal a prompt; else exit 3 with
+``phasegate answer ITEM budget raise``). Its choices:
+
+- ``raise``: the cap goes up by its configured amount (a $5 cap becomes $10),
+  or by the amount a note gives (``raise: 2.5``, in the cap's unit: USD, or
+  tokens), for this item only; the run goes on;
+- ``stop``: the run stops (exit 4) without calling the agent; running again
+  asks again.
+
+The raise is recorded in the item's engine state (``budget.raises``) together
+with the answer it came from, so it is added exactly once, even when the run
+stops between the answer and the next call.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from phasegate.engine.budget import (
+    BUDGET_DECISION,
+    Allowed,
+    Reached,
+    amount,
+    budget_record,
+    caps_of,
+    check,
+    configured,
+    pending_raise,
+)
+from phasegate.engine.gates import Question, ask
+from phasegate.engine.spend import read_spend
+from phasegate.errors import BlockedError, WaitingForHuman
+
+if TYPE_CHECKING:
+    from phasegate.engine.calls import CallSpec
+    from phasegate.engine.run import Run
+
+
+class BudgetReached(WaitingForHuman):
+    """A cap was reached where no person can be asked (a worker thread): run again."""
+
+
+class BudgetGuard:
+    """Checks each dispatch of one run against the item's caps (see the module docstring)."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.enabled = configured(run.item.config, run.item.workflow.name)
+        #: Gates are asked on the engine's thread only: the one that built the guard.
+        self._engine_thread = threading.get_ident()
+
+    def __call__(self, spec: CallSpec) -> float | None:
+        """The USD the call may spend at most (``None``: no USD cap), or stop at the gate."""
+        if not self.enabled:
+            return None
+        run = self.run
+        while True:
+            on_engine_thread = threading.get_ident() == self._engine_thread
+            if on_engine_thread:
+                self.add_answered_raise()
+            caps = caps_of(run.item.config, run.item.workflow.name, run.state)
+            found = check(caps, read_spend(run.item.journal.path), spec.role)
+            if isinstance(found, Allowed):
+                return found.max_usd
+            if not on_engine_thread:
+                raise BudgetReached(
+                    f"{self._reached(found, spec)} Run again to decide: "
+                    f"phasegate run {run.item.name}"
+                )
+            self.ask(found, spec)
+
+    def _reached(self, found: Reached, spec: CallSpec) -> str:
+        cap, unit = found.cap, found.cap.metric
+        line = (
+            f"{self.run.item.name}: the budget cap of {cap.scope} ({cap.key}) is "
+            f"{amount(cap.limit, unit)} and {amount(found.spent, unit)} is spent"
+        )
+        if found.spent < cap.limit and found.estimate:
+            line += f"; the next call is estimated at {amount(found.estimate, unit)}"
+        return line + f". The {spec.role} call of {spec.path} was not started."
+
+    def ask(self, found: Reached, spec: CallSpec) -> None:
+        """Ask whether to raise ``found``'s cap; raise it, or stop the run."""
+        run = self.run
+        cap, unit = found.cap, found.cap.metric
+        visit = _visit(run)
+        record = budget_record(run.state)
+        record["asked"] = {"visit": visit, "cap": cap.key, "unit": unit, "step": cap.configured}
+        run.state["budget"] = record  # saved with the pending decision, before it is asked
+        reached = self._reached(found, spec)
+        question = Question(
+            id=BUDGET_DECISION,
+            question=f"{reached} Raise the cap for this item, or stop?",
+            choices={
+                "raise": (
+                    f"raise it by {amount(cap.configured, unit)} for this item (another "
+                    f"amount as a note, in {'tokens' if unit == 'tokens' else 'USD'}: "
+                    "'raise: AMOUNT')"
+                ),
+                "stop": "stop here; no agent is called",
+            },
+            visit=visit,
+            unanswered_message=reached,
+            context=spec.path,
+            amount_notes=("raise",),
+        )
+        answer = ask(run, question)
+        if answer.by == "flag":
+            run.presets.pop(BUDGET_DECISION, None)  # --answer budget=raise raises it once
+        if answer.choice != "raise":
+            run.item.record("budget.stopped", cap=cap.key, node=spec.path, sync_now=True)
+            raise BlockedError(
+                f"{reached} Stopped at the budget cap as answered; run again to be asked "
+                f"again: phasegate run {run.item.name}"
+            )
+        self.add_answered_raise()
+
+    def add_answered_raise(self) -> None:
+        """Add the raise an answered gate gave, once (it is recorded with its visit)."""
+        run = self.run
+        waiting = pending_raise(run.state)
+        if waiting is None:
+            return
+        key, extra, visit = waiting
+        record = budget_record(run.state)
+        raises = dict(record.get("raises") or {})
+        raises[key] = round(float(raises.get(key, 0.0)) + extra, 6)
+        record["raises"] = raises
+        record["applied"] = visit
+        run.state["budget"] = record
+        unit = str((record.get("asked") or {}).get("unit", "usd"))
+        run.item.record(
+            "budget.raised",
+            cap=key,
+            by=extra,
+            raised=raises[key],
+            text=f"{key} raised by {amount(extra, 'tokens' if unit == 'tokens' else 'usd')}",
+            sync_now=True,
+        )
+        run.save(durable=True)
+
+
+def _visit(run: Run) -> int:
+    record = run.state.decisions.get(BUDGET_DECISION)
+    if record is None:
+        return 1
+    visit = int(record.get("visit", 0))
+    return visit if record.get("status") == "pending" else visit + 1
