@@ -20,7 +20,7 @@ during it, or it is still running) counts as the role's mean reported call.
 not made when, for a cap that applies to it (the item's caps and its role's),
 the spend has reached the cap, or the spend plus the estimate of the call
 would pass it. The estimate is the mean of the role's reported calls on this
-item (of all its calls when the role has none yet; nothing before the first).
+item (nothing before its first one reported).
 
 A cap a person raised at the ``budget`` gate (:mod:`phasegate.engine.budget_gate`)
 is recorded in the item's engine state under ``budget.raises``, never in config.
@@ -110,10 +110,30 @@ def configured(config: Config, workflow: str) -> bool:
 
 def budget_record(state: EngineState) -> dict[str, Any]:
     """The item's ``budget`` record in the engine state: ``raises`` (cap key -> amount
-    added), ``asked`` (the cap the pending gate is about: ``visit``, ``cap``, ``unit``,
-    ``step``), ``applied`` (the last gate visit whose raise was added)."""
+    added), ``asked`` (the cap the gate's last visit is about: ``visit``, ``cap``,
+    ``unit``, ``step``), ``acted`` (the last visit whose answer was acted on)."""
     found = state.get("budget")
     return dict(found) if isinstance(found, Mapping) else {}
+
+
+def unacted_answer(state: EngineState) -> tuple[str, str, int] | None:
+    """The budget gate's answer not acted on yet: ``(choice, note, visit)``.
+
+    An answer is acted on once: ``budget.acted`` records the last visit whose
+    answer was (a raise added, or the run stopped).
+    """
+    decision = state.decisions.get(BUDGET_DECISION)
+    record = budget_record(state)
+    asked = record.get("asked")
+    if not isinstance(decision, Mapping) or not isinstance(asked, Mapping):
+        return None
+    answer = decision.get("answer")
+    if decision.get("status") != "answered" or not isinstance(answer, Mapping):
+        return None
+    visit = int(decision.get("visit", 0))
+    if visit != asked.get("visit") or visit <= int(record.get("acted", 0)):
+        return None
+    return str(answer.get("choice")), str(answer.get("note") or ""), visit
 
 
 def pending_raise(state: EngineState) -> tuple[str, float, int] | None:
@@ -124,20 +144,12 @@ def pending_raise(state: EngineState) -> tuple[str, float, int] | None:
     """
     from phasegate.engine.gates import parse_amount
 
-    decision = state.decisions.get(BUDGET_DECISION)
-    record = budget_record(state)
-    asked = record.get("asked")
-    if not isinstance(decision, Mapping) or not isinstance(asked, Mapping):
+    found = unacted_answer(state)
+    if found is None or found[0] != "raise":
         return None
-    answer = decision.get("answer")
-    if decision.get("status") != "answered" or not isinstance(answer, Mapping):
-        return None
-    visit = int(decision.get("visit", 0))
-    if answer.get("choice") != "raise" or visit != asked.get("visit"):
-        return None
-    if visit <= int(record.get("applied", 0)):
-        return None
-    extra = parse_amount(str(answer.get("note") or "")) or float(asked.get("step", 0.0))
+    _, note, visit = found
+    asked = budget_record(state)["asked"]
+    extra = parse_amount(note) or float(asked.get("step", 0.0))
     if asked.get("unit") == "tokens":
         extra = float(round(extra))
     return str(asked.get("cap")), extra, visit

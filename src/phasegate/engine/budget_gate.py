@@ -33,6 +33,7 @@ from phasegate.engine.budget import (
     check,
     configured,
     pending_raise,
+    unacted_answer,
 )
 from phasegate.engine.gates import Question, ask
 from phasegate.engine.spend import read_spend
@@ -63,18 +64,28 @@ class BudgetGuard:
         run = self.run
         while True:
             on_engine_thread = threading.get_ident() == self._engine_thread
-            if on_engine_thread:
-                self.add_answered_raise()
+            answered = unacted_answer(run.state) if on_engine_thread else None
+            if answered is not None and answered[0] == "raise":
+                self.add_raise()
+                continue
             caps = caps_of(run.item.config, run.item.workflow.name, run.state)
             found = check(caps, read_spend(run.item.journal.path), spec.role)
             if isinstance(found, Allowed):
+                if answered is not None:
+                    self.acted(answered[2])  # a stop no longer needed (the cap was changed)
                 return found.max_usd
+            reached = self._reached(found, spec)
             if not on_engine_thread:
-                raise BudgetReached(
-                    f"{self._reached(found, spec)} Run again to decide: "
-                    f"phasegate run {run.item.name}"
+                raise BudgetReached(f"{reached} Run again to decide: phasegate run {run.item.name}")
+            if answered is not None:
+                self.acted(answered[2])
+                run.item.record("budget.stopped", cap=found.cap.key, node=spec.path, sync_now=True)
+                run.save(durable=True)
+                raise BlockedError(
+                    f"{reached} Stopped at the budget cap as answered ({answered[0]}); run "
+                    f"again to be asked again: phasegate run {run.item.name}"
                 )
-            self.ask(found, spec)
+            self.ask(found, spec, reached)
 
     def _reached(self, found: Reached, spec: CallSpec) -> str:
         cap, unit = found.cap, found.cap.metric
@@ -86,15 +97,14 @@ class BudgetGuard:
             line += f"; the next call is estimated at {amount(found.estimate, unit)}"
         return line + f". The {spec.role} call of {spec.path} was not started."
 
-    def ask(self, found: Reached, spec: CallSpec) -> None:
-        """Ask whether to raise ``found``'s cap; raise it, or stop the run."""
+    def ask(self, found: Reached, spec: CallSpec, reached: str) -> None:
+        """Ask whether to raise ``found``'s cap (the caller acts on the answer)."""
         run = self.run
         cap, unit = found.cap, found.cap.metric
         visit = _visit(run)
         record = budget_record(run.state)
         record["asked"] = {"visit": visit, "cap": cap.key, "unit": unit, "step": cap.configured}
         run.state["budget"] = record  # saved with the pending decision, before it is asked
-        reached = self._reached(found, spec)
         question = Question(
             id=BUDGET_DECISION,
             question=f"{reached} Raise the cap for this item, or stop?",
@@ -114,15 +124,13 @@ class BudgetGuard:
         answer = ask(run, question)
         if answer.by == "flag":
             run.presets.pop(BUDGET_DECISION, None)  # --answer budget=raise raises it once
-        if answer.choice != "raise":
-            run.item.record("budget.stopped", cap=cap.key, node=spec.path, sync_now=True)
-            raise BlockedError(
-                f"{reached} Stopped at the budget cap as answered; run again to be asked "
-                f"again: phasegate run {run.item.name}"
-            )
-        self.add_answered_raise()
 
-    def add_answered_raise(self) -> None:
+    def acted(self, visit: int) -> None:
+        record = budget_record(self.run.state)
+        record["acted"] = visit
+        self.run.state["budget"] = record
+
+    def add_raise(self) -> None:
         """Add the raise an answered gate gave, once (it is recorded with its visit)."""
         run = self.run
         waiting = pending_raise(run.state)
@@ -133,8 +141,8 @@ class BudgetGuard:
         raises = dict(record.get("raises") or {})
         raises[key] = round(float(raises.get(key, 0.0)) + extra, 6)
         record["raises"] = raises
-        record["applied"] = visit
         run.state["budget"] = record
+        self.acted(visit)
         unit = str((record.get("asked") or {}).get("unit", "usd"))
         run.item.record(
             "budget.raised",

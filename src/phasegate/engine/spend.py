@@ -3,7 +3,8 @@
 Each ``agent.finished`` event (failed attempts too) adds the cost and the
 tokens (input plus output) its backend reported, to the role that made the
 call. An attempt dispatched that never reported (phasegate was killed during
-it, or it is still running) counts as the mean of the role's reported calls.
+it, or it is still running) counts as the mean of the role's reported calls
+(nothing while the role has none).
 A journal is read once: each later read takes only the lines added since.
 """
 
@@ -42,14 +43,11 @@ class Spend:
 
     roles: Mapping[str, RoleSpend]
 
-    def _mean(self, role: str | None, metric: Metric) -> float:
-        found = self.roles.get(role) if role is not None else None
-        if found is not None and found.reported:
-            return found.total(metric) / found.reported
-        reported = sum(r.reported for r in self.roles.values())
-        if not reported:
+    def _mean(self, role: str, metric: Metric) -> float:
+        found = self.roles.get(role)
+        if found is None or not found.reported:
             return 0.0
-        return sum(r.total(metric) for r in self.roles.values()) / reported
+        return found.total(metric) / found.reported
 
     def estimate(self, role: str, metric: Metric) -> float:
         """What the next call of ``role`` is expected to spend."""
