@@ -329,4 +329,10 @@ def render_default_config(test_command: str | None, clis: tuple[str, ...] | None
         "\n"
         "retries:\n"
         "  agent: 1     # extra attempts after an agent call fails (timeouts included)\n"
+        "\n"
+        "# Spending caps per work item, in USD and/or tokens; a call that would pass one\n"
+        "# stops the run at the `budget` decision (README: Budget caps).\n"
+        "# budget:\n"
+        "#   item: {usd: 5, tokens: 2000000}\n"
+        "#   roles: {reviewer: {usd: 1}}\n"
     )

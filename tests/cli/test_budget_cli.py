@@ -134,3 +134,19 @@ def test_bad_budget_values_are_reported_with_file_and_field(
     assert result.returncode == 2
     assert f"config.yaml: {field}: " in result.stderr and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_budget_example_phasegate_init_writes_is_valid_once_uncommented(
+    tmp_path: Path,
+) -> None:
+    """``phasegate init`` shows ``budget:`` commented out; uncommented it is a working cap."""
+    root = init_repo(tmp_path / "repo")
+    assert phasegate(root, "init").returncode == 0
+    config = root / ".phasegate" / "config.yaml"
+    text = config.read_text()
+    assert "# budget:\n#   item: {usd: 5, tokens: 2000000}\n" in text
+    config.write_text(text.replace("# budget:", "budget:").replace("#   ", "  "))
+    assert phasegate(root, "new", "item").returncode == 0
+    data = json.loads(phasegate(root, "status", "item", "--json").stdout)
+    caps = [(cap["cap"], cap["limit"]) for cap in data["budget"]["caps"]]
+    assert caps == [("roles.reviewer.usd", 1.0), ("item.usd", 5.0), ("item.tokens", 2000000.0)]

@@ -16,7 +16,7 @@ from phasegate.api import Repo
 from phasegate.config import Config
 from phasegate.engine.budget import settings_for
 from phasegate.engine.runner import RunOptions
-from phasegate.errors import BlockedError, WaitingForHuman
+from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
 
 EXECUTOR_USD = 0.3
 REVIEWER_USD = 0.1
@@ -282,3 +282,60 @@ def test_workflow_budget_overrides_the_top_level_one_cap_by_cap() -> None:
     assert change.roles["executor"].tokens == 500
     feature = settings_for(config, "feature")
     assert (feature.item.usd, feature.item.tokens) == (5, 1000)
+
+
+def test_a_cap_raised_in_config_instead_withdraws_the_pending_decision(git_repo: Path) -> None:
+    """Stopped at $1, the person raises the cap in config rather than answering: the next run
+    goes on, and the budget decision no longer waits (status, ``phasegate answer``)."""
+    repo = new_item(git_repo, item={"usd": 1})
+    with pytest.raises(WaitingForHuman):
+        repo.run("item", backends={"default": ScriptedBackend(script=priced_script())})
+    raised = make_repo(git_repo, budget={"item": {"usd": 10}})
+    outcome = raised.run("item", backends={"default": ScriptedBackend(script=priced_script())})
+    assert outcome.status == "completed"
+    assert raised.decisions("item") == []
+    assert raised.status("item")["pendingDecisions"] == []
+    with pytest.raises(BadInputError, match="has no decision 'budget'"):
+        raised.answer("item", "budget", "raise")
+
+
+def test_spend_is_read_from_complete_journal_lines_as_they_are_added(tmp_path: Path) -> None:
+    """The ledger reads a journal once and then only what was added; a line still being
+    written counts when it is complete; a replaced journal is read again from its start."""
+    from phasegate.engine.spend import read_spend
+    from phasegate.state.journal import Journal
+
+    path = tmp_path / ".journal.jsonl"
+    journal = Journal(path)
+    journal.append("agent.dispatched", key="k", attempt="a1", role="executor")
+    assert read_spend(path).spent(None, "usd") == 0.0
+    journal.append(
+        "agent.finished",
+        key="k",
+        attempt="a1",
+        role="executor",
+        ok=True,
+        usage={"input_tokens": 10, "output_tokens": 5},
+        cost_usd=0.5,
+    )
+    assert (read_spend(path).spent(None, "usd"), read_spend(path).spent(None, "tokens")) == (
+        0.5,
+        15.0,
+    )
+    line = b'{"event": "agent.finished", "attempt": "a2", "role": "executor", "ok": false, '
+    with open(path, "ab") as handle:
+        handle.write(b'{"event": "agent.dispatched", "attempt": "a2", "role": "executor"}\n')
+        handle.write(line)
+    assert read_spend(path).summary()["unreported"] == 1
+    with open(path, "ab") as handle:
+        handle.write(b'"cost_usd": 0.25}\n')
+    assert read_spend(path).summary() == {
+        "usd": 0.75,
+        "tokens": 15,
+        "attempts": 2,
+        "failed": 1,
+        "unreported": 0,
+    }
+    path.unlink()
+    Journal(path).append("agent.dispatched", key="k", attempt="b1", role="reviewer")
+    assert read_spend(path).summary()["attempts"] == 1

@@ -59,9 +59,10 @@ class BudgetGuard:
 
     def __call__(self, spec: CallSpec) -> float | None:
         """The USD the call may spend at most (``None``: no USD cap), or stop at the gate."""
-        if not self.enabled:
-            return None
         run = self.run
+        if not self.enabled:
+            self.withdraw_stale()
+            return None
         while True:
             on_engine_thread = threading.get_ident() == self._engine_thread
             answered = unacted_answer(run.state) if on_engine_thread else None
@@ -73,6 +74,7 @@ class BudgetGuard:
             if isinstance(found, Allowed):
                 if answered is not None:
                     self.acted(answered[2])  # a stop no longer needed (the cap was changed)
+                self.withdraw_stale()
                 return found.max_usd
             reached = self._reached(found, spec)
             if not on_engine_thread:
@@ -125,6 +127,22 @@ class BudgetGuard:
         if answer.by == "flag":
             run.presets.pop(BUDGET_DECISION, None)  # --answer budget=raise raises it once
 
+    def withdraw_stale(self) -> None:
+        """A budget decision still pending although no cap stops the call now (the config
+        was changed instead of answering): it no longer waits for anyone."""
+        if threading.get_ident() != self._engine_thread:
+            return
+        record = self.run.state.decisions.get(BUDGET_DECISION)
+        if record is None or record.get("status") != "pending":
+            return
+        del self.run.state.decisions[BUDGET_DECISION]
+        self.run.item.record(
+            "decision.withdrawn",
+            id=BUDGET_DECISION,
+            visit=int(record.get("visit", 0)),
+            reason="no budget cap stops the call any more",
+        )
+
     def acted(self, visit: int) -> None:
         record = budget_record(self.run.state)
         record["acted"] = visit
@@ -157,7 +175,7 @@ class BudgetGuard:
 
 def _visit(run: Run) -> int:
     record = run.state.decisions.get(BUDGET_DECISION)
-    if record is None:
-        return 1
+    if record is None:  # never asked, or withdrawn: visits go on from the last one asked
+        return int((budget_record(run.state).get("asked") or {}).get("visit", 0)) + 1
     visit = int(record.get("visit", 0))
     return visit if record.get("status") == "pending" else visit + 1
