@@ -67,8 +67,8 @@ class BudgetGuard:
             on_engine_thread = threading.get_ident() == self._engine_thread
             answered = unacted_answer(run.state) if on_engine_thread else None
             if answered is not None and answered[0] == "raise":
-                self.add_raise()
-                continue
+                self.add_raise(answered[2])
+                answered = None
             caps = caps_of(run.item.config, run.item.workflow.name, run.state)
             found = check(caps, read_spend(run.item.journal.path), spec.role)
             if isinstance(found, Allowed):
@@ -148,19 +148,19 @@ class BudgetGuard:
         record["acted"] = visit
         self.run.state["budget"] = record
 
-    def add_raise(self) -> None:
-        """Add the raise an answered gate gave, once (it is recorded with its visit)."""
+    def add_raise(self, visit: int) -> None:
+        """Add the raise the answer of ``visit`` gave, once (``budget.acted`` records it)."""
         run = self.run
         waiting = pending_raise(run.state)
+        self.acted(visit)
         if waiting is None:
             return
-        key, extra, visit = waiting
+        key, extra, _ = waiting
         record = budget_record(run.state)
         raises = dict(record.get("raises") or {})
         raises[key] = round(float(raises.get(key, 0.0)) + extra, 6)
         record["raises"] = raises
         run.state["budget"] = record
-        self.acted(visit)
         unit = str((record.get("asked") or {}).get("unit", "usd"))
         run.item.record(
             "budget.raised",
