@@ -396,3 +396,28 @@ def test_progress_lines_name_their_item_without_a_terminal(tmp_path: Path) -> No
         assert f"[{key}] iteration 1: coder (scripted) working on tasks…" in text
         assert f"[{key}] ✔ tasks complete (1 iteration)" in text
     assert "merged T4" in text
+
+
+def test_a_budget_cap_stops_a_parallel_item_before_its_call_and_a_raise_lets_it_go_on(
+    tmp_path: Path,
+) -> None:
+    """Budget caps hold inside a parallel loop: the call that would pass the cap is not
+    made, its item waits at the budget gate (saved, answerable), the others finish; after
+    ``phasegate answer ITEM budget raise: N`` the next run makes that call."""
+    from phasegate.api import open_repo
+    from phasegate.errors import WaitingForHuman
+
+    root = fan_repo(
+        tmp_path / "repo", config="version: 1\nbudget:\n  roles: {coder: {tokens: 100}}\n"
+    )
+    new_item(root)
+    agents = Agents(delay=0.05)
+    with pytest.raises(WaitingForHuman, match="budget"):
+        run(root, agents)
+    coded = [task for role, task in agents.calls if role == "coder"]
+    assert sorted(coded) == ["T1", "T2", "T3"]  # T4's call was never made
+    assert engine_state(root)["decisions"]["budget"]["status"] == "pending"
+    open_repo(root).answer(ITEM, "budget", "raise: 1000")
+    assert run(root, agents).status == "completed"
+    assert [task for role, task in agents.calls if role == "coder"].count("T4") == 1
+    assert (root / "src" / "T4.py").exists()

@@ -296,6 +296,9 @@ class ProgressPrinter:
         self._confirmed = e.get("id") == "transition-warning" and e.get("by") == "prompt"
         self._line(f"  ? {e.get('id')}: {e.get('answer')} (by {e.get('by')})")
 
+    def _on_budget_raised(self, e: dict[str, Any]) -> None:
+        self._line(f"  budget: {escape(str(e.get('text')))}")
+
     def _on_item_completed(self, e: dict[str, Any]) -> None:
         self._line(f"[bold green]★ {e.get('item')} complete:[/] {escape(str(e.get('summary')))}")
 

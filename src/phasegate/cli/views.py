@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from phasegate.engine.budget import budget_lines
+
 _MARKS = {
     "completed": "[green]✔[/]",
     "in-progress": "[yellow]…[/]",
@@ -77,6 +79,8 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         f"{usage['inputTokens'] + usage['outputTokens']} tokens in and out"
         f"{_cached(usage)}{cost}"
     )
+    for line in budget_lines(status.get("budget")):
+        console.print(f"  {escape(line)}")
     if status.get("worktree"):
         console.print(f"  Worktree: {status['worktree']} (branch {status.get('branch') or '?'})")
 

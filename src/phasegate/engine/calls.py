@@ -45,6 +45,9 @@ JOURNAL_TEXT_LIMIT = 20_000
 STDERR_LIMIT = 2_000
 
 PromptBuilder = Callable[[], tuple[str, tuple[PromptPart, ...]]]
+#: Called before every dispatch: the most USD the call may spend (``None``: no cap), or it
+#: raises to keep the call from being made (see :mod:`phasegate.engine.budget_gate`).
+DispatchGuard = Callable[["CallSpec"], float | None]
 
 
 class Backends:
@@ -61,6 +64,7 @@ class Backends:
         self.repo = repo
         self.overrides = dict(overrides or {})
         self._cache: dict[str, Backend] = {}
+        self.guard: DispatchGuard | None = None
         caps = config.concurrency
         self._agents = threading.BoundedSemaphore(caps.agents) if caps.agents else None
         self._per_backend = {
@@ -177,11 +181,13 @@ def call_agent(
     limit = backends.config.retries.agent + 1
     last_error = ""
     for tries in range(1, limit + 1):
+        # Asked before a concurrency slot is taken: a person may be asked at a terminal.
+        max_usd = backends.guard(spec) if backends.guard is not None else None
         with backends.slot(spec.role):
             if stopping is not None and stopping():
                 raise CallStopped(spec.key)
             result, attempt_id = _attempt(
-                item, state, backends, backend, spec, tries, in_worker=in_worker
+                item, state, backends, backend, spec, tries, max_usd, in_worker=in_worker
             )
         if result.ok:
             return result
@@ -245,6 +251,7 @@ def _attempt(
     backend: Backend,
     spec: CallSpec,
     tries: int,
+    max_usd: float | None = None,
     *,
     in_worker: bool = False,
 ) -> tuple[AgentResult, str]:
@@ -278,6 +285,7 @@ def _attempt(
         mcp_servers=spec.mcp_servers,
         labels=labels,
         hints=spec.hints,
+        max_budget_usd=max_usd,
     )
     item.record(
         "agent.dispatched",

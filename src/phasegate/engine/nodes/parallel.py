@@ -320,6 +320,14 @@ class FanOut:
         waiting = [a for a in self.active.values() if a.effect is not None and a.future is None]
         for active in sorted(waiting, key=lambda a: self.rank[a.key]):
             effect = active.effect
+            if isinstance(effect, Call) and self.run.backends.guard is not None:
+                # Budget caps are checked here, on the engine's thread, where a gate can
+                # be asked and saved; the item waits (parked) if a cap stops its call.
+                try:
+                    self.run.backends.guard(effect.spec)
+                except PhasegateError as exc:
+                    self.park(active.key, exc)
+                    continue
             if isinstance(effect, Call):
                 # Built on this thread: building reads the state the engine changes.
                 spec = replace(effect.spec, build_prompt=_fixed(effect.spec.build_prompt()))
