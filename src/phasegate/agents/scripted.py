@@ -18,7 +18,7 @@ reply repeats)::
         - verdict: {approved: true, summary: Looks complete}
 
 Reply keys: ``text``, ``write`` (path -> content, relative to the working
-directory, ``{item_dir}``/``{item}``/``{phase}`` filled in), ``delete``,
+directory, ``{item_dir}``/``{item}``/``{phase}``/``{node}``/``{task}`` filled in), ``delete``,
 ``verdict`` or ``json`` (structured output), ``fail`` (``{exit, error}``),
 ``sleep`` (seconds, to simulate a slow agent). Keying replies by iteration
 rather than by call count makes a resumed run get the same answers.
@@ -77,6 +77,10 @@ class ScriptedReply:
 
 
 Handler = Callable[[AgentRequest], ScriptedReply | None]
+
+#: What a reply's file paths may name: the item folder, the item, the phase (label),
+#: the node, and the foreach item (task) the call is made for.
+PLACEHOLDERS = ("item_dir", "item", "phase", "node", "task")
 
 
 class ScriptedBackend(Backend):
@@ -226,7 +230,7 @@ class ScriptedBackend(Backend):
         )
 
     def _apply_files(self, request: AgentRequest, reply: ScriptedReply) -> None:
-        values = {k: request.labels.get(k, "") for k in ("item_dir", "item", "phase")}
+        values = {k: request.labels.get(k, "") for k in PLACEHOLDERS}
         root = request.workdir.resolve()
         allowed = [root, *(d.resolve() for d in request.extra_dirs)]
         for raw, content in reply.write.items():
@@ -240,7 +244,8 @@ class ScriptedBackend(Backend):
     def _log_call(self, request: AgentRequest) -> None:
         if self._calls_log is None:
             return
-        line = {k: request.labels.get(k) for k in ("attempt", "item", "phase", "iteration")}
+        fields = ("attempt", "item", "phase", "iteration", "path", "stage", "task")
+        line = {k: request.labels.get(k) for k in fields}
         line["role"] = request.role
         with open(self._calls_log, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
@@ -249,13 +254,13 @@ class ScriptedBackend(Backend):
 
 
 def _fill(raw: str, values: Mapping[str, str]) -> str:
-    """``raw`` with ``{item_dir}``/``{item}``/``{phase}`` filled in; ValueError otherwise."""
+    """``raw`` with the :data:`PLACEHOLDERS` filled in; ValueError otherwise."""
     try:
         return raw.format(**values)
     except (KeyError, IndexError, ValueError) as exc:
+        names = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
         raise ValueError(
-            f"scripted reply path {raw!r} has an unknown placeholder ({exc!r}); "
-            "use {item_dir}, {item} or {phase}"
+            f"scripted reply path {raw!r} has an unknown placeholder ({exc!r}); use {names}"
         ) from None
 
 
