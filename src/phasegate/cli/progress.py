@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
 
+from phasegate.verdicts.model import BLOCKING_SEVERITIES
+
 
 class ProgressPrinter:
     """An event sink for :class:`~phasegate.engine.item.WorkItem` that prints progress.
@@ -138,7 +140,7 @@ class ProgressPrinter:
 
     def _on_review_verdict(self, e: dict[str, Any]) -> None:
         issues = e.get("issues") or []
-        blockers = [i for i in issues if i.get("severity") == "blocker"]
+        blockers = [i for i in issues if str(i.get("severity", "")).lower() in BLOCKING_SEVERITIES]
         if e.get("approved"):
             self._line(f"  [green]✓ iteration {e.get('iteration')}: approved[/]")
             return

@@ -112,12 +112,14 @@ def item_status(
     in_progress: dict[str, Any] | None = None
     cursor = state.peek(at) if at else None
     if at and cursor is not None and cursor.get("started") and cursor.get("outcome") is None:
+        kind = workflow.node(at).kind
         in_progress = {
             "phase": workflow.label_of(at),
             "node": at,
+            "kind": kind,
             "iteration": cursor.iteration,
             "maxIterations": limit,
-            "stage": (cursor.stage or "execute").split(":", 1)[0],
+            "stage": _stage(kind, cursor),
         }
     completed = {
         n.id
@@ -205,6 +207,17 @@ def item_status(
         "usage": camel_usage(state.get("usage")),
         "summary": state.get("summary"),
     }
+
+
+def _stage(kind: str, cursor: Any) -> str:
+    """Where a started node stands: an agent's stage, a gate's decision, a foreach's item."""
+    if kind == "gate":
+        return "decision"
+    if kind == "foreach":
+        items = cursor.get("items") or {}
+        running = [k for k in cursor.get("order") or [] if items[k].get("status") == "running"]
+        return f"item {running[0]}" if running else "items"
+    return str(cursor.stage or "execute").split(":", 1)[0]
 
 
 def _current_phase(workflow: Workflow, state: EngineState) -> str | None:
