@@ -47,7 +47,7 @@ def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def engine(repo: Path) -> dict[str, Any]:
-    return json.loads((repo / FOLDER / ".engine.json").read_text())  # type: ignore[no-any-return]
+    return json.loads((repo / FOLDER / ".engine.json").read_text())
 
 
 def roles_called(repo: Path) -> list[str]:
