@@ -284,3 +284,31 @@ def test_a_problem_on_line_100_is_printed_with_its_number(tmp_path: Path) -> Non
     checked = cli(repo, "validate", str(path))
     assert checked.returncode == 2
     assert f"{path}:100: nodes[0].on: outcome 'rejected'" in checked.stderr
+
+
+def test_a_repository_workflow_with_commands_runs_through_them(tmp_path: Path) -> None:
+    """Commands are entry points: `new` creates the item (no command names a `start`),
+    plain `run` is refused with the way to run it, `run --command plan` stops at the
+    label `plan` stops at, and `--command build` takes it from there to the end."""
+    repo = make_repo(tmp_path / "repo", None, backend="auto")
+    path = repo / ".phasegate" / "workflows" / f"{WORKFLOW}.yaml"
+    commands = (
+        "commands:\n  plan:\n    runs_in: [planning, deciding]\n    stops_at: [implementing]\n"
+        "  build:\n    runs_in: [implementing]\n"
+    )
+    path.write_text(path.read_text().replace("\nnodes:\n", f"\n{commands}nodes:\n"))
+    created = cli(repo, "new", "other", "--workflow", WORKFLOW)
+    assert created.returncode == 0, created.stderr
+    assert "Next: phasegate run other --command plan" in created.stdout
+    refused = cli(repo, "run", "other")
+    assert refused.returncode == 2
+    assert "phasegate run other --command NAME" in refused.stderr
+    planned = cli(repo, "run", "other", "--command", "plan")
+    assert planned.returncode == 0, planned.stderr
+    assert "other is at implementing" in planned.stdout
+    early = cli(repo, "run", "other", "--command", "plan")
+    assert early.returncode == 4 and "other is in phase implementing" in early.stderr
+    built = cli(repo, "run", "other", "--command", "build")
+    assert built.returncode == 0, built.stderr
+    status = json.loads(cli(repo, "status", "other", "--json").stdout)
+    assert (status["status"], status["label"]) == ("completed", "done")

@@ -197,9 +197,12 @@ def new(
         root, name, loaded, config, mode=mode, description=description, worktree=worktree
     )
     state = item.load(read_journal=False)
+    commands = list(loaded.workflow.commands)
+    # A workflow with commands runs its items through them.
+    how = f"phasegate run {name} --command {commands[0]}" if commands else f"phasegate run {name}"
     out.print(
         f"Created {name} ({workflow}, mode {state.mode}) in "
-        f"{item.item_dir.relative_to(root)}.\nNext: phasegate run {name}"
+        f"{item.item_dir.relative_to(root)}.\nNext: {how}"
     )
     if state.worktree:
         sync_worktrees(root)  # Claude Code sessions started in the worktree get the hooks too
