@@ -179,7 +179,8 @@ def test_plan_still_needing_revision_at_its_budget_goes_on_with_notes(tmp_path: 
 
 def test_rejected_plan_waits_at_the_gate_without_a_terminal(tmp_path: Path) -> None:
     """REJECTED maps to the gate: without a terminal the run exits 3 and prints the command
-    that answers it; `decisions` and `status` show it; no task has started."""
+    that answers it; `decisions`, `status` and the Claude Code SessionStart hook show it;
+    no task has started."""
     repo = make_repo(tmp_path / "repo", script([words("REJECTED", "Wrong approach")]))
     waiting = cli(repo, "run", ITEM)
     assert waiting.returncode == 3
@@ -195,6 +196,17 @@ def test_rejected_plan_waits_at_the_gate_without_a_terminal(tmp_path: Path) -> N
     assert "waiting on a decision" in shown
     assert f"Next: phasegate answer {ITEM} {DECISION} revise" in shown
     assert roles_called(repo) == ["planner", "critic"]
+    hook = subprocess.run(
+        [sys.executable, "-m", "phasegate", "hook", "session-start"],
+        cwd=repo,
+        input=json.dumps({"session_id": "s", "cwd": str(repo), "source": "startup"}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    context = json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "- Phase: deciding, waiting on a decision" in context.splitlines()
+    assert f"- Next command: phasegate answer {ITEM} {DECISION} revise" in context.splitlines()
 
 
 def test_revise_answered_by_command_gives_the_plan_one_more_round(tmp_path: Path) -> None:
