@@ -244,8 +244,10 @@ class ScriptedBackend(Backend):
     def _log_call(self, request: AgentRequest) -> None:
         if self._calls_log is None:
             return
-        fields = ("attempt", "item", "phase", "iteration", "path", "stage", "task")
-        line = {k: request.labels.get(k) for k in fields}
+        line = {k: request.labels.get(k) for k in ("attempt", "item", "phase", "iteration")}
+        # Where in the graph the call was made, when the engine says (a foreach item's task).
+        labels = request.labels
+        line.update({k: labels[k] for k in ("path", "stage", "task") if k in labels})
         line["role"] = request.role
         with open(self._calls_log, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
