@@ -323,6 +323,13 @@ class EngineState:
         self._watchers[consumer] = set()
         return set(self.nodes) if found is None else found
 
+    def touched_under(self, prefix: str) -> None:
+        """Mark every node under ``prefix`` changed (a parallel item resumes: what it holds
+        may change after commits other items made meanwhile)."""
+        for path in self.nodes:
+            if path.startswith(prefix):
+                self.touched(path)
+
     def paths(self) -> Iterator[str]:
         return iter(self.nodes)
 
@@ -356,7 +363,8 @@ class EngineState:
         """
         top = [(k, self.d[k]) for k in _TOP_KEYS if k in self.d]
         top += [(k, v) for k, v in self.d.items() if k not in _TOP_KEYS]
-        nodes = {path: state.d for path, state in self.nodes.items()}
+        # By path: the same state gives the same file, whatever order its nodes ran in.
+        nodes = {path: self.nodes[path].d for path in sorted(self.nodes)}
         payload = self._encoder.encode(top, nodes, self._dirty, redactor)
         self._dirty.clear()
         return payload
