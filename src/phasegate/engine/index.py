@@ -35,6 +35,9 @@ LOCK_SECONDS = 5.0
 
 #: (inode, size, modification time in ns) of a state file.
 Identity = tuple[int, int, int]
+#: An item's last entry: its engine state file's identity, its brief, and the identity of
+#: the state file its view wrote (``None`` when it has none).
+Entry = tuple[Identity, dict[str, Any], Identity | None]
 #: Every entry starts so (its item first), which lets a reader skip all but the last.
 _PREFIX = b'{"item": "'
 
@@ -52,8 +55,8 @@ def identity(path: Path) -> Identity | None:
     return (found.st_ino, found.st_size, found.st_mtime_ns)
 
 
-def read_index(repo: Path) -> dict[str, tuple[Identity, dict[str, Any]]]:
-    """``workflow/item`` -> (identity of its state file, brief), the last entry of each."""
+def read_index(repo: Path) -> dict[str, Entry]:
+    """``workflow/item`` -> its last entry (see :data:`Entry`)."""
     try:
         raw = index_path(repo).read_bytes()
     except OSError:
@@ -61,7 +64,7 @@ def read_index(repo: Path) -> dict[str, tuple[Identity, dict[str, Any]]]:
     lines = raw.split(b"\n")
     if _header(lines[0]) is None:
         return {}
-    found: dict[str, tuple[Identity, dict[str, Any]]] = {}
+    found: dict[str, Entry] = {}
     seen: set[bytes] = set()
     for line in reversed(lines[1:]):  # the last entry of an item wins: only it is parsed
         if not line.startswith(_PREFIX):
@@ -71,40 +74,69 @@ def read_index(repo: Path) -> dict[str, tuple[Identity, dict[str, Any]]]:
             continue
         try:
             entry = json.loads(line)
-            stat, brief = entry.get("state"), entry.get("brief")
+            stat, brief, view = entry.get("state"), entry.get("brief"), entry.get("view")
         except (ValueError, AttributeError):
             continue  # a line cut short by a crash
         seen.add(key)
-        if isinstance(brief, dict) and isinstance(stat, list) and len(stat) == 3:
-            found[str(entry["item"])] = ((int(stat[0]), int(stat[1]), int(stat[2])), brief)
+        if isinstance(brief, dict) and _is_identity(stat):
+            found[str(entry["item"])] = (
+                (int(stat[0]), int(stat[1]), int(stat[2])),
+                brief,
+                (int(view[0]), int(view[1]), int(view[2])) if _is_identity(view) else None,
+            )
     return found
 
 
+def _is_identity(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 3 and all(isinstance(v, int) for v in value)
+
+
 def fresh_brief(
-    index: dict[str, tuple[Identity, dict[str, Any]]], key: str, state_file: Path
+    index: dict[str, Entry], key: str, state_file: Path, view_file: Path | None = None
 ) -> dict[str, Any] | None:
-    """The indexed brief of ``key`` if it was written for ``state_file`` as it is now."""
+    """The indexed brief of ``key`` if it was written for ``state_file`` as it is now (and,
+    given ``view_file``, for the view's state file as it is now)."""
     entry = index.get(key)
     if entry is None or identity(state_file) != entry[0]:
+        return None
+    if view_file is not None and identity(view_file) != entry[2]:
         return None
     return entry[1]
 
 
 def record_brief(
-    repo: Path, workflow: str, item: str, state_file: Path, brief: dict[str, Any] | None
+    repo: Path,
+    workflow: str,
+    item: str,
+    state_file: Path,
+    brief: dict[str, Any] | None,
+    view_file: Path | None = None,
 ) -> None:
-    """Append one item's entry (``brief`` ``None``: its removal); never fails a commit."""
+    """Append one item's entry (``brief`` ``None``: its removal); never fails a commit.
+
+    ``view_file``: the state file the item's view wrote with this commit (a reader
+    that shows what it holds checks it is still that file)."""
     stat = identity(state_file) if brief is not None else None
     entry: dict[str, Any] = {"item": f"{workflow}/{item}"}
     if stat is not None and brief is not None:
         entry.update(state=list(stat), brief=brief)
+        view = identity(view_file) if view_file is not None else None
+        if view is not None:
+            entry["view"] = list(view)
     line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
     path = index_path(repo)
-    try:
-        with FileLock(str(path) + ".lock", LOCK_SECONDS):
-            _append(path, line)
-    except (OSError, LockTimeout):
-        pass  # a read-only checkout, a full disk: the cache goes without
+    for _ in range(2):
+        try:
+            with FileLock(str(path) + ".lock", LOCK_SECONDS):
+                _append(path, line)
+            return
+        except FileNotFoundError:
+            try:  # the first commit in this repository: make the cache folder
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return
+        except (OSError, LockTimeout):
+            return  # a read-only checkout, a full disk: the cache goes without
 
 
 def _header(line: bytes) -> int | None:

@@ -124,6 +124,10 @@ class WorkItem:
         # Parallel items' results are journaled (and held) on worker threads.
         self._unapplied_lock = threading.RLock()
         self._grouped = 0
+        #: A resumed run replays the journal's tail: until it does new work, each step is
+        #: committed (so a run killed again and again still gets further each time).
+        self._replaying = False
+        self._view_state: tuple[Path, ...] | None = None
 
     # -- paths ----------------------------------------------------------------------
 
@@ -250,7 +254,9 @@ class WorkItem:
         recorded = RecordedCalls()
         lines = state.journal_lines
         self._unapplied = {}
+        self._replaying = False
         for number, offset, event in self.journal.tail(state.journal_offset, lines + 1):
+            self._replaying = True
             problem = event_problem(event)
             if problem:
                 raise StateCorruptError(
@@ -293,26 +299,27 @@ class WorkItem:
     def save(self, state: EngineState, *, lazy: bool = False, durable: bool = False) -> None:
         """Make ``state`` current: the journal is fsync'd, then the state file is replaced.
 
-        With ``lazy`` the state file commit may be coalesced with later ones
-        while agents answer fast (group commit): the journal, fsync'd here,
-        already holds every result, and a resumed run replays it (see
-        :mod:`phasegate.engine.recorded`). ``durable`` also fsyncs the state
-        file (gates, the end of a run).
+        A ``lazy`` save (a step of the walk) is committed with the steps after it,
+        before the next agent call or check (:meth:`before_slow_work`; a resumed run
+        commits each step until then, as it replays the journal's tail), and while
+        agents answer fast only once per coalescing window (group commit): the
+        journal, fsync'd at every commit, holds every result, and a resumed run
+        replays it (see :mod:`phasegate.engine.recorded`). ``durable`` also fsyncs
+        the state file (gates, the end of a run).
         """
-        if lazy and not durable and self._grouped:
-            # A parallel foreach: one commit per round of results (see :meth:`grouped`).
-            self._pending = state
-            return
+        if lazy and not durable:
+            if self._grouped:
+                self._pending = state  # one commit per round of results (see grouped())
+                return
+            if self._fast_work:
+                last = self._last_commit
+                if last is not None and time.monotonic() - last < self._coalesce:
+                    self._pending = state  # agents answer fast: group commit
+                    return
+            elif not self._replaying:
+                self._pending = state  # committed before the next call (before_slow_work)
+                return
         self.journal.sync()
-        if (
-            lazy
-            and not durable
-            and self._fast_work
-            and self._last_commit is not None
-            and time.monotonic() - self._last_commit < self._coalesce
-        ):
-            self._pending = state
-            return
         self._commit(state, durable=durable)
 
     def flush(self) -> None:
@@ -353,7 +360,23 @@ class WorkItem:
         self._last_commit = time.monotonic()
         self._pending = None
         self.view.render(state)
-        record_brief(self.repo, self.workflow.name, self.name, self.engine_path, state["brief"])
+        record_brief(
+            self.repo,
+            self.workflow.name,
+            self.name,
+            self.engine_path,
+            state["brief"],
+            self._view_state_file(),
+        )
+
+    def _view_state_file(self) -> Path | None:
+        """The state file the item's view writes (``.meta.json``), if it writes one."""
+        if self._view_state is None:
+            from phasegate.engine.plugin_api import view_files
+
+            names = view_files(self.workflow)
+            self._view_state = (self.item_dir / names[0],) if names else ()
+        return self._view_state[0] if self._view_state else None
 
     def status(self, state: EngineState) -> dict[str, Any]:
         """What ``phasegate status NAME --json`` prints for this item."""
@@ -401,9 +424,16 @@ class WorkItem:
         state.set_journal_position(size, lines)
 
     def before_slow_work(self) -> None:
-        """Before an agent call or a check: commit now unless the work has been fast."""
-        if not self._fast_work:
-            self.flush()
+        """Before an agent call or a check: commit the steps since the last commit, unless
+        the work has been fast (then commits are grouped: see :meth:`save`).
+
+        The state file then shows where the item stands while the agent works: one
+        commit per agent call, whatever number of steps led to it.
+        """
+        self._replaying = False
+        if self._pending is not None and not self._fast_work:
+            self.journal.sync()
+            self._commit(self._pending, durable=False)
 
     def slow_work_done(self, seconds: float) -> None:
         """Remember how long the last agent call or check took (see :meth:`save`)."""
