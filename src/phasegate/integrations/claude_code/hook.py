@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from phasegate.engine.index import fresh_brief, read_index
+from phasegate.engine.index import identity, read_index
 from phasegate.integrations.claude_code.layout import ENGINE_FILE, Layout, item_folders, load_layout
 from phasegate.repo_paths import CONFIG_DIR, find_repo_quick
 
@@ -154,16 +154,19 @@ def _item_lines(
     return lines, in_worktree
 
 
-def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> dict[str, Any] | None:
+def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> tuple[dict[str, Any] | None, float]:
+    """The item's brief (from the index while it is fresh) and its state file's mtime."""
     engine = folder / ENGINE_FILE
-    found = fresh_brief(index, key, engine)
-    if found is not None:
-        return found
-    if not engine.is_file():
-        return None
+    stat = identity(engine)  # one stat tells both whether the entry is fresh and the mtime
+    if stat is None:
+        return None, 0.0
+    mtime = stat[2] / 1e9
+    entry = index.get(key)
+    if entry is not None and entry[0] == stat:
+        return entry[1], mtime
     data = read_state(engine, "json")
     brief = data.get("brief")
-    return brief if isinstance(brief, dict) else {"status": data.get("status", "active")}
+    return (brief if isinstance(brief, dict) else {"status": data.get("status", "active")}), mtime
 
 
 def session_context(payload: dict[str, Any], environ: dict[str, str] | None = None) -> str:
@@ -181,17 +184,16 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
     for wf_name, name, folder in item_folders(repo, layout):
         problem: str | None = None
         brief: dict[str, Any] | None = None
+        mtime = 0.0
         try:
-            brief = _brief_of(f"{wf_name}/{name}", folder, index)
+            brief, mtime = _brief_of(f"{wf_name}/{name}", folder, index)
         except (OSError, ValueError) as exc:
             problem = str(exc)
         if brief is not None and str(brief.get("status", "active")) in DONE:
             continue
         worktree = (brief or {}).get("worktree")
         inside = bool(worktree) and _inside(cwd, (repo / str(worktree)).resolve())
-        active.append(
-            (not inside, -_mtime(folder / ENGINE_FILE), wf_name, name, brief, folder, problem)
-        )
+        active.append((not inside, -mtime, wf_name, name, brief, folder, problem))
     problems = [f"phasegate could not read a workflow: {p}" for p in layout.get("problems", [])]
     if not active:
         return "\n".join(problems)
@@ -268,13 +270,6 @@ def _corrupt(name: str, wf_name: str, rel: Path, reason: str) -> list[str]:
         f"- Next: tell the user; restore the file (e.g. git checkout -- {rel}) and run "
         f"phasegate status {name}. Do not rewrite it by hand.",
     ]
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
 
 
 def session_start_output(payload: dict[str, Any], environ: dict[str, str] | None = None) -> Any:
