@@ -48,9 +48,13 @@ class Retries(BaseModel):
 
 
 class WorkflowSettings(BaseModel):
+    """``workflows.NAME``: where its items live, and settings its plug-ins read."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     items_dir: str | None = None
+    #: Read (and validated) by the workflow's own plug-ins (e.g. ``implement``'s escalation).
+    settings: dict[str, Any] = {}
 
 
 NotifyEvent = Literal["waiting", "failed", "completed"]

@@ -106,6 +106,28 @@ class TerminalAsker:
     def confirm(self, question: str, default: bool) -> bool:
         return Confirm.ask(question, default=default, console=err)
 
+    def choose_within(
+        self, question: str, choices: Sequence[str], default: str | None, seconds: float
+    ) -> str | None:
+        """Ask, waiting at most ``seconds`` for a line; ``None`` when none came in time."""
+        import select
+
+        err.print(question, markup=False)
+        shown = f" [{default}]" if default else ""
+        err.print(
+            f"Answer ({' / '.join(choices)}){shown}, within {max(seconds, 0):.0f}s: ",
+            end="",
+            markup=False,
+        )
+        ready, _, _ = select.select([sys.stdin], [], [], max(seconds, 0.0))
+        if not ready:
+            err.print("", markup=False)
+            return None
+        line = sys.stdin.readline()
+        if not line:
+            return None
+        return line.strip() or (default or "")
+
 
 def _repo(repo: Path | None) -> Path:
     start = repo or Path.cwd()

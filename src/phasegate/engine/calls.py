@@ -60,24 +60,40 @@ class Backends:
         self.overrides = dict(overrides or {})
         self._cache: dict[str, Backend] = {}
 
-    def binding(self, role: str) -> RoleBinding | None:
-        if role in self.overrides or "default" in self.overrides:
-            return None
-        return self.config.binding(role)
+    def _bound(self, role: str, plays: str | None) -> str:
+        """The configured role that serves ``role``: its own, else the one it ``plays``.
 
-    def describe(self, role: str) -> str:
+        An agent chosen at run time (seed 004's agents from ``.claude/agents``) plays a
+        workflow role; without a binding of its own it gets that role's backend.
+        """
+        if plays and role not in self.config.roles and plays in self.config.roles:
+            return plays
+        return role
+
+    def _override(self, role: str, plays: str | None) -> Backend | None:
+        found = self.overrides.get(role)
+        if found is None and plays:
+            found = self.overrides.get(plays)
+        return found or self.overrides.get("default")
+
+    def binding(self, role: str, plays: str | None = None) -> RoleBinding | None:
+        if self._override(role, plays) is not None:
+            return None
+        return self.config.binding(self._bound(role, plays))
+
+    def describe(self, role: str, plays: str | None = None) -> str:
         """A short label of the backend serving ``role`` (for progress and the journal)."""
-        override = self.overrides.get(role) or self.overrides.get("default")
+        override = self._override(role, plays)
         if override is not None:
             return override.name
-        binding = self.config.binding(role)
+        binding = self.config.binding(self._bound(role, plays))
         return f"{binding.backend}:{binding.model}" if binding.model else binding.backend
 
-    def for_role(self, role: str) -> Backend:
-        override = self.overrides.get(role) or self.overrides.get("default")
+    def for_role(self, role: str, plays: str | None = None) -> Backend:
+        override = self._override(role, plays)
         if override is not None:
             return override
-        binding = self.config.binding(role)
+        binding = self.config.binding(self._bound(role, plays))
         key = f"{binding.backend}|{sorted(binding.backend_settings().items())!r}"
         if key not in self._cache:
             settings: dict[str, Any] = dict(self.config.backends.get(binding.backend, {}))
@@ -86,8 +102,8 @@ class Backends:
             self._cache[key] = create_backend(binding.backend, settings)
         return self._cache[key]
 
-    def timeout(self, role: str) -> float:
-        binding = self.binding(role)
+    def timeout(self, role: str, plays: str | None = None) -> float:
+        binding = self.binding(role, plays)
         if binding is not None and binding.timeout:
             return binding.timeout
         return self.config.timeouts.agent
@@ -111,6 +127,10 @@ class CallSpec:
     timeout: float | None = None
     #: Hints for backends that answer without a model (the ``auto`` backend).
     hints: Mapping[str, Any] = field(default_factory=dict)
+    #: The workflow role an agent chosen at run time plays (its backend's fallback).
+    plays: str | None = None
+    #: A timed-out attempt is the call's result (not retried): the node decides.
+    timeout_ends: bool = False
 
 
 def call_agent(
@@ -121,7 +141,7 @@ def call_agent(
     if recovered is not None:
         return recovered
     try:
-        backend = backends.for_role(spec.role)
+        backend = backends.for_role(spec.role, spec.plays)
     except (ConfigError, BackendUnavailable) as exc:
         raise type(exc)(f"{spec.role}: {exc}") from None
     # Each run gets the whole retry budget: a person re-running after a
@@ -130,7 +150,7 @@ def call_agent(
     last_error = ""
     for tries in range(1, limit + 1):
         result, attempt_id = _attempt(item, state, backends, backend, spec, tries)
-        if result.ok:
+        if result.ok or (spec.timeout_ends and result.timed_out):
             return result
         last_error = result.error or f"exit status {result.exit_status}"
         item.record(
@@ -146,7 +166,8 @@ def call_agent(
             sync_now=True,
         )
     raise AgentError(
-        f"{spec.role} ({backends.describe(spec.role)}) failed in phase {_where(spec)} "
+        f"{spec.role} ({backends.describe(spec.role, spec.plays)}) failed in phase "
+        f"{_where(spec)} "
         f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
     )
 
@@ -209,13 +230,15 @@ def _attempt(
     }
     if spec.task is not None:
         labels["task"] = spec.task
+    if spec.plays is not None:
+        labels["plays"] = spec.plays
     request = AgentRequest(
         role=spec.role,
         prompt=parts,
         instructions=instructions,
         workdir=workdir,
         access=spec.access,
-        timeout=spec.timeout or backends.timeout(spec.role),
+        timeout=spec.timeout or backends.timeout(spec.role, spec.plays),
         output_schema=spec.output_schema,
         # The item folder is writable too when it lies outside the work tree
         # (a worktree's agents write artifacts to the main checkout's folder).
@@ -229,7 +252,7 @@ def _attempt(
         key=spec.key,
         attempt=attempt_id,
         role=spec.role,
-        backend=backends.describe(spec.role),
+        backend=backends.describe(spec.role, spec.plays),
         phase=spec.label,
         path=spec.path,
         iteration=spec.iteration,
@@ -271,6 +294,7 @@ def _attempt(
     crash_point("dispatch.after_call")
     # Written to the OS now (a killed process keeps it) and fsync'd by the
     # commit that applies it, before the state file is replaced.
+    final_timeout = spec.timeout_ends and result.timed_out
     item.record(
         "agent.finished",
         **result_to_event(result, item),
@@ -279,8 +303,9 @@ def _attempt(
         role=spec.role,
         phase=spec.label,
         iteration=spec.iteration,
+        **({"timed_out": True, "final": True} if final_timeout else {}),
     )
-    if result.ok:
+    if result.ok or final_timeout:
         item.hold(spec.key)
     # The result is journaled but not yet applied: where a resumed run must recover it.
     crash_point("agent.returned")

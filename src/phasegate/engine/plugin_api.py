@@ -36,6 +36,8 @@ class Task:
     done: bool = False
     line: int | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    #: The item may run at the same time as the other parallel items next to it.
+    parallel: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,6 +46,7 @@ class Task:
             "done": self.done,
             "line": self.line,
             "data": dict(self.data),
+            "parallel": self.parallel,
         }
 
     @classmethod
@@ -55,6 +58,7 @@ class Task:
             done=bool(data.get("done")),
             line=data.get("line"),
             data=dict(data.get("data") or {}),
+            parallel=bool(data.get("parallel")),
         )
 
 
@@ -133,7 +137,10 @@ class Selection:
 
 
 class ReviewerSelector:
-    """Picks the role that reviews this time (seed 004's dynamic reviewer selection)."""
+    """Picks the role that reviews this time (seed 004's dynamic reviewer selection).
+
+    The same protocol picks an agent node's executor at run time (``executor_selector``).
+    """
 
     name = "selector"
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from phasegate.agents.base import Access, AgentResult, McpServer
 from phasegate.engine.calls import CallSpec, usage_of
 from phasegate.engine.checks import CheckRound, resolve
+from phasegate.engine.nodes.roles import executor_role, plays, review_timeout
 from phasegate.engine.plugin_api import Action, ItemParser, PluginContext, Task, plugin
 from phasegate.engine.prompting import PromptFor, read_file
 from phasegate.errors import AgentError
@@ -89,11 +90,12 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
 def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: PromptFor) -> Steps:
     from phasegate.engine.run import Call, Outcome
 
+    role = executor_role(run, path, node, task)
+    workflow_role = str(node.executor)
     ns = run.state.node(path)
-    role = str(node.executor)
     iteration, tries = ns.iteration, int(ns.get("tries", 0))
     feedback = list(ns.get("feedback") or [])
-    access = Access(run.workflow.roles[role].access)
+    access = Access(run.workflow.roles[workflow_role].access)
     outputs = prompts.outputs()
     spec = CallSpec(
         key=f"{path}#{ns.visit}/{iteration}/execute/{tries}",
@@ -104,10 +106,11 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         stage="execute",
         access=access,
         output_schema=None,
-        build_prompt=lambda: prompts.executor(iteration, feedback),
-        mcp_servers=mcp_servers(run, role),
+        build_prompt=lambda: prompts.executor(iteration, feedback, role),
+        mcp_servers=mcp_servers(run, workflow_role),
         task=task.key if task else None,
         hints={"outputs": [run.item.relative(run.item.item_dir / o, run.state) for o in outputs]},
+        plays=plays(role, workflow_role),
     )
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
@@ -129,7 +132,8 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         )
         if tries >= limit:
             raise AgentError(
-                f"{role} ({run.backends.describe(role)}) finished {run.label(path)} "
+                f"{role} ({run.backends.describe(role, plays(role, workflow_role))}) finished "
+                f"{run.label(path)} "
                 f"({node.id}) of {run.item.name!r} {limit} time{'s' if limit > 1 else ''} "
                 f"without writing {', '.join(missing)}; run the same command again to retry"
             )
@@ -316,7 +320,7 @@ def _review(
         run.save(lazy=True)
         return None
     reader: VerdictReader = plugin("readers", reviewer.reader)
-    backend = run.backends.for_role(role)
+    backend = run.backends.for_role(role, plays(role, reviewer.role))
     words = _words(reviewer, reader)
     rctx = ReadContext(
         words=words,
@@ -371,14 +375,18 @@ def _review(
         build_prompt=lambda: prompts.reviewer(
             role, template, iteration, expectations, previous, answer, focus
         ),
-        mcp_servers=mcp_servers(run, role),
+        mcp_servers=mcp_servers(run, reviewer.role or role),
         task=task.key if task else None,
-        timeout=reviewer.timeout,
+        timeout=review_timeout(run, reviewer),
         hints={"answer": _hint(approving)},
+        plays=plays(role, reviewer.role),
+        timeout_ends=reviewer.on_timeout is not None,
     )
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
     run.state.add_usage(path, role, usage_of(result))
+    if result.timed_out and reviewer.on_timeout is not None:
+        return _timed_out(run, path, node, reviewer, index, role, result)
     verdict = reader.read(result, rctx)
     if verdict is None:
         return _no_verdict(run, path, reviewer, reader, rctx, result, tries)
@@ -408,9 +416,8 @@ def _words(reviewer: Reviewer, reader: VerdictReader) -> tuple[str, ...]:
 def _reviewer_role(
     run: Run, path: str, reviewer: Reviewer, ctx: PluginContext
 ) -> tuple[str | None, tuple[str, ...]]:
-    if reviewer.role is not None:
+    if reviewer.selector is None:
         return reviewer.role, ()
-    assert reviewer.selector is not None
     ns = run.state.node(path)
     chosen = ns.mapping("selected").get(f"{ns.iteration}:{reviewer.key}")
     if chosen is not None:
@@ -436,6 +443,36 @@ def _reviewer_role(
     run.item.record("reviewer.selected", node=path, iteration=ns.iteration, **record)
     run.save(lazy=True)
     return selection.role, selection.focus
+
+
+def _timed_out(
+    run: Run,
+    path: str,
+    node: AgentNode,
+    reviewer: Reviewer,
+    index: int,
+    role: str,
+    result: AgentResult,
+) -> Outcome | None:
+    """A review that ran out of time: its ``on_timeout`` applies (it is not retried)."""
+    ns = run.state.node(path)
+    run.item.record(
+        "review.timeout",
+        node=path,
+        reviewer=reviewer.key,
+        role=role,
+        iteration=ns.iteration,
+        error=result.error,
+        action=reviewer.on_timeout,
+        sync_now=True,
+    )
+    verdict = Verdict(
+        word="TIMEOUT",
+        issues=(Issue(severity="blocker", description=str(result.error)),),
+        summary=str(result.error),
+        source="timeout",
+    )
+    return _conclude(run, path, node, verdict, str(reviewer.on_timeout), reviewer.key, index)
 
 
 def _no_verdict(
