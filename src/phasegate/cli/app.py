@@ -185,14 +185,34 @@ def new(
             "(phasegate/NAME); its agents work there.",
         ),
     ] = False,
+    plan: Annotated[
+        str | None,
+        typer.Option(
+            "--plan", help="The PLAN.md an implement item works through (default: spec NAME)."
+        ),
+    ] = None,
     repo: RepoOption = None,
 ) -> None:
     """Create a work item under a workflow."""
     root = _repo(repo)
     config = load_config(root)
     loaded = WorkflowRegistry(root).get(workflow)
+    data: dict[str, Any] = {}
+    if plan is not None or loaded.workflow.name == "implement":
+        from phasegate.cli.implement import plan_item
+
+        if loaded.workflow.name != "implement":
+            raise BadInputError(f"--plan is for the implement workflow, not {workflow!r}")
+        _, data["plan"] = plan_item(root, config, plan or name, name)
     item = create_item(
-        root, name, loaded, config, mode=mode, description=description, worktree=worktree
+        root,
+        name,
+        loaded,
+        config,
+        mode=mode,
+        description=description,
+        worktree=worktree,
+        data=data,
     )
     state = item.load(read_journal=False)
     out.print(
@@ -223,13 +243,14 @@ def run_item(
     workflow: str | None = None,
     quiet: bool = False,
     show_status: bool = True,
+    progress: type[ProgressPrinter] = ProgressPrinter,
 ) -> RunOutcome:
     """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
     config = load_config(root)
     item = locate_item(
         root, name, WorkflowRegistry(root), config, workflow, command=options.command
     )
-    printer = ProgressPrinter(err, quiet=quiet)
+    printer = progress(err, quiet=quiet)
     item.sink = printer
     asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
     with notifying(

@@ -215,6 +215,10 @@ class StateView:
         """Fields of ``phasegate status`` the workflow's own state decides (e.g. its phase)."""
         return {}
 
+    def summary(self, state: EngineState) -> str | None:
+        """The one line a completed item keeps (``None``: the engine's own)."""
+        return None
+
 
 def load_view(item: WorkItem) -> StateView:
     """The state view of ``item``'s workflow, set up with its settings."""
