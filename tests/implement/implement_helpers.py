@@ -38,7 +38,11 @@ GIT_ENV = {
 
 def git(repo: Path, *args: str) -> str:
     out = subprocess.run(
-        ["git", *args], cwd=repo, check=True, capture_output=True, text=True,
+        ["git", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
         env={**os.environ, **GIT_ENV},
     )
     return out.stdout

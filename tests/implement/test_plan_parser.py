@@ -122,7 +122,10 @@ def test_checkboxes_outside_any_phase_are_reported_not_run() -> None:
 def test_phase_items_layout_reads_numbered_tasks_and_their_metadata() -> None:
     """the-startup's later template: top-level checkbox items are phases, theirs are tasks."""
     plan = plan_of(ITEMS)
-    assert [p.title for p in plan.phases] == ["T001 Search Index Foundation", "T002 Query Endpoints"]
+    assert [p.title for p in plan.phases] == [
+        "T001 Search Index Foundation",
+        "T002 Query Endpoints",
+    ]
     assert titles(plan) == [
         "T001.1 Prime Context",
         "T001.2 Write Tests",
@@ -160,7 +163,7 @@ def test_metadata_written_without_key_value_is_reported() -> None:
 
 def test_a_plan_without_tasks_is_an_error() -> None:
     """A PLAN.md listing no task stops with its path: there is nothing to implement."""
-    with pytest.raises(BadInputError, match="PLAN.md:1: the plan lists no tasks"):
+    with pytest.raises(BadInputError, match=r"PLAN\.md:1: the plan lists no tasks"):
         parse_plan("# Plan\n\nNothing yet.\n", Path("PLAN.md")).raise_errors("PLAN.md")
 
 
@@ -176,8 +179,10 @@ def test_task_hashes_survive_edits_elsewhere_in_the_plan() -> None:
     before = {t.title: t.key for t in parse_plan(text, HEADINGS).tasks()}
     edited = (
         text.replace("## Phase 1: Delivery Core", "## Phase 1: Core of delivery")
-        .replace("- [ ] **Validation**", "- [ ] **Write the runbook** [`agent: the-developer`]\n\n"
-                 "- [ ] **Validation**")
+        .replace(
+            "- [ ] **Validation**",
+            "- [ ] **Write the runbook** [`agent: the-developer`]\n\n- [ ] **Validation**",
+        )
         .replace("Poll the queue every second", "Poll the queue every 500 ms")
         .replace("[`review_focus: security`]", "[`review_focus: security, crypto`]")
     )

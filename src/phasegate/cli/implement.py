@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from phasegate.cli.app import RepoOption, _repo, app, err, out, parse_answers, run_item
+from phasegate.cli.app import RepoOption, _repo, app, out, parse_answers, run_item
 from phasegate.cli.progress import ProgressPrinter
 from phasegate.config import Config, load_config
 from phasegate.engine.item import WorkItem
@@ -121,7 +121,5 @@ def implement(
     outcome = run_item(
         root, name, options, workflow=WORKFLOW, quiet=quiet, progress=ImplementProgress
     )
-    if outcome.status == "stopped":
+    if outcome.status in ("stopped", "completed"):
         out.print(escape(outcome.message))
-    elif outcome.status == "completed":
-        err.print(f"Plan {plan} implemented.", markup=False)

@@ -8,8 +8,10 @@ database, queries, migrations → *data integrity*; new patterns, architectural
 changes → *architecture*; performance, caching, optimisation → *performance*;
 APIs, contracts, interfaces → *integration*. ``review_focus`` areas come first.
 
-**Scores.** Each agent (the implementer excluded) scores 3 for every focus
-priority and 2 for every other priority its name or description covers, and
+**Scores.** Each agent (the implementer excluded) scores 6 for every focus
+priority (what the plan asked for outweighs what was inferred) and 2 for every
+other priority its name or description covers (1 more for each further word of
+that expertise it uses, up to 2), and
 2 for every specific word of the task (its title, sub-items, focus and file
 names) that its description uses, 1 more when its name does (so a newly added
 ``the-ai-engineer`` wins an AI task without being named anywhere in code). The
@@ -231,9 +233,16 @@ def rank_reviewers(agents: Iterable[Agent], analysis: ChangeAnalysis) -> list[Ra
         text = agent.expertise
         name_words = set(_words(agent.name.replace("-", " ")))
         own = set(_words(text))
-        covers = tuple(p for p in analysis.priorities if EXPERTISE[p].search(text))
+        evidence = {
+            p: {m.group(0).lower() for m in EXPERTISE[p].finditer(text)}
+            for p in analysis.priorities
+        }
+        covers = tuple(p for p in analysis.priorities if evidence[p])
         shared = tuple(w for w in analysis.words if w in own)
-        score = sum(3 if p in analysis.focus else 2 for p in covers)
+        # More ways of saying it (reliability *and* latency) mean more of a specialist.
+        score = sum(
+            (6 if p in analysis.focus else 2) + min(len(evidence[p]) - 1, 2) for p in covers
+        )
         score += sum(2 + (1 if w in name_words else 0) for w in shared)
         ranked.append(Ranked(agent.name, score, covers, shared))
     ranked.sort(key=lambda r: (-r.score, r.agent))

@@ -138,7 +138,8 @@ class ImplementView(StateView):
         record = cycles.session_document(state)["tasks"]
         reviews = sum(len(t.get("reviewers") or []) for t in record.values())
         parts = [f"{n} {how}" for how, n in counts.items()]
-        return f"{len(rows)} tasks ({', '.join(parts)}) in {reviews} reviews."
+        tasks = f"{len(rows)} task{'s' if len(rows) != 1 else ''}"
+        return f"{tasks} ({', '.join(parts)}) in {reviews} review{'s' if reviews != 1 else ''}."
 
     def status_fields(self, state: EngineState) -> dict[str, Any]:
         return {

@@ -51,19 +51,36 @@ def settings_of(ctx: PluginContext) -> ImplementSettings:
     return implement_settings(ctx.item.config, ctx.repo)
 
 
-def workflow_roles(repo: Path) -> set[str]:
-    """Roles of every workflow known here (config roles by these names are not agents)."""
+_ROLES: dict[tuple[Any, ...], frozenset[str]] = {}
+
+
+def workflow_roles(repo: Path) -> frozenset[str]:
+    """Roles of every workflow known here (config roles by these names are not agents).
+
+    Loading every workflow costs a YAML parse each, so the answer is kept until one
+    of the workflow files changes.
+    """
     from phasegate.errors import WorkflowError
     from phasegate.workflow.registry import WorkflowRegistry
 
     registry = WorkflowRegistry(repo)
-    roles: set[str] = set()
-    for name in registry.names():
+    files = registry.files()
+    stamp: tuple[Any, ...] = (str(repo),)
+    for name, (path, _) in sorted(files.items()):
         try:
-            roles.update(registry.get(name).workflow.roles)
-        except WorkflowError:
-            continue
-    return roles
+            stamp += ((name, str(path), path.stat().st_mtime_ns),)
+        except OSError:
+            stamp += ((name, str(path), None),)
+    found = _ROLES.get(stamp)
+    if found is None:
+        roles: set[str] = set()
+        for name in registry.names():
+            try:
+                roles.update(registry.get(name).workflow.roles)
+            except WorkflowError:
+                continue
+        found = _ROLES[stamp] = frozenset(roles)
+    return found
 
 
 def roster(ctx: PluginContext) -> AgentRoster:
