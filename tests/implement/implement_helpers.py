@@ -100,7 +100,11 @@ class Team:
                     self.titles[key(title)] = title
 
     def reply(self, request: AgentRequest) -> ScriptedReply | None:
-        by_task = self.script.get(request.role) or self.script.get("*")
+        by_task = (
+            self.script.get(request.role)
+            or self.script.get(request.labels.get("plays", ""))
+            or self.script.get("*")
+        )
         if by_task is None:
             return None
         title = self.titles.get(request.labels.get("task", ""), "*")
