@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from implement_helpers import PLAN, Team, journal, new_item, run
+from implement_helpers import PLAN, Team, journal, key, new_item, run
 
 from phasegate.errors import BlockedError
 from phasegate.implement.plan import parse_plan
@@ -39,12 +40,34 @@ def ticked(root: Path, title: str) -> bool:
 
 
 def test_a_passing_checkpoint_is_ticked_and_the_next_phase_runs(webhooks: Path) -> None:
-    """The configured checks pass: the checkpoint is ticked, phase 2 runs."""
+    """The configured checks pass: the checkpoint is ticked, phase 2 runs; a task ticked
+    before the run is not done again."""
     agents = team()
     item = new_item(webhooks, {"commands": {"test": check(0, "12 passed")}})
     assert run(item, agents).status == "completed"
     assert ticked(webhooks, CHECKPOINT)
     assert any(c.role == "the-technical-writer" for c in agents.calls())
+    assert all(c.labels["task"] != key("Sketch the dispatcher loop") for c in agents.calls())
+
+
+def test_the_plans_parallel_marks_are_kept_on_each_task(webhooks: Path) -> None:
+    """Phase 2 is marked **Execution: Parallel**: its tasks carry Task.parallel in the state
+    (for a parallel foreach); phase 1's do not. The tasks still run one after the other."""
+    run(new_item(webhooks), team())
+    engine = json.loads((webhooks / ".phasegate/implement/006/.engine.json").read_text())
+    marks = {
+        key: entry["parallel"]
+        for path, node in engine["nodes"].items()
+        if path.endswith("/tasks")
+        for key, entry in node["items"].items()
+    }
+    assert marks == {
+        key("Create the delivery queue table"): False,
+        key("Sketch the dispatcher loop"): False,
+        key("Sign outgoing payloads"): False,
+        key("Retry failed deliveries with backoff"): True,
+        key("Document the webhook headers"): True,
+    }
 
 
 def test_a_failing_checkpoint_stops_before_the_next_phase(webhooks: Path) -> None:

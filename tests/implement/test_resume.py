@@ -157,3 +157,30 @@ def test_tasks_ticked_by_hand_are_not_done_again(tmp_path: Path) -> None:
         if e["event"] == "agent.dispatched" and e["path"].endswith(f"tasks[{ROTATE}]/implement")
     ]
     assert rotate_calls == []
+
+
+def test_a_crash_after_a_review_timed_out_does_not_dispatch_it_again(tmp_path: Path) -> None:
+    """A timed-out review is journaled as the call's result: killed right after it, the rerun
+    takes the default action without asking the reviewer again."""
+    root = make_repo(
+        tmp_path / "repo",
+        PLAN_TEXT,
+        config={
+            **SCRIPTED,
+            "workflows": {"implement": {"settings": {"review_timeout_minutes": 0.005}}},
+        },
+    )
+    script = {
+        "the-developer": {"implement": [{"write": {"src/x.py": "x = 1\n"}}]},
+        "the-security-engineer": {"implement": [{"sleep": 3, "text": "APPROVED"}]},
+    }
+    (root / ".phasegate" / "agents.yaml").write_text(json.dumps(script))
+    crashed = cli(root, "implement", "006", env={"PHASEGATE_CRASH_AT": "agent.returned@2"})
+    assert crashed.returncode == -signal.SIGKILL
+    assert cli(root, "implement", "006").returncode == 0
+    calls = dispatched(root)
+    assert calls[("the-security-engineer", 1)] == 1
+    assert calls[("the-developer", 1)] == 2  # the first task, then the second
+    recovered = [e for e in journal(root) if e["event"] == "agent.recovered"]
+    assert "the-security-engineer" in [e["role"] for e in recovered]
+    assert "⚠️ Skipped with warning (phasegate): the review timed out" in (root / PLAN).read_text()
