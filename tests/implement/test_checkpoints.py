@@ -102,3 +102,28 @@ def test_a_checkpoint_without_configured_checks_is_not_ticked(webhooks: Path) ->
     assert run(new_item(webhooks), team()).status == "completed"
     assert not ticked(webhooks, CHECKPOINT)
     assert any(e["event"] == "implement.checkpoint_unverified" for e in journal(webhooks))
+
+
+def test_the_phase_items_layout_ticks_tasks_checkpoints_and_phases(tmp_path: Path) -> None:
+    """the-startup's later template end to end: each task, its phase's `Validate` item and
+    the phase's own checkbox are ticked; the task ticked before the run is not redone."""
+    from implement_helpers import FIXTURES, make_repo
+
+    root = make_repo(tmp_path / "repo", (FIXTURES / "plan-phase-items.md").read_text())
+    agents = Team(
+        {
+            "implementer": {"*": [{"write": {"src/search.py": "def tokens(s): ...\n"}}]},
+            "the-developer": {"*": [{"write": {"src/tokens.py": "STOP = set()\n"}}]},
+            "*": {"*": [{"text": "APPROVED"}]},
+        }
+    )
+    assert run(new_item(root, {"commands": {"test": check(0)}}), agents).status == "completed"
+    plan = parse_plan((root / PLAN).read_text(), root / PLAN)
+    assert all(t.done for t in plan.tasks())
+    assert all(p.checked for p in plan.phases)
+    text = (root / PLAN).read_text()
+    assert "- [x] T001 Search Index Foundation" in text
+    assert "- [x] T002 Query Endpoints" in text
+    assert "    - [x] T001.4 Validate" in text
+    assert all(c.labels["task"] != key("T001.1 Prime Context") for c in agents.calls())
+    assert "- [ ] Phases start with tests" in text  # outside any phase: left alone

@@ -171,3 +171,11 @@ def test_an_escalation_at_a_terminal_takes_the_default_when_unanswered(tmp_path:
     assert "within" in text and "default" in text
     assert time.monotonic() - started >= 2
     assert "  - ⚠️ Skipped with warning (phasegate)" in (root / PLAN).read_text()
+
+
+def test_a_bad_setting_names_its_field(tmp_path: Path) -> None:
+    """A wrong value in workflows.implement.settings stops with its field (exit 2)."""
+    root = scripted_repo(tmp_path, APPROVING, escalation={"default_action": "explode"})
+    result = cli(root, "implement", "006")
+    assert result.returncode == 2
+    assert "workflows.implement.settings.escalation.default_action: " in result.stderr

@@ -120,7 +120,8 @@ def reviewer_answered(
     names = extract_patterns(feedback)
     count_issues(patterns["common_issues"], names)
     suggestion = track_recurring_patterns(entry["pattern_tracking"], names, found["agent"])
-    entry["_suggested"] = suggestion.to_dict() if suggestion is not None else None
+    if suggestion is not None:  # a switch to a specialist holds for the rest of the task
+        entry["_suggested"] = suggestion.to_dict()
     return suggestion
 
 
