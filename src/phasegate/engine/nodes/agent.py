@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from phasegate.agents.base import Access, AgentResult, McpServer
 from phasegate.engine.calls import CallSpec, usage_of
 from phasegate.engine.checks import CheckRound, resolve
-from phasegate.engine.nodes.roles import executor_role, plays, review_timeout
+from phasegate.engine.nodes.roles import executor_role, plays, review_timeout, timed_out
 from phasegate.engine.plugin_api import Action, ItemParser, PluginContext, Task, plugin
 from phasegate.engine.prompting import PromptFor, read_file
 from phasegate.errors import AgentError
@@ -386,7 +386,7 @@ def _review(
     ns = run.state.node(path)
     run.state.add_usage(path, role, usage_of(result))
     if result.timed_out and reviewer.on_timeout is not None:
-        return _timed_out(run, path, node, reviewer, index, role, result)
+        return timed_out(run, path, node, reviewer, index, role, result)
     verdict = reader.read(result, rctx)
     if verdict is None:
         return _no_verdict(run, path, reviewer, reader, rctx, result, tries)
@@ -443,36 +443,6 @@ def _reviewer_role(
     run.item.record("reviewer.selected", node=path, iteration=ns.iteration, **record)
     run.save(lazy=True)
     return selection.role, selection.focus
-
-
-def _timed_out(
-    run: Run,
-    path: str,
-    node: AgentNode,
-    reviewer: Reviewer,
-    index: int,
-    role: str,
-    result: AgentResult,
-) -> Outcome | None:
-    """A review that ran out of time: its ``on_timeout`` applies (it is not retried)."""
-    ns = run.state.node(path)
-    run.item.record(
-        "review.timeout",
-        node=path,
-        reviewer=reviewer.key,
-        role=role,
-        iteration=ns.iteration,
-        error=result.error,
-        action=reviewer.on_timeout,
-        sync_now=True,
-    )
-    verdict = Verdict(
-        word="TIMEOUT",
-        issues=(Issue(severity="blocker", description=str(result.error)),),
-        summary=str(result.error),
-        source="timeout",
-    )
-    return _conclude(run, path, node, verdict, str(reviewer.on_timeout), reviewer.key, index)
 
 
 def _no_verdict(

@@ -1,20 +1,24 @@
-"""Who an agent node calls, decided at run time: a selected executor, a review's time limit.
+"""Who an agent node calls, decided at run time, and how long a review may take.
 
 A node's ``executor`` is a workflow role; with ``executor_selector`` a plug-in
 picks, once per visit, the agent who plays it (seed 004's task agents from
 ``.claude/agents``). The choice is kept in the node's state and journaled with
-its reason, so a resumed run calls the same agent.
+its reason, so a resumed run calls the same agent. A reviewer's time limit may
+be a value of the item's data; one with ``on_timeout`` that runs out of time
+ends with that action instead of being retried.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from phasegate.agents.base import AgentResult
 from phasegate.engine.plugin_api import ReviewerSelector, Task, plugin
+from phasegate.verdicts.model import Issue, Verdict
 from phasegate.workflow.model import AgentNode, Reviewer
 
 if TYPE_CHECKING:
-    from phasegate.engine.run import Run
+    from phasegate.engine.run import Outcome, Run
 
 EXECUTOR_KEY = "executor_selected"
 
@@ -57,3 +61,35 @@ def review_timeout(run: Run, reviewer: Reviewer) -> float | None:
             return None
         return float(raw)
     return value
+
+
+def timed_out(
+    run: Run,
+    path: str,
+    node: AgentNode,
+    reviewer: Reviewer,
+    index: int,
+    role: str,
+    result: AgentResult,
+) -> Outcome | None:
+    """A review that ran out of time: its ``on_timeout`` applies (it is not retried)."""
+    from phasegate.engine.nodes.agent import _conclude
+
+    ns = run.state.node(path)
+    run.item.record(
+        "review.timeout",
+        node=path,
+        reviewer=reviewer.key,
+        role=role,
+        iteration=ns.iteration,
+        error=result.error,
+        action=reviewer.on_timeout,
+        sync_now=True,
+    )
+    verdict = Verdict(
+        word="TIMEOUT",
+        issues=(Issue(severity="blocker", description=str(result.error)),),
+        summary=str(result.error),
+        source="timeout",
+    )
+    return _conclude(run, path, node, verdict, str(reviewer.on_timeout), reviewer.key, index)
