@@ -317,6 +317,17 @@ def run(
             "dashboard) instead of exiting 3.",
         ),
     ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            max=64,
+            help="How many items of a parallel foreach run at once (overrides its "
+            "'parallel'; 1 runs them one at a time).",
+        ),
+    ] = None,
     workflow: Annotated[
         str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
     ] = None,
@@ -342,6 +353,7 @@ def run(
         command=command,
         answers=parse_answers(answer),
         wait=wait,
+        jobs=jobs,
     )
     outcome = run_item(root, name, options, workflow=workflow, quiet=quiet)
     if outcome.status == "stopped":

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from phasegate.engine.budget_gate import BudgetGuard
 from phasegate.engine.builtin_gates import PARTIAL_CHOICES, confirm_warning, partial_phase
 from phasegate.engine.calls import Backends
 from phasegate.engine.item import WorkItem
@@ -89,6 +90,7 @@ class Runner:
             if state.worktree:  # agents work there: it must be a working checkout
                 ensure_worktree(self.item.repo, state.worktree, self.item.name, state["branch"])
             run = Run(self.item, state, self.backends, self.asker, self.options)
+            self.backends.guard = BudgetGuard(run)
             try:
                 return self._run(run)
             except RunStop as stop:

@@ -24,7 +24,7 @@ def gate_values(run: Run, path: str, task: Task | None) -> dict[str, Any]:
         "phase": label,
         "label": label,
         "mode": state.mode,
-        "item_dir": run.item.relative(run.item.item_dir, state),
+        "item_dir": run.rel(path, run.item.item_dir),
         "task": task.key if task else "",
         "task_title": task.title if task else "",
     }
