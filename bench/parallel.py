@@ -34,7 +34,7 @@ roles:
 nodes:
   - id: tasks
     kind: foreach
-    items: {{parser: task-list, file: tasks.md}}
+    items: {{parser: markdown-tasks, file: tasks.md}}
     order: deps
     parallel: 8
     isolation: {isolation}

@@ -36,7 +36,7 @@ nodes:
     outputs: [tasks.md]
   - id: tasks
     kind: foreach
-    items: {{parser: task-list, file: tasks.md}}
+    items: {{parser: markdown-tasks, file: tasks.md}}
     order: deps
     parallel: {parallel}
 {extra}    body:

@@ -298,7 +298,8 @@ def test_status_lists_running_done_waiting_and_failed_items(tmp_path: Path) -> N
     status = json.loads(listed.stdout)
     (tasks,) = [p for p in status["phases"] if p["node"] == "tasks"]
     assert [i["status"] for i in tasks["items"]] == ["waiting", "waiting", "failed", "pending"]
-    commands = [d["command"] for d in status["pendingDecisions"]]
+    # the two gates are asked in the order their items finished, which varies
+    commands = sorted(d["command"] for d in status["pendingDecisions"])
     assert commands == ["phasegate answer fan-one ok-T1 yes", "phasegate answer fan-one ok-T2 yes"]
 
 
@@ -421,3 +422,56 @@ def test_a_budget_cap_stops_a_parallel_item_before_its_call_and_a_raise_lets_it_
     assert run(root, agents).status == "completed"
     assert [task for role, task in agents.calls if role == "coder"].count("T4") == 1
     assert (root / "src" / "T4.py").exists()
+
+
+def with_item_gate(root: Path) -> None:
+    path = root / ".phasegate" / "workflows" / "fan.yaml"
+    path.write_text(
+        path.read_text().replace(
+            "      - id: coded\n        kind: end\n",
+            "      - id: ok\n        kind: gate\n        decision: ok-{{ task }}\n"
+            "        question: Keep {{ task }}?\n        choices: {yes: {to: coded}}\n"
+            "      - id: coded\n        kind: end\n",
+        )
+    )
+
+
+def test_items_that_finish_as_they_resume_let_their_dependents_start(tmp_path: Path) -> None:
+    """T1-T3 wait on their gates; once answered, the next run ends them at once (nothing
+    left to call) and then runs T4, which depends on all three."""
+    from phasegate.api import open_repo
+    from phasegate.errors import WaitingForHuman
+
+    root = fan_repo(tmp_path / "repo")
+    with_item_gate(root)
+    new_item(root)
+    with pytest.raises(WaitingForHuman):
+        run(root, Agents(delay=0.01))
+    for key in ("T1", "T2", "T3"):
+        open_repo(root).answer(ITEM, f"ok-{key}", "yes")
+    agents = Agents(delay=0.01)
+    with pytest.raises(WaitingForHuman, match="ok-T4"):
+        run(root, agents)
+    assert [task for role, task in agents.calls if role == "coder"] == ["T4"]
+    open_repo(root).answer(ITEM, "ok-T4", "yes")
+    assert run(root, Agents(delay=0.01)).status == "completed"
+    items = engine_state(root)["nodes"]["tasks"]["items"]
+    assert {k: v["status"] for k, v in items.items()} == dict.fromkeys(items, "done")
+
+
+def test_a_ticked_dependency_is_skipped_and_its_dependents_still_run(tmp_path: Path) -> None:
+    """A task already ticked in the plan is skipped; the tasks after it run as usual."""
+    root = fan_repo(tmp_path / "repo")
+    new_item(root)
+    agents = Agents(
+        delay=0.01,
+        tasks="- [x] T1: Done before\n- [ ] T2: Next (after T1)\n- [ ] T3: Other\n",
+    )
+    assert run(root, agents).status == "completed"
+    items = engine_state(root)["nodes"]["tasks"]["items"]
+    assert {k: v["status"] for k, v in items.items()} == {
+        "T1": "skipped",
+        "T2": "done",
+        "T3": "done",
+    }
+    assert sorted(task for role, task in agents.calls if role == "coder") == ["T2", "T3"]

@@ -18,7 +18,7 @@ reply repeats)::
         - verdict: {approved: true, summary: Looks complete}
 
 Reply keys: ``text``, ``write`` (path -> content, relative to the working
-directory, ``{item_dir}``/``{item}``/``{phase}`` filled in), ``delete``,
+directory, ``{item_dir}``/``{item}``/``{phase}``/``{node}``/``{task}`` filled in), ``delete``,
 ``verdict`` or ``json`` (structured output), ``fail`` (``{exit, error}``),
 ``sleep`` (seconds, to simulate a slow agent; a sleep reaching the call's timeout
 ends it as timed out, as a real backend's would), ``cost_usd`` and ``usage``
@@ -113,6 +113,10 @@ def _usage(raw: object, where: str) -> TokenUsage | None:
 
 
 Handler = Callable[[AgentRequest], ScriptedReply | None]
+
+#: What a reply's file paths may name: the item folder, the item, the phase (label),
+#: the node, and the foreach item (task) the call is made for.
+PLACEHOLDERS = ("item_dir", "item", "phase", "node", "task")
 
 
 class ScriptedBackend(Backend):
@@ -273,9 +277,7 @@ class ScriptedBackend(Backend):
         )
 
     def _apply_files(self, request: AgentRequest, reply: ScriptedReply) -> None:
-        values = {
-            k: request.labels.get(k, "") for k in ("item_dir", "item", "phase", "node", "task")
-        }
+        values = {k: request.labels.get(k, "") for k in PLACEHOLDERS}
         root = request.workdir.resolve()
         allowed = [root, *(d.resolve() for d in request.extra_dirs)]
         for raw, content in reply.write.items():
@@ -290,6 +292,9 @@ class ScriptedBackend(Backend):
         if self._calls_log is None:
             return
         line = {k: request.labels.get(k) for k in ("attempt", "item", "phase", "iteration")}
+        # Where in the graph the call was made, when the engine says (a foreach item's task).
+        labels = request.labels
+        line.update({k: labels[k] for k in ("path", "stage", "task") if k in labels})
         line["role"] = request.role
         with open(self._calls_log, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
@@ -298,14 +303,13 @@ class ScriptedBackend(Backend):
 
 
 def _fill(raw: str, values: Mapping[str, str]) -> str:
-    """``raw`` with ``{item_dir}``/``{item}``/``{phase}``/``{node}``/``{task}`` filled in;
-    ValueError otherwise."""
+    """``raw`` with the :data:`PLACEHOLDERS` filled in; ValueError otherwise."""
     try:
         return raw.format(**values)
     except (KeyError, IndexError, ValueError) as exc:
+        names = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
         raise ValueError(
-            f"scripted reply path {raw!r} has an unknown placeholder ({exc!r}); "
-            "use {item_dir}, {item}, {phase}, {node} or {task}"
+            f"scripted reply path {raw!r} has an unknown placeholder ({exc!r}); use {names}"
         ) from None
 
 

@@ -19,6 +19,8 @@ from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 
+from phasegate.verdicts.model import BLOCKING_SEVERITIES
+
 _ITEM = re.compile(r"\[([^\]]+)\]")
 
 
@@ -265,7 +267,7 @@ class ProgressPrinter:
 
     def _on_review_verdict(self, e: dict[str, Any]) -> None:
         issues = e.get("issues") or []
-        blockers = [i for i in issues if i.get("severity") == "blocker"]
+        blockers = [i for i in issues if str(i.get("severity", "")).lower() in BLOCKING_SEVERITIES]
         if e.get("approved"):
             self._line(f"  [green]✓ iteration {e.get('iteration')}: approved[/]")
             return

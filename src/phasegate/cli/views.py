@@ -27,11 +27,16 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     if status["description"]:
         console.print(f"  {escape(status['description'])}")
     progress = status["inProgress"]
-    if progress and progress.get("kind") == "foreach":
+    kind = progress.get("kind", "agent") if progress else None
+    if progress and kind == "gate":
+        console.print(f"  Phase: [bold]{progress['phase']}[/], waiting on a decision")
+    elif progress and kind == "foreach" and "itemsDone" in progress:
         console.print(
             f"  Phase: [bold]{progress['phase']}[/], in progress: {progress['itemsDone']} of "
             f"{progress['items']} items done"
         )
+    elif progress and kind == "foreach":
+        console.print(f"  Phase: [bold]{progress['phase']}[/], in progress: {progress['stage']}")
     elif progress:
         console.print(
             f"  Phase: [bold]{progress['phase']}[/], in progress: iteration "
@@ -39,10 +44,11 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         )
     elif status["status"] == "completed":
         console.print(f"  Complete: {escape(status['summary'] or '')}")
+    elif status["status"] == "stopped":
+        console.print(f"  Stopped at {status['label']}: {escape(status['summary'] or '')}")
     else:
-        console.print(
-            f"  Phase: {status['currentPhase'] or '(not started)'}; next: {status['nextPhase']}"
-        )
+        nxt = f"; next: {status['nextPhase']}" if status["nextPhase"] else ""
+        console.print(f"  Phase: {status['currentPhase'] or '(not started)'}{nxt}")
     if status["blocked"]:
         console.print(f"  [red]Blocked:[/] {escape(status['blocked'])}")
     if status["nextCommand"]:
@@ -193,11 +199,12 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
             errors.append(row["error"])
             continue
         progress = row["inProgress"]
-        phase = (
-            f"{progress['phase']} ({progress['iteration']}/{progress['maxIterations']})"
-            if progress
-            else (row["currentPhase"] or "-")
-        )
+        if progress and progress.get("kind", "agent") != "agent":
+            phase = f"{progress['phase']} ({progress['stage']})"
+        elif progress:
+            phase = f"{progress['phase']} ({progress['iteration']}/{progress['maxIterations']})"
+        else:
+            phase = row["currentPhase"] or "-"
         table.add_row(
             row["id"], row["workflow"], row["status"], phase, escape(row["nextCommand"] or "")
         )

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from phasegate.verdicts.model import BLOCKING_SEVERITIES
+
 Kind = Literal["phase", "agent", "verdict", "check", "gate", "item", "other"]
 
 #: Events that repeat what another event already said.
@@ -129,7 +131,9 @@ class EventReader:
             elif e.get("unclear"):
                 verdict = "not approved (unclear answer)"
             else:
-                blockers = sum(1 for i in issues if i.get("severity") == "blocker")
+                blockers = sum(
+                    1 for i in issues if str(i.get("severity", "")).lower() in BLOCKING_SEVERITIES
+                )
                 verdict = f"not approved ({blockers} blocker(s))"
         else:  # workflows whose reviewers answer with a verdict word
             verdict = str(e.get("verdict") or "verdict")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from phasegate.engine.item import WorkItem
 from phasegate.engine.state import EngineState
 from phasegate.errors import AlreadyAnsweredError, BadInputError, BlockedError, WaitingForHuman
+from phasegate.faults import crash_point
 from phasegate.state.journal import utc_now
 
 if TYPE_CHECKING:
@@ -160,6 +161,7 @@ def ask(run: Run, q: Question) -> Answer:
             sync_now=True,
         )
         run.save(durable=True)  # pending on disk BEFORE it is asked
+        crash_point("gate.pending")
     if record.get("status") == "answered" and record.get("answer"):
         found = record["answer"]
         return Answer(str(found["choice"]), str(found.get("note") or ""), str(found.get("by")))

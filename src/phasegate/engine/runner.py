@@ -267,6 +267,8 @@ class Runner:
         state = run.state
         now = utc_now()
         state.at = "@end"
+        # Which end was reached: a workflow may have several (done, dropped...).
+        state.data["end_label"] = end.label
         if end.status == "blocked":
             state.status = "blocked"
             self.item.record("item.blocked", node=end.path, message=end.message, sync_now=True)

@@ -124,12 +124,14 @@ def item_status(
     in_progress: dict[str, Any] | None = None
     cursor = state.peek(at) if at else None
     if at and cursor is not None and cursor.get("started") and cursor.get("outcome") is None:
+        kind = workflow.node(at).kind
         in_progress = {
             "phase": workflow.label_of(at),
             "node": at,
+            "kind": kind,
             "iteration": cursor.iteration,
             "maxIterations": limit,
-            "stage": (cursor.stage or "execute").split(":", 1)[0],
+            "stage": _stage(kind, cursor),
         }
         if isinstance(workflow.node(at), ForeachNode) and cursor.get("order") is not None:
             entries = cursor.get("items") or {}
@@ -260,6 +262,17 @@ def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, A
             item["worktree"] = entry["worktree"]
         listed.append(item)
     return listed
+
+
+def _stage(kind: str, cursor: Any) -> str:
+    """Where a started node stands: an agent's stage, a gate's decision, a foreach's item."""
+    if kind == "gate":
+        return "decision"
+    if kind == "foreach":
+        items = cursor.get("items") or {}
+        running = [k for k in cursor.get("order") or [] if items[k].get("status") == "running"]
+        return f"item {running[0]}" if running else "items"
+    return str(cursor.stage or "execute").split(":", 1)[0]
 
 
 def _current_phase(workflow: Workflow, state: EngineState) -> str | None:

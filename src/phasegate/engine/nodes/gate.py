@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.gates import Question, ask
 from phasegate.engine.plugin_api import Task, plugin
+from phasegate.faults import crash_point
 from phasegate.workflow.model import GateNode
 from phasegate.workflow.prompts import render
 
@@ -90,6 +91,8 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         unavailable=unavailable,
     )
     answer = ask(run, question)
+    # The answer is on disk; nothing has acted on it yet (the crash tests stop here).
+    crash_point("gate.answered")
     yield from ()
     if answer.choice not in offered:
         return Outcome("invalid")

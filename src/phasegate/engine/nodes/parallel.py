@@ -104,8 +104,10 @@ class FanOut:
             with self.item.grouped():
                 while True:
                     self.integrate()
-                    self.start_ready()
+                    started = self.start_ready()
                     if not self.active:
+                        if started:
+                            continue  # they ended as they resumed: their dependents may be ready
                         break
                     self.submit(pool)
                     # Commits are grouped (the journal holds every result meanwhile) and
@@ -162,8 +164,8 @@ class FanOut:
             return False  # ended other than done
         for dep in entry.get("deps") or ():
             found = entries.get(dep)
-            if found is not None and found["status"] != DONE:
-                return False
+            if found is not None and found["status"] not in SETTLED:
+                return False  # a skipped dependency (ticked in the plan) holds nothing back
         return True
 
     def heights(self) -> dict[str, int]:
@@ -179,16 +181,19 @@ class FanOut:
             height[key] = 1 + max((height.get(k, 0) for k in dependents[key]), default=0)
         return height
 
-    def start_ready(self) -> None:
-        """Start the ready items (longest chains of dependents first) while there is room.
+    def start_ready(self) -> bool:
+        """Start the ready items (longest chains of dependents first) while there is room;
+        whether any started or was skipped.
 
         Items are marked running in one commit before their worktrees are made,
-        so a resumed run keeps what their agents did there.
+        so a resumed run keeps what their agents did there. An item whose calls were
+        all recorded before a crash ends as it starts.
         """
         if self._priority is None:
             height = self.heights()
             self._priority = sorted(self.order, key=lambda k: (-height[k], self.rank[k]))
         starting: list[tuple[str, str | None, bool]] = []
+        skipped = False
         for key in self._priority:
             if self.halted or self.stop.is_set() or len(self.active) + len(starting) >= self.jobs:
                 break
@@ -202,6 +207,7 @@ class FanOut:
                 entry["status"] = "skipped"
                 self.journal("foreach.item", key=key, status="skipped", reason="already done")
                 self.save(lazy=True)
+                skipped = True
                 continue
             if not self.ready(key):
                 continue
@@ -233,6 +239,7 @@ class FanOut:
             self.save()
         for key, begun, resuming in starting:
             self.start(key, begun, resuming)
+        return skipped or bool(starting)
 
     def start(self, key: str, begun: str | None, resuming: bool) -> None:
         """Make ``key``'s worktree (or take it back) and run its body to its first call."""
@@ -263,7 +270,7 @@ class FanOut:
             return str(entry["start"])
         wanted = set(entry.get("deps") or ())
         head = str(self.fan()["base"])
-        for dep in (d for d in self.order if d in wanted):
+        for dep in (d for d in self.order if d in wanted and self.entries()[d].get("commit")):
             commit = str(self.entries()[dep]["commit"])
             merged = self.git.merge(head, commit, f"phasegate: {dep}'s work, for {key}")
             if merged.commit is not None:
