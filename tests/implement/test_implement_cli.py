@@ -92,6 +92,20 @@ def test_an_unknown_spec_id_is_an_error(tmp_path: Path) -> None:
     root = scripted_repo(tmp_path, APPROVING)
     result = cli(root, "implement", "042")
     assert result.returncode == 2 and "no spec folder docs/specs/042*/" in result.stderr
+    assert result.stderr.rstrip().endswith("specs with a PLAN.md: 006-webhooks")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_implement_resumes_an_item_made_by_hand_by_its_name(tmp_path: Path) -> None:
+    """An item made with `new NAME --workflow implement --plan PATH` is run by
+    `phasegate implement NAME`, the command its pause messages give."""
+    root = scripted_repo(tmp_path, APPROVING)
+    made = cli(root, "new", "signing", "--workflow", "implement", "--plan", PLAN)
+    assert made.returncode == 0, made.stderr
+    result = cli(root, "implement", "signing")
+    assert result.returncode == 0, result.stderr
+    assert "- [x] **Sign outgoing payloads**" in (root / PLAN).read_text()
+    assert not (root / ".phasegate" / "implement" / "006").exists()
 
 
 def test_new_with_a_plan_creates_an_implement_item(tmp_path: Path) -> None:
@@ -135,6 +149,23 @@ def test_status_shows_an_escalated_task_and_how_to_answer(tmp_path: Path) -> Non
     assert f"phasegate answer 006 escalate-{SIGN}" in shown
     rows = json.loads(cli(root, "status", "006", "--json").stdout)["tasks"]
     assert rows[0]["state"] == "escalated" and rows[0]["decision"] == f"escalate-{SIGN}"
+
+
+def test_status_shows_a_ticked_task_after_a_waiting_one_as_done(tmp_path: Path) -> None:
+    """A task ticked in PLAN.md is done in `status` even while an earlier task of its
+    phase waits for a decision (seed 004: completion status comes from the checkboxes)."""
+    script = {
+        "the-developer": {"implement": [{"write": {"src/sign.py": "x = 1\n"}}]},
+        "*": {"*": [{"text": "NEEDS_REVISION\nCompare the signature in constant time."}]},
+    }
+    plan = ONE_TASK + "- [x] **Rotate the secrets** [`agent: the-developer`]\n"
+    root = scripted_repo(tmp_path, script, plan=plan, max_cycles=1)
+    assert cli(root, "implement", "006").returncode == 3
+    rows = json.loads(cli(root, "status", "006", "--json").stdout)["tasks"]
+    assert [(r["title"], r["state"]) for r in rows] == [
+        ("Sign outgoing payloads", "escalated"),
+        ("Rotate the secrets", "done"),
+    ]
 
 
 def test_an_escalation_at_a_terminal_takes_the_default_when_unanswered(tmp_path: Path) -> None:

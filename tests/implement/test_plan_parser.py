@@ -167,6 +167,18 @@ def test_a_plan_without_tasks_is_an_error() -> None:
         parse_plan("# Plan\n\nNothing yet.\n", Path("PLAN.md")).raise_errors("PLAN.md")
 
 
+def test_a_plan_of_checkboxes_without_phases_says_where_tasks_go() -> None:
+    """Checkbox items outside any phase are not tasks; a plan of only those says how a
+    phase is written instead of only "no tasks"."""
+    plan = parse_plan("# Plan\n\n- [ ] Sign payloads\n- [ ] Retry\n", Path("PLAN.md"))
+    with pytest.raises(BadInputError) as raised:
+        plan.raise_errors("PLAN.md")
+    assert str(raised.value) == (
+        "PLAN.md:1: the plan lists no tasks (2 checkbox item(s) outside any phase: tasks go "
+        "under a '## Phase N: ...' heading, or inside a top-level checkbox item that is a phase)"
+    )
+
+
 def test_a_missing_plan_names_its_path(tmp_path: Path) -> None:
     """PLAN.md is required: a clear error naming the path."""
     with pytest.raises(NotFoundError, match=r"docs/specs/9/PLAN.md: no such file"):

@@ -37,18 +37,18 @@ def test_the_file_has_exactly_the_seeds_schema(tmp_path: Path) -> None:
     session = data["sessions"]["006"]
     assert set(session) == {"tasks", "global_patterns"}
     task = session["tasks"][key("Implement JWT authentication")]
-    assert set(task) == {
+    assert list(task) == [  # the seed's keys, in the seed's order
         "description",
         "current_cycle",
         "max_cycles",
         "implementer",
         "reviewers",
         "pattern_tracking",
-    }
+    ]
     assert task["description"] == "Implement JWT authentication"
-    assert all(
-        set(r) == {"agent", "cycle", "status", "feedback", "timestamp"} for r in task["reviewers"]
-    )
+    assert [list(r) for r in task["reviewers"]] == [
+        ["agent", "cycle", "status", "feedback", "timestamp"]
+    ] * 2
     assert set(task["pattern_tracking"]) == {"same_issue_count", "recurring_patterns"}
     assert set(session["global_patterns"]) == {"reviewer_failure_rates", "common_issues"}
     rate = session["global_patterns"]["reviewer_failure_rates"]["the-security-engineer"]

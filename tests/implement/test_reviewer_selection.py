@@ -57,6 +57,20 @@ def test_review_focus_is_honoured_over_inferred_concerns() -> None:
     assert rank_reviewers(agents(), analysis)[0].agent == "the-site-reliability-engineer"
 
 
+def test_common_words_never_count_as_shared_expertise() -> None:
+    """reasonAboutBestReviewer: an agent shares a task's subject, not its small words
+    ("capped at one hour" and "the pager at 3 a.m." have nothing in common)."""
+    analysis = analyze_changes(
+        "Retry failed deliveries with backoff\n- Exponential backoff capped at one hour",
+        [],
+        [],
+        "",
+    )
+    ranked = {r.agent: r for r in rank_reviewers(agents(), analysis)}
+    assert "at" not in analysis.words and "one" not in analysis.words
+    assert ranked["the-site-reliability-engineer"].shared == ()
+
+
 PLAN_REVIEW_FALSE = """# Plan
 
 ## Phase 1: Docs

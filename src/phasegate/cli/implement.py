@@ -11,10 +11,10 @@ from rich.markup import escape
 from phasegate.cli.app import RepoOption, _repo, app, out, parse_answers, run_item
 from phasegate.cli.progress import ProgressPrinter
 from phasegate.config import Config, load_config
-from phasegate.engine.item import WorkItem
+from phasegate.engine.item import WorkItem, validate_item_name
 from phasegate.engine.items import create_item
 from phasegate.engine.runner import RunOptions
-from phasegate.errors import BadInputError
+from phasegate.errors import BadInputError, NotFoundError
 from phasegate.implement.settings import implement_settings
 from phasegate.implement.spec import item_name_for, plan_title, resolve_plan
 from phasegate.workflow.registry import WorkflowRegistry
@@ -62,6 +62,23 @@ def plan_item(root: Path, config: Config, target: str, name: str | None = None) 
     return (name or item_name_for(plan)), plan
 
 
+def existing_item(root: Path, config: Config, target: str) -> tuple[str, str] | None:
+    """``(item name, plan)`` of the implement item named ``target``, if there is one.
+
+    An item made with ``phasegate new NAME --workflow implement --plan PATH`` is
+    resumed by its name, like the item of a spec.
+    """
+    try:
+        validate_item_name(target)
+    except BadInputError:
+        return None
+    item = WorkItem(root, target, WorkflowRegistry(root).get(WORKFLOW), config)
+    if not item.exists():
+        return None
+    plan = item.load(read_journal=False).data.get("plan")
+    return (target, plan) if isinstance(plan, str) and plan else None
+
+
 def ensure_item(root: Path, config: Config, name: str, plan: str, mode: str | None) -> WorkItem:
     """The implement item ``name`` for ``plan``, created when it does not exist yet."""
     loaded = WorkflowRegistry(root).get(WORKFLOW)
@@ -85,7 +102,11 @@ def ensure_item(root: Path, config: Config, name: str, plan: str, mode: str | No
 @app.command()
 def implement(
     target: Annotated[
-        str, typer.Argument(help="A spec id (006: docs/specs/006*/PLAN.md) or a PLAN.md path.")
+        str,
+        typer.Argument(
+            help="A spec id (006: docs/specs/006*/PLAN.md), a PLAN.md path, or the name of "
+            "an implement item."
+        ),
     ],
     answer: Annotated[
         list[str] | None,
@@ -115,7 +136,13 @@ def implement(
     """
     root = _repo(repo)
     config = load_config(root)
-    name, plan = plan_item(root, config, target)
+    try:
+        name, plan = plan_item(root, config, target)
+    except NotFoundError:
+        found = existing_item(root, config, target)
+        if found is None:
+            raise
+        name, plan = found
     ensure_item(root, config, name, plan, None)
     options = RunOptions(answers=parse_answers(answer), wait=wait, command=None)
     outcome = run_item(

@@ -109,8 +109,7 @@ def reviewer_answered(
     if found is None or found["status"] != "pending":
         return None  # answered already (a resumed run), or never selected
     found["status"] = word
-    found["feedback"] = feedback[:FEEDBACK_LIMIT]
-    found["timestamp"] = utc_now()
+    _answered(found, feedback)
     if word not in READABLE:
         return None
     patterns = record(state)["global_patterns"]
@@ -130,8 +129,14 @@ def reviewer_timed_out(entry: dict[str, Any], visit: int, cycle: int, feedback: 
     found = _review(entry, visit, cycle)
     if found is not None and found["status"] == "pending":
         found["status"] = "TIMEOUT"
-        found["feedback"] = feedback[:FEEDBACK_LIMIT]
-        found["timestamp"] = utc_now()
+        _answered(found, feedback)
+
+
+def _answered(found: dict[str, Any], feedback: str) -> None:
+    """The review's feedback and when it came, in the seed's key order (feedback, timestamp)."""
+    found.pop("timestamp", None)
+    found["feedback"] = feedback[:FEEDBACK_LIMIT]
+    found["timestamp"] = utc_now()
 
 
 def outcome(entry: dict[str, Any], how: str, note: str = "") -> None:

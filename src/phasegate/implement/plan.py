@@ -265,7 +265,14 @@ def parse_plan(text: str, path: Path) -> Plan:
             _item_phases(builder, block, section)
     close()
     if not any(p.tasks or p.checkpoints for p in builder.phases):
-        builder.problems.append(PlanProblem(1, "the plan lists no tasks", error=True))
+        outside = sum(1 for p in builder.problems if p.message.startswith("checkbox outside"))
+        hint = (
+            f" ({outside} checkbox item(s) outside any phase: tasks go under a "
+            "'## Phase N: ...' heading, or inside a top-level checkbox item that is a phase)"
+            if outside
+            else ""
+        )
+        builder.problems.append(PlanProblem(1, f"the plan lists no tasks{hint}", error=True))
     return Plan(path, tuple(builder.phases), tuple(builder.problems))
 
 

@@ -79,98 +79,19 @@ FOCUS_WORDS: dict[str, str] = {
     "integration": "integration",
     "interfaces": "integration",
 }
-_GENERIC = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "with",
-        "from",
-        "by",
-        "as",
-        "is",
-        "are",
-        "be",
-        "it",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "add",
-        "adds",
-        "added",
-        "create",
-        "creates",
-        "update",
-        "updates",
-        "implement",
-        "implements",
-        "implementation",
-        "make",
-        "new",
-        "use",
-        "uses",
-        "using",
-        "file",
-        "files",
-        "code",
-        "src",
-        "lib",
-        "test",
-        "tests",
-        "spec",
-        "specs",
-        "py",
-        "js",
-        "ts",
-        "md",
-        "txt",
-        "json",
-        "yaml",
-        "yml",
-        "feature",
-        "features",
-        "task",
-        "tasks",
-        "change",
-        "changes",
-        "basic",
-        "simple",
-        "support",
-        "step",
-        "steps",
-        "main",
-        "index",
-        "init",
-        "app",
-        "module",
-        "agent",
-        "agents",
-        "when",
-        "need",
-        "needs",
-        "you",
-        "your",
-        "will",
-        "can",
-        "should",
-        "read",
-        "write",
-        "run",
-        "runs",
-        "ensure",
-        "include",
-        "includes",
-    ]
-)
+#: Words too common to say what a task or an agent is about.
+_GENERIC_WORDS = """
+    a an the and or of to in on for with from by as is are be it its this that these
+    those add adds added create creates update updates implement implements
+    implementation make new use uses using file files code src lib test tests spec
+    specs py js ts md txt json yaml yml feature features task tasks change changes
+    basic simple support step steps main index init app module agent agents when need
+    needs you your will can should read write run runs ensure include includes at who
+    about under over into onto out up down all each every any some not no but if then
+    so do does we our they them their was were has have had after before than also only
+    one two very more most less just there here what which how why where while
+"""
+_GENERIC = frozenset(_GENERIC_WORDS.split())
 
 
 @dataclass(frozen=True)
@@ -253,7 +174,7 @@ def reasoning(
     analysis: ChangeAnalysis, chosen: Ranked | None, agent: str, history: str = ""
 ) -> str:
     """Seed 004's sentence: given the changes, the concerns and the history, the agent and why."""
-    changed = ", ".join(analysis.files[:5]) or "no file changes found"
+    changed = ", ".join(analysis.files[:5]) or "no changed files"
     concerns = ", ".join(analysis.priorities) or "no specific review priority"
     because = ", ".join(
         dict.fromkeys((*(chosen.covers if chosen else ()), *(chosen.shared if chosen else ())))

@@ -48,7 +48,12 @@ def _by_id(root: Path, spec_id: str, specs_dir: str) -> Path:
         if p.is_dir() and (p.name == spec_id or re.match(rf"^{re.escape(spec_id)}[-_. ]", p.name))
     )
     if not found:
-        raise NotFoundError(f"no spec folder {specs_dir}/{spec_id}*/ in {root}")
+        known = sorted(p.name for p in base.iterdir() if (p / PLAN).is_file())
+        listed = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "")
+        raise NotFoundError(
+            f"no spec folder {specs_dir}/{spec_id}*/ (named {spec_id} or {spec_id}-...) in "
+            f"{root}; specs with a PLAN.md: {listed or 'none'}"
+        )
     if len(found) > 1:
         names = ", ".join(f"{specs_dir}/{p.name}" for p in found)
         raise BadInputError(

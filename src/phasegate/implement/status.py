@@ -60,6 +60,8 @@ def task_rows(item: Any, state: EngineState, plan: Plan | None) -> list[dict[str
     rows: list[dict[str, Any]] = []
     phases = state.peek(PHASES)
     seen: set[str] = set()
+    # A task ticked in the plan is done, also before its phase's loop reaches it.
+    ticked = {t.key for t in plan.tasks() if t.done} if plan is not None else set()
     if phases is not None:
         for phase in phases.get("order") or []:
             tasks = state.peek(f"{PHASES}[{phase}]/{TASKS}")
@@ -68,8 +70,8 @@ def task_rows(item: Any, state: EngineState, plan: Plan | None) -> list[dict[str
             for key in tasks.get("order") or []:
                 entry = (tasks.get("items") or {}).get(key) or {}
                 status = str(entry.get("status", "pending"))
-                if status == "skipped":  # already ticked when the phase began
-                    status = "done"
+                if status == "skipped" or (status == "pending" and key in ticked):
+                    status = "done"  # already ticked when the phase began, or by then
                 rows.append(_row(state, phase, key, str(entry.get("title", "")), status))
                 seen.add(key)
     if plan is not None:
