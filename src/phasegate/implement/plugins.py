@@ -28,7 +28,7 @@ from phasegate.errors import BlockedError
 from phasegate.implement import cycles
 from phasegate.implement.context import context_package, review_request
 from phasegate.implement.patterns import FAILURE_RATE_LIMIT, failure_rate
-from phasegate.implement.plan import PlanPhase, parse_plan
+from phasegate.implement.plan import PlanPhase, PlanTask, parse_plan
 from phasegate.implement.selection import Ranked, analyze_changes, rank_reviewers, reasoning
 from phasegate.implement.snapshots import TaskChanges, changes_between, snapshot
 from phasegate.implement.where import (
@@ -84,14 +84,33 @@ class TasksParser(ItemParser):
             Task(
                 key=t.key,
                 title=t.title,
+                deps=deps,
                 done=t.done,
                 line=t.line,
                 data=t.data(),
                 parallel=t.parallel,
             )
-            for t in phase.tasks
+            for t, deps in zip(phase.tasks, task_dependencies(phase.tasks), strict=True)
         )
         return Parsed(items, "plan")
+
+
+def task_dependencies(tasks: Sequence[PlanTask]) -> list[tuple[str, ...]]:
+    """What each task waits for (seed 004: parallel tasks within a phase, the phase's order
+    otherwise): a sequential task waits for every task before it; a task marked parallel,
+    for every task up to the last sequential one before it. Tasks already ticked count too,
+    so a ticked task between two open ones never lets them run at once."""
+    found: list[tuple[str, ...]] = []
+    before: list[str] = []  # every task so far
+    barrier: tuple[str, ...] = ()  # every task up to the last sequential one
+    for task in tasks:
+        if task.parallel:
+            found.append(barrier)
+        else:
+            found.append(tuple(before))
+            barrier = (*before, task.key)
+        before.append(task.key)
+    return found
 
 
 class CheckpointCommands(ItemParser):

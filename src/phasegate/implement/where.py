@@ -32,8 +32,12 @@ def plan_rel(state: EngineState) -> str:
 
 
 def plan_path(ctx: PluginContext) -> Path:
-    """The plan in the work tree the agents work in."""
-    return ctx.workdir / plan_rel(ctx.state)
+    """The plan in the item's work tree.
+
+    Never a parallel task's worktree: PLAN.md is read and ticked where the person
+    sees it, by the engine alone, so tasks running at once never conflict over it.
+    """
+    return ctx.item.workdir(ctx.state) / plan_rel(ctx.state)
 
 
 def spec_dir_rel(state: EngineState) -> str:
