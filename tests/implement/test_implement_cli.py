@@ -151,6 +151,26 @@ def test_status_shows_an_escalated_task_and_how_to_answer(tmp_path: Path) -> Non
     assert rows[0]["state"] == "escalated" and rows[0]["decision"] == f"escalate-{SIGN}"
 
 
+def test_an_escalation_after_an_unclear_review_says_why_in_one_sentence(tmp_path: Path) -> None:
+    """An unclear review escalated by a person asks the seed's options, saying which task
+    (file:line) and why (seed 004: Review Cycle Limits, user options)."""
+    script = {
+        "the-developer": {"implement": [{"write": {"src/sign.py": "x = 1\n"}}]},
+        "*": {"*": [{"text": "Hmm. I wonder about this."}]},
+    }
+    root = scripted_repo(tmp_path, script)
+    assert cli(root, "implement", "006").returncode == 3
+    answered = cli(root, "answer", "006", f"unclear-{SIGN}", "escalate")
+    assert answered.returncode == 0, answered.stderr
+    again = cli(root, "implement", "006", "-q")
+    assert again.returncode == 3
+    assert again.stderr.startswith(
+        "phasegate: error: Task 'Sign outgoing payloads' (docs/specs/006-webhooks/PLAN.md:5) "
+        "is escalated: the review was unclear. Accept it as is, fix it by hand, skip it with "
+        "a warning, or abort? Without an answer within 5 minutes: skip_with_warning."
+    )
+
+
 def test_status_shows_a_ticked_task_after_a_waiting_one_as_done(tmp_path: Path) -> None:
     """A task ticked in PLAN.md is done in `status` even while an earlier task of its
     phase waits for a decision (seed 004: completion status comes from the checkboxes)."""

@@ -265,7 +265,8 @@ class EscalationDetail(Predicate):
             else ""
         )
         return (
-            f"Task {ctx.task.title!r} ({plan_rel(ctx.state)}:{ctx.task.line}) is {_why(ctx)}. "
+            f"Task {ctx.task.title!r} ({plan_rel(ctx.state)}:{ctx.task.line}) is escalated: "
+            f"{_why(ctx)}. "
             f"Accept it as is, fix it by hand, skip it with a warning, or abort?{after}"
         )
 
