@@ -113,6 +113,9 @@ def test_new_with_a_plan_creates_an_implement_item(tmp_path: Path) -> None:
     root = scripted_repo(tmp_path, APPROVING)
     made = cli(root, "new", "signing", "--workflow", "implement", "--plan", PLAN)
     assert made.returncode == 0, made.stderr
+    assert made.stdout.rstrip().endswith("Next: phasegate implement signing")
+    status = json.loads(cli(root, "status", "signing", "--json").stdout)
+    assert status["nextCommand"] == "phasegate implement signing"
     assert cli(root, "run", "signing").returncode == 0
     assert "- [x] **Sign outgoing payloads**" in (root / PLAN).read_text()
 

@@ -242,6 +242,8 @@ def new(
     commands = list(loaded.workflow.commands)
     # A workflow with commands runs its items through them.
     how = f"phasegate run {name} --command {commands[0]}" if commands else f"phasegate run {name}"
+    if loaded.workflow.name == "implement":
+        how = f"phasegate implement {name}"
     out.print(
         f"Created {name} ({workflow}, mode {state.mode}) in "
         f"{item.item_dir.relative_to(root)}.\nNext: {how}"
