@@ -39,6 +39,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "phasegate.cli.doctor",
     "phasegate.cli.integrations",
     "phasegate.cli.change",
+    "phasegate.cli.implement",
     "phasegate.cli.logs",
     "phasegate.cli.serve",
 )

@@ -188,7 +188,7 @@ def ask(run: Run, q: Question) -> Answer:
         return _persist(run, q, Answer(q.timeout_choice, "no answer in time", "timeout"))
     asker = run.asker
     if q.ask_at_terminal and asker.interactive:
-        return _persist(run, q, _prompt(run, q))
+        return _persist(run, q, _prompt(run, q, record))
     if q.default is not None:
         return _persist(run, q, Answer(q.default, "", "default"))
     if run.options.wait:
@@ -202,16 +202,42 @@ def ask(run: Run, q: Question) -> Answer:
 
 
 def _expired(record: Mapping[str, Any], minutes: float) -> bool:
+    left = _seconds_left(record, minutes)
+    return left is not None and left <= 0
+
+
+def _seconds_left(record: Mapping[str, Any], minutes: float) -> float | None:
+    """Seconds until a gate asked at ``record['asked_at']`` times out (``None``: unknown)."""
     from datetime import UTC, datetime
 
     try:
         asked = datetime.strptime(str(record.get("asked_at")), "%Y-%m-%dT%H:%M:%SZ")
     except ValueError:
-        return False
-    return (datetime.now(UTC).replace(tzinfo=None) - asked).total_seconds() >= minutes * 60
+        return None
+    return minutes * 60 - (datetime.now(UTC).replace(tzinfo=None) - asked).total_seconds()
 
 
-def _prompt(run: Run, q: Question) -> Answer:
+def _timed_choice(run: Run, q: Question, record: Mapping[str, Any]) -> Any:
+    """How to ask within the gate's time limit (``None``: ask without one).
+
+    An asker that can wait a bounded time offers ``choose_within(question, choices,
+    default, seconds)``, which returns ``None`` when nobody answered in time.
+    """
+    within = getattr(run.asker, "choose_within", None)
+    if q.timeout_minutes is None or not q.timeout_choice or not callable(within):
+        return None
+    minutes = q.timeout_minutes
+
+    def choose(text: str, offered: Sequence[str], default: str | None) -> str | None:
+        left = _seconds_left(record, minutes)
+        seconds = max(left if left is not None else minutes * 60, 0.0)
+        found: str | None = within(text, offered, default, seconds)
+        return found
+
+    return choose
+
+
+def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> Answer:
     classify = run.classifier(q)
     choices = list(q.choices)
     lines = [q.question]
@@ -225,8 +251,17 @@ def _prompt(run: Run, q: Question) -> Answer:
     offered = list(choices)
     if q.files:
         offered.insert(max(len(offered) - 1, 0), "view")  # view comes before the last choice
+    timed = _timed_choice(run, q, record or {})
     for _ in range(q.attempts):
-        raw = run.asker.choose(text, offered, q.recommendation or q.default or offered[0])
+        default = q.recommendation or q.default or offered[0]
+        if timed is not None:
+            found = timed(text, offered, default)
+            if found is None:
+                assert q.timeout_choice is not None
+                return Answer(q.timeout_choice, "no answer in time", "timeout")
+            raw = found
+        else:
+            raw = run.asker.choose(text, offered, default)
         if raw.strip() == "view" and "view" in offered:
             _show_files(run, q.files)
             offered.remove("view")

@@ -36,6 +36,8 @@ class Task:
     done: bool = False
     line: int | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    #: The item may run at the same time as the other parallel items next to it.
+    parallel: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,6 +46,7 @@ class Task:
             "done": self.done,
             "line": self.line,
             "data": dict(self.data),
+            "parallel": self.parallel,
         }
 
     @classmethod
@@ -55,6 +58,7 @@ class Task:
             done=bool(data.get("done")),
             line=data.get("line"),
             data=dict(data.get("data") or {}),
+            parallel=bool(data.get("parallel")),
         )
 
 
@@ -135,7 +139,10 @@ class Selection:
 
 
 class ReviewerSelector:
-    """Picks the role that reviews this time (seed 004's dynamic reviewer selection)."""
+    """Picks the role that reviews this time (seed 004's dynamic reviewer selection).
+
+    The same protocol picks an agent node's executor at run time (``executor_selector``).
+    """
 
     name = "selector"
 
@@ -209,6 +216,10 @@ class StateView:
     def status_fields(self, state: EngineState) -> dict[str, Any]:
         """Fields of ``phasegate status`` the workflow's own state decides (e.g. its phase)."""
         return {}
+
+    def summary(self, state: EngineState) -> str | None:
+        """The one line a completed item keeps (``None``: the engine's own)."""
+        return None
 
 
 def load_view(item: WorkItem) -> StateView:

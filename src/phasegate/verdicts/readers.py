@@ -30,7 +30,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from phasegate.agents.base import AgentResult
 from phasegate.verdicts.model import UNCLEAR, Issue, Verdict, unclear
 from phasegate.verdicts.schema import strict_schema
-from phasegate.verdicts.text import first_line_word, fuzzy_status, json_document
+from phasegate.verdicts.text import (
+    REVISION_PATTERNS,
+    detect_review_status,
+    first_line,
+    first_line_word,
+    fuzzy_status,
+    json_document,
+)
 
 
 @dataclass(frozen=True)
@@ -247,7 +254,11 @@ class WordsReader(VerdictReader):
 
 
 class FuzzyReader(VerdictReader):
-    """Seed 004's fuzzy approval detection (a JSON verdict in the answer wins)."""
+    """Seed 004's fuzzy approval detection, exactly (a JSON verdict in the answer wins).
+
+    Structured output and a JSON document in the answer are read first; free
+    text then goes through :func:`~phasegate.verdicts.text.detect_review_status`.
+    """
 
     name = "fuzzy"
     words = ("APPROVED", "NEEDS_REVISION")
@@ -266,7 +277,7 @@ class FuzzyReader(VerdictReader):
             return WordsReader().read(result, inner)
         if ctx.structured_enforced:
             return unclear(FREE_TEXT)
-        status = fuzzy_status(result.text)
+        status = detect_review_status(result.text)
         text = result.text.strip()
         if status == UNCLEAR:
             return unclear(
@@ -275,7 +286,11 @@ class FuzzyReader(VerdictReader):
         first, _, rest = text.partition("\n")
         if status == "APPROVED":
             return Verdict(word="APPROVED", summary=text, source="fuzzy")
-        issue = Issue(severity="high", description=rest.strip() or first.strip())
+        # After a NEEDS_REVISION first line the rest is the feedback; an answer read
+        # from its implicit signals is feedback as a whole.
+        said = any(p.search(first_line(result.text)) for p in REVISION_PATTERNS)
+        feedback = (rest.strip() or first.strip()) if said else text
+        issue = Issue(severity="high", description=feedback)
         return Verdict(
             word="NEEDS_REVISION", issues=(issue,), summary=first.strip(), source="fuzzy"
         )

@@ -350,6 +350,10 @@ def _agent_problems(
     reviewers = node.all_reviewers()
     if node.executor is None and node.start_with == "execute":
         problems.append(((*where, "executor"), "an agent node needs an 'executor' role"))
+    if node.executor_selector is not None and node.executor is None:
+        problems.append(
+            ((*where, "executor_selector"), "name the 'executor' role the chosen agent plays")
+        )
     if node.executor is not None and node.executor not in workflow.roles:
         problems.append(((*where, "executor"), f"unknown role {node.executor!r} (roles: {roles})"))
     if node.start_with == "review" and not reviewers:
@@ -360,8 +364,8 @@ def _agent_problems(
         problems += _reviewer_role(workflow, node.reviewer, (*where, "reviewer"))
     for position, reviewer in enumerate(node.reviewers):
         at: Location = (*where, "reviewers", position)
-        if (reviewer.role is None) == (reviewer.selector is None):
-            problems.append((at, "a reviewer names exactly one of 'role' or 'selector'"))
+        if reviewer.role is None and reviewer.selector is None:
+            problems.append((at, "a reviewer names a 'role', a 'selector', or both"))
         if reviewer.role is not None:
             problems += _reviewer_role(workflow, reviewer.role, (*at, "role"))
         problems += _vocabulary(reviewer.reader, reviewer.on, (*at, "on"))
@@ -496,6 +500,8 @@ def _plugin_problems(workflow: Workflow, base: Location) -> list[Problem]:
     need("views", workflow.view.plugin, ("view",))
     for where, node in _located(workflow.nodes, base):
         if isinstance(node, AgentNode):
+            if node.executor_selector is not None:
+                need("selectors", node.executor_selector.plugin, (*where, "executor_selector"))
             for position, reviewer in enumerate(node.reviewers):
                 at: Location = (*where, "reviewers", position)
                 need("readers", reviewer.reader, (*at, "reader"))

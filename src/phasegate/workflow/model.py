@@ -167,10 +167,14 @@ class Reviewer(_Strict):
     """One reviewer of an agent node.
 
     ``role`` names the agent role, or ``selector`` a plug-in that picks one at
-    run time. ``reader`` turns the answer into a verdict word; ``on`` maps
-    each word to ``pass`` (on to the next reviewer), ``revise`` (back to the
-    executor with the issues) or an outcome name that ends the node.
-    ``UNCLEAR`` must be mapped and may never map to ``pass``.
+    run time; with both, the selector picks the agent that plays ``role`` (and
+    gets its backend when it has no binding of its own). ``reader`` turns the
+    answer into a verdict word; ``on`` maps each word to ``pass`` (on to the
+    next reviewer), ``revise`` (back to the executor with the issues) or an
+    outcome name that ends the node. ``UNCLEAR`` must be mapped and may never
+    map to ``pass``. ``timeout`` is seconds, or the name of a number of seconds
+    in the item's data; with ``on_timeout`` a review that runs out of time is
+    not retried: it ends with that action (``pass``, ``revise`` or an outcome).
     """
 
     name: str | None = None
@@ -181,9 +185,17 @@ class Reviewer(_Strict):
     when: str | None = None
     expectations: str | None = None
     on: dict[str, str] = Field(default_factory=dict)
-    #: Seconds the review may take before ``on_timeout`` applies (default: config timeouts).
-    timeout: float | None = Field(default=None, gt=0)
+    #: Seconds the review may take before ``on_timeout`` applies (default: config timeouts),
+    #: or the name of such a number in the item's data (a value a state view reads).
+    timeout: float | str | None = None
     on_timeout: str | None = None
+
+    @field_validator("timeout")
+    @classmethod
+    def _positive_timeout(cls, value: float | str | None) -> float | str | None:
+        if isinstance(value, int | float) and value <= 0:
+            raise ValueError("a timeout must be greater than 0")
+        return value
 
     _selector = field_validator("selector", mode="before")(_plugin_ref)
 
@@ -211,6 +223,8 @@ class AgentNode(_Node):
 
     kind: Literal["agent"] = "agent"
     executor: str | None = None
+    #: A selector plug-in that picks, at run time, the agent who plays ``executor``.
+    executor_selector: PluginRef | None = None
     prompt: str | None = None
     revise_prompt: str | None = None
     #: ``review``: the first round starts with the reviewers (the work is already there).
@@ -241,6 +255,7 @@ class AgentNode(_Node):
     _refs = field_validator("context", "on_enter", "after_execute", "after_verdict", mode="before")(
         lambda v: [_plugin_ref(x) for x in v] if isinstance(v, list | tuple) else v
     )
+    _executor_selector = field_validator("executor_selector", mode="before")(_plugin_ref)
     _previous = field_validator("previous")(lambda v: confined_path(v) if v else v)
 
     def all_reviewers(self) -> tuple[Reviewer, ...]:
@@ -276,10 +291,21 @@ class Choice(_Strict):
 
 
 class GateTimeout(_Strict):
-    """An unanswered gate takes ``choice`` after ``minutes``."""
+    """An unanswered gate takes ``choice`` after ``minutes``.
 
-    minutes: float = Field(gt=0)
+    ``minutes`` may name a number in the item's data (a value a state view reads
+    from the configuration); when that value is missing or 0 the gate never times out.
+    """
+
+    minutes: float | str
     choice: str
+
+    @field_validator("minutes")
+    @classmethod
+    def _positive_minutes(cls, value: float | str) -> float | str:
+        if isinstance(value, int | float) and value <= 0:
+            raise ValueError("minutes must be greater than 0")
+        return value
 
 
 class Unanswered(_Strict):

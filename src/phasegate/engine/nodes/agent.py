@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from phasegate.agents.base import Access, AgentResult, McpServer
 from phasegate.engine.calls import CallSpec, usage_of
 from phasegate.engine.checks import CheckRound, resolve
+from phasegate.engine.nodes.roles import executor_role, plays, review_timeout, timed_out
 from phasegate.engine.plugin_api import Action, ItemParser, PluginContext, Task, plugin
 from phasegate.engine.prompting import PromptFor, read_file
 from phasegate.errors import AgentError
@@ -89,11 +90,12 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
 def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: PromptFor) -> Steps:
     from phasegate.engine.run import Call, Outcome
 
+    role = executor_role(run, path, node, task)
+    workflow_role = str(node.executor)
     ns = run.state.node(path)
-    role = str(node.executor)
     iteration, tries = ns.iteration, int(ns.get("tries", 0))
     feedback = list(ns.get("feedback") or [])
-    access = Access(run.workflow.roles[role].access)
+    access = Access(run.workflow.roles[workflow_role].access)
     outputs = prompts.outputs()
     spec = CallSpec(
         key=f"{path}#{ns.visit}/{iteration}/execute/{tries}",
@@ -104,11 +106,12 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         stage="execute",
         access=access,
         output_schema=None,
-        build_prompt=lambda: prompts.executor(iteration, feedback),
-        mcp_servers=mcp_servers(run, role),
+        build_prompt=lambda: prompts.executor(iteration, feedback, role),
+        mcp_servers=mcp_servers(run, workflow_role),
         task=task.key if task else None,
         hints={"outputs": [run.rel(path, run.item.item_dir / o) for o in outputs]},
         workdir=run.workspace_dir(path),
+        plays=plays(role, workflow_role),
     )
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
@@ -130,7 +133,8 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         )
         if tries >= limit:
             raise AgentError(
-                f"{role} ({run.backends.describe(role)}) finished {run.label(path)} "
+                f"{role} ({run.backends.describe(role, plays(role, workflow_role))}) finished "
+                f"{run.label(path)} "
                 f"({node.id}) of {run.item.name!r} {limit} time{'s' if limit > 1 else ''} "
                 f"without writing {', '.join(missing)}; run the same command again to retry"
             )
@@ -318,7 +322,7 @@ def _review(
         run.save(lazy=True)
         return None
     reader: VerdictReader = plugin("readers", reviewer.reader)
-    backend = run.backends.for_role(role)
+    backend = run.backends.for_role(role, plays(role, reviewer.role))
     words = _words(reviewer, reader)
     rctx = ReadContext(
         words=words,
@@ -373,15 +377,19 @@ def _review(
         build_prompt=lambda: prompts.reviewer(
             role, template, iteration, expectations, previous, answer, focus
         ),
-        mcp_servers=mcp_servers(run, role),
+        mcp_servers=mcp_servers(run, reviewer.role or role),
         task=task.key if task else None,
-        timeout=reviewer.timeout,
+        timeout=review_timeout(run, reviewer),
         hints={"answer": _hint(approving)},
         workdir=run.workspace_dir(path),
+        plays=plays(role, reviewer.role),
+        timeout_ends=reviewer.on_timeout is not None,
     )
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
     run.state.add_usage(path, role, usage_of(result))
+    if result.timed_out and reviewer.on_timeout is not None:
+        return timed_out(run, path, node, reviewer, index, role, result)
     verdict = reader.read(result, rctx)
     if verdict is None:
         return _no_verdict(run, path, reviewer, reader, rctx, result, tries)
@@ -411,9 +419,8 @@ def _words(reviewer: Reviewer, reader: VerdictReader) -> tuple[str, ...]:
 def _reviewer_role(
     run: Run, path: str, reviewer: Reviewer, ctx: PluginContext
 ) -> tuple[str | None, tuple[str, ...]]:
-    if reviewer.role is not None:
+    if reviewer.selector is None:
         return reviewer.role, ()
-    assert reviewer.selector is not None
     ns = run.state.node(path)
     chosen = ns.mapping("selected").get(f"{ns.iteration}:{reviewer.key}")
     if chosen is not None:

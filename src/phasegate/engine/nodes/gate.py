@@ -31,6 +31,22 @@ def gate_values(run: Run, path: str, task: Task | None) -> dict[str, Any]:
     }
 
 
+def timeout_minutes(run: Run, node: GateNode) -> float | None:
+    """After how many minutes an unanswered gate takes its timeout choice (``None``: never).
+
+    A name instead of a number reads the item's data; a missing or 0 value is no timeout.
+    """
+    if node.timeout is None:
+        return None
+    minutes = node.timeout.minutes
+    if isinstance(minutes, str):
+        raw = run.state.data.get(minutes)
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or raw <= 0:
+            return None
+        return float(raw)
+    return minutes
+
+
 def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
     from phasegate.engine.run import Outcome
 
@@ -65,7 +81,7 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         default=node.default if node.default in offered else None,
         recommendation=recommendation,
         notes_required=[n for n, c in node.choices.items() if c.note == "required"],
-        timeout_minutes=node.timeout.minutes if node.timeout else None,
+        timeout_minutes=timeout_minutes(run, node),
         timeout_choice=node.timeout.choice if node.timeout else None,
         ask_at_terminal=node.ask == "terminal",
         unanswered_exit=node.unanswered.exit,
