@@ -13,6 +13,7 @@ from rich.markup import escape
 from phasegate.cli.output import COLOR_MODES, warn, write_json
 from phasegate.cli.output import err as err  # re-exported: the command modules print with them
 from phasegate.cli.output import out as out
+from phasegate.cli.progress import ProgressPrinter
 from phasegate.errors import BadInputError, ConfigError, WorkflowError
 from phasegate.workflow.example_files import copy_example, example_names
 
@@ -280,7 +281,6 @@ def run_item(
 ) -> RunOutcome:
     """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
     from phasegate.api import status_of
-    from phasegate.cli.progress import ProgressPrinter
     from phasegate.cli.views import print_item_status
     from phasegate.config import load_config
     from phasegate.engine.calls import Backends
