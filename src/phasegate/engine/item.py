@@ -316,8 +316,11 @@ class WorkItem:
                 if last is not None and time.monotonic() - last < self._coalesce:
                     self._pending = state  # agents answer fast: group commit
                     return
-            elif not self._replaying:
-                self._pending = state  # committed before the next call (before_slow_work)
+            elif not self._replaying and self._last_commit is not None:
+                # Committed before the next call (before_slow_work). The first step of a
+                # run is committed at once: a folder that cannot be written stops the
+                # run before anything is journaled.
+                self._pending = state
                 return
         self.journal.sync()
         self._commit(state, durable=durable)
