@@ -112,6 +112,14 @@ class ItemParser:
         """How many items ``path`` holds (for an output's ``min_items`` postcondition)."""
         raise NotImplementedError
 
+    def problems(self, ctx: PluginContext, path: Path) -> list[str]:
+        """What is wrong with ``path`` as an output (each a blocker fed back to the executor)."""
+        return []
+
+    def example(self, ctx: PluginContext, path: Path) -> str | None:
+        """A valid ``path`` the ``auto`` backend may write when smoke-running a workflow."""
+        return None
+
 
 class Predicate:
     """Answers a question about the work item: ``when`` a reviewer runs, a gate's advice."""

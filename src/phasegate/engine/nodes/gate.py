@@ -30,6 +30,18 @@ def gate_values(run: Run, path: str, task: Task | None) -> dict[str, Any]:
     }
 
 
+def _shown(run: Run, names: list[str]) -> list[str]:
+    """The files a gate shows: a glob stands for every file it matches (sorted)."""
+    found: list[str] = []
+    for name in names:
+        if not any(c in name for c in "*?["):
+            found.append(name)
+            continue
+        matches = sorted(p for p in run.item.item_dir.glob(name) if p.is_file())
+        found += [p.relative_to(run.item.item_dir).as_posix() for p in matches]
+    return found
+
+
 def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
     from phasegate.engine.run import Outcome
 
@@ -60,7 +72,7 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         question=" ".join(render(node.question, values).split()),
         choices=offered,
         visit=ns.visit,
-        files=[render(f, values) for f in node.show],
+        files=_shown(run, [render(f, values) for f in node.show]),
         default=node.default if node.default in offered else None,
         recommendation=recommendation,
         notes_required=[n for n, c in node.choices.items() if c.note == "required"],
@@ -72,6 +84,7 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         attempts=node.attempts,
         context=path,
         unavailable=unavailable,
+        explicit=node.explicit,
     )
     answer = ask(run, question)
     yield from ()
