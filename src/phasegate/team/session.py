@@ -203,7 +203,9 @@ def known_issue(state: EngineState, record: Mapping[str, Any]) -> str | None:
     gate = state.peek(context)
     issues = list(((gate.get("incoming") if gate is not None else None) or {}).get("issues") or [])
     found = "; ".join(
-        (str(i.get("description") or "").strip().splitlines() or [""])[0] for i in issues
+        f"[{i.get('severity', 'medium')}] "
+        + (str(i.get("description") or "").strip().splitlines() or [""])[0]
+        for i in issues
     )
     note = str(answer.get("note") or "").strip()
     text = f"{_where(context)}: {ACCEPTING[str(answer['choice'])]} at {record['id']}"
