@@ -26,7 +26,10 @@ from phasegate.config import Config
 ITEM = "login"
 SESSION = Path(".agents-work") / ITEM
 DESCRIPTION = "Add a rate limiter to the login endpoint"
-LIMIT_CHECK = "python3 -c \"import sys; sys.path.insert(0, 'src'); import limit; sys.exit(0 if limit.ok() else 1)\""
+LIMIT_CHECK = (
+    "python3 -c \"import sys; sys.path.insert(0, 'src'); import limit; "
+    'sys.exit(0 if limit.ok() else 1)"'
+)
 DOC_CHECK = "test -s docs/limit.md"
 
 SPEC = (
