@@ -80,7 +80,9 @@ class VerifyDecision(Action):
             if answer is not None and self._fits(answer, ctx.settings):
                 ctx.record("decision.verified", id=decision, answer=answer, attempt=attempt)
                 return "verified"
-            ctx.item.view.render(ctx.state)  # write it again from the state, then re-read
+            view = ctx.item.view
+            rewrite = getattr(view, "rewrite", view.render)
+            rewrite(ctx.state)  # write it again from the state, then read it again
         ctx.record("decision.unverified", id=decision, attempts=VERIFY_ATTEMPTS, sync_now=True)
         return "unverified"
 

@@ -173,6 +173,11 @@ class TeamView(StateView):
             atomic_write_bytes(self.path, redacted, durable=False)
             self._written = payload
 
+    def rewrite(self, state: EngineState) -> None:
+        """Write status.json from ``state`` even if the last write looked the same."""
+        self._written = None
+        self.render(state)
+
     def completed(self, state: EngineState) -> None:
         self.render(state)
 
