@@ -190,10 +190,10 @@ def _output_problems(
             continue
         if output.parser is not None:
             parser: ItemParser = plugin("parsers", output.parser)
-            if parser.count(path) < output.min_items:
-                found.append((rel, "it lists no items"))
-                continue
-            found += [(rel, problem) for problem in parser.problems(prompts.ctx, path)]
+            problems = parser.problems(prompts.ctx, path)
+            if not problems and parser.count(path) < output.min_items:
+                problems = ["it lists no items"]
+            found += [(rel, problem) for problem in problems]
     return found
 
 
