@@ -247,3 +247,46 @@ def team_repo_api(root: Path) -> Repo:
 
 
 __all__ = ["Config", "init_repo"]
+
+
+def verdicts_of(repo: Path, node: str, item: str = ITEM) -> list[dict[str, Any]]:
+    """The ``review.verdict`` events of ``node`` (a node path), in order."""
+    return [e for e in journal(repo, item) if e["event"] == "review.verdict" and e["node"] == node]
+
+
+def in_process(root: Path, script: dict[str, Any], mode: str = "full") -> tuple[Repo, Any]:
+    """A repo (made at ``root``) with a new session and the scripted agents that record
+    every request they get (``agents.requests``)."""
+    from phasegate.agents.scripted import ScriptedBackend
+
+    make_team_repo(root, script)
+    repo = team_repo_api(root)
+    repo.new(ITEM, workflow="team", mode=mode, description=DESCRIPTION)
+    return repo, ScriptedBackend(script=script)
+
+
+def run_through(repo: Repo, agents: Any, **answers: str) -> Any:
+    """Run the session with ``answers`` (decision id -> choice) given up front."""
+    from phasegate.engine.runner import RunOptions
+
+    fixed = {k.replace("_", "-"): v for k, v in answers.items()}
+    return repo.run(ITEM, backends={"default": agents}, options=RunOptions(answers=fixed))
+
+
+def task_json(request: Any) -> dict[str, Any]:
+    """The task object a dispatch carried."""
+    part = next(p for p in request.prompt if p.title.startswith("Task ("))
+    found: dict[str, Any] = json.loads(part.body)
+    return found
+
+
+def part(request: Any, title: str) -> str:
+    """The body of the prompt part whose title starts with ``title`` ("" if none)."""
+    return next((p.body for p in request.prompt if p.title.startswith(title)), "")
+
+
+def calls_at(agents: Any, path: str, role: str | None = None) -> list[Any]:
+    """The requests ``agents`` got for node ``path`` (by ``role`` if given)."""
+    return [
+        r for r in agents.requests if r.labels["path"] == path and (role is None or r.role == role)
+    ]

@@ -71,7 +71,7 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
         if stage.startswith("review:"):
             index = int(stage.removeprefix("review:"))
             if index >= len(reviewers) or run.options.no_review or ns.get("no_review"):
-                outcome = _no_more_reviewers(run, path, node, reviewers, index)
+                outcome = _no_more_reviewers(run, path, node, task, reviewers, index)
                 if outcome is not None:
                     return outcome
                 continue
@@ -299,7 +299,12 @@ def _checks(run: Run, path: str, node: AgentNode, task: Task | None) -> Any:
 
 
 def _no_more_reviewers(
-    run: Run, path: str, node: AgentNode, reviewers: tuple[Reviewer, ...], index: int
+    run: Run,
+    path: str,
+    node: AgentNode,
+    task: Task | None,
+    reviewers: tuple[Reviewer, ...],
+    index: int,
 ) -> Outcome | None:
     """Past the last reviewer (or reviews skipped): engine checks, then the node passes."""
     from phasegate.engine.run import Outcome
@@ -307,7 +312,7 @@ def _no_more_reviewers(
     skipped = run.options.no_review or bool(run.state.node(path).get("no_review"))
     if index == 0 or skipped:
         verdict = precheck(
-            run, path, node, PromptFor(run, path, node, run.context(path, node, None, {}))
+            run, path, node, PromptFor(run, path, node, run.context(path, node, task, {}))
         )
         if verdict is not None and not skipped:
             return _conclude(
