@@ -181,11 +181,16 @@ def _one_result_per_call(repo: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "point",
-    ["dispatch.before_call", "agent.returned", "state.after_commit", "journal.after_append"],
+    ("point", "every"),
+    [
+        ("dispatch.before_call", 3),
+        ("agent.returned", 3),
+        ("state.after_commit", 10),
+        ("journal.after_append", 16),
+    ],
 )
 def test_team_crash_at_each_named_point_resumes_to_the_same_final_state(
-    reference: tuple[Any, dict[str, bytes], float], tmp_path: Path, point: str
+    reference: tuple[Any, dict[str, bytes], float], tmp_path: Path, point: str, every: int
 ) -> None:
     """A crash exactly at each write boundary, again and again (commits coalesced off, so
     every step commits), loses and repeats nothing."""
@@ -193,7 +198,9 @@ def test_team_crash_at_each_named_point_resumes_to_the_same_final_state(
     repo = make_crash_repo(tmp_path / "repo")
     crashes = 0
     env = {"PHASEGATE_COALESCE_SECONDS": "0"}
-    while run(repo, {**env, "PHASEGATE_CRASH_AT": f"{point}@{3 + crashes % 5}"}) != 0:
+    # Crash at the every-th..(every+4)-th hit in turn (a fixed count could always land on
+    # the same boundary and never let the run move on).
+    while run(repo, {**env, "PHASEGATE_CRASH_AT": f"{point}@{every + crashes % 5}"}) != 0:
         crashes += 1
         assert crashes < 400, "no progress between crashes"
     assert crashes >= 3
