@@ -224,3 +224,29 @@ def test_status_decisions_and_hook_show_the_pending_gate_and_the_answer_command(
     strategy = f"phasegate answer {ITEM} UD-REVIEW-STRATEGY per-batch"  # the recommendation
     assert json.loads(cli(repo, "status", ITEM, "--json").stdout)["nextCommand"] == strategy
     assert f"Answer with: {strategy}" in _hook(repo)
+
+
+def test_agents_cannot_edit_status_json_or_the_approval_history(tmp_path: Path) -> None:
+    """status.json is phasegate's (agents never write it): the Claude Code guard denies an
+    agent's edit of it and of approve-design-history.jsonl, and allows the session's
+    artifacts the agents own."""
+    from phasegate.integrations.claude_code.guard import pre_tool_use
+
+    root = make_team_repo(tmp_path / "repo")
+    assert cli(root, "new", ITEM, "-w", "team", "-d", DESCRIPTION).returncode == 0
+
+    def write(name: str) -> dict[str, Any] | None:
+        payload = {
+            "hook_event_name": "PreToolUse",
+            "cwd": str(root),
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(root / SESSION / name), "content": "{}"},
+        }
+        found: dict[str, Any] | None = pre_tool_use(payload)
+        return found
+
+    for name in ("status.json", "approve-design-history.jsonl"):
+        denied = write(name)
+        assert denied is not None
+        assert denied["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert write("spec.md") is None
