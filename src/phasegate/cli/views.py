@@ -25,7 +25,11 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     if status["description"]:
         console.print(f"  {escape(status['description'])}")
     progress = status["inProgress"]
-    if progress:
+    if status.get("currentState"):  # a workflow whose state file names its state (team)
+        console.print(f"  State: [bold]{escape(str(status['currentState']))}[/]")
+    if progress and status.get("pendingDecisions"):
+        console.print(f"  Phase: [bold]{progress['phase']}[/], waiting for a decision")
+    elif progress:
         console.print(
             f"  Phase: [bold]{progress['phase']}[/], in progress: iteration "
             f"{progress['iteration']} of {progress['maxIterations']} ({progress['stage']})"
@@ -49,9 +53,12 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     for phase in status["phases"]:
         usage = phase["usage"] or {}
         tokens = int(usage.get("inputTokens", 0)) + int(usage.get("outputTokens", 0))
+        # Several nodes of a graph workflow share a label (a phase): name the node too.
+        node = phase.get("node")
+        name = phase["name"] if node in (None, phase["name"]) else f"{phase['name']} [dim]{node}[/]"
         table.add_row(
             _MARKS.get(phase["status"], "?"),
-            phase["name"],
+            name,
             str(phase["iterations"] or ""),
             phase["review"] or "",
             str(tokens or ""),
