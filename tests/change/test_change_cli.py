@@ -149,3 +149,15 @@ def test_the_limit_without_a_terminal_exits_3_with_the_question(repo: Path) -> N
     accepted = phasegate(repo, "plan", "add-oauth", "--on-limit", "implement")
     assert accepted.returncode == 0, accepted.stderr
     assert "challenged (iteration limit reached with minor issues" in accepted.stdout
+
+
+def test_status_of_a_change_that_does_not_exist_is_bad_input(repo: Path) -> None:
+    """`change status ID` for an unknown change: one line naming it and how to create it,
+    exit 2 (never an internal error), in text and in JSON."""
+    for extra in ((), ("--json",)):
+        result = phasegate(repo, "change", "status", "nope", *extra)
+        assert result.returncode == ExitCode.BAD_INPUT
+        assert "no change named 'nope'" in result.stderr
+        assert 'phasegate plan nope \\"DESCRIPTION\\"' in result.stderr or (
+            'phasegate plan nope "DESCRIPTION"' in result.stderr
+        )

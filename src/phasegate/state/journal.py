@@ -44,7 +44,16 @@ class Journal:
         self._folder_made = False
         # Agents of parallel items finish on worker threads: one line at a time.
         self._lock = threading.Lock()
-        self.last_offset = 0
+        self._local = threading.local()
+
+    @property
+    def last_offset(self) -> int:
+        """Where the line this thread appended last begins (threads append at once)."""
+        return int(getattr(self._local, "offset", 0))
+
+    @last_offset.setter
+    def last_offset(self, value: int) -> None:
+        self._local.offset = value
 
     def append(self, event: str, *, sync_now: bool = True, **data: Any) -> dict[str, Any]:
         """Append one event and return it as written.

@@ -110,9 +110,10 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         mcp_servers=mcp_servers(run, role),
         task=task.key if task else None,
         hints={
-            "outputs": [run.item.relative(run.item.item_dir / o, run.state) for o in outputs],
+            "outputs": [run.rel(path, run.item.item_dir / o) for o in outputs],
             "examples": _examples(run, node, prompts),
         },
+        workdir=run.workspace_dir(path),
     )
     if node.at_most_once:
         if ns.get("dispatching") == spec.key and run.item.recorded().result(spec.key) is None:
@@ -175,11 +176,12 @@ def _output_problems(
     """``(output, problem)`` per output that is wrong; ``problem`` is ``None`` when it is
     absent or empty, else what its parser found wrong with it."""
     found: list[tuple[str, str | None]] = []
+    node_path = prompts.path
     for output, name in zip(node.outputs, prompts.outputs(), strict=True):
         if output.missing != policy:
             continue
         path = run.item.item_dir / name
-        rel = run.item.relative(path, run.state)
+        rel = run.rel(node_path, path)
         if name.endswith("/"):
             if not path.is_dir() or not any(p.is_file() for p in path.rglob("*")):
                 found.append((rel, None))
@@ -220,9 +222,8 @@ def _hooks(
 ) -> None:
     for ref in refs:
         action: Action = plugin("actions", ref.plugin)
-        ctx = PluginContext(
-            run.item, run.state, path, node, task, ref.with_, verdict, _round(run, path)
-        )
+        ctx = run.context(path, node, task, ref.with_)
+        ctx.verdict, ctx.round = verdict, _round(run, path)
         action.run(ctx)
 
 
@@ -281,6 +282,7 @@ def _checks(run: Run, path: str, node: AgentNode, task: Task | None) -> Any:
         label=run.label(path),
         iteration=ns.iteration,
         commands=commands,
+        workdir=run.workspace_dir(path),
     )
     outcomes = yield Checks(round_)
     failures = [o for o in outcomes if not o.passed]
@@ -381,7 +383,7 @@ def _review(
         structured_enforced=False,
         item=run.item.name,
         item_dir=run.item.item_dir,
-        workdir=run.item.workdir(run.state),
+        workdir=run.workdir(path),
         round=_round(run, path),
     )
     schema = reader.schema(rctx)
@@ -429,6 +431,7 @@ def _review(
         task=task.key if task else None,
         timeout=reviewer.timeout,
         hints={"answer": _hint(approving)},
+        workdir=run.workspace_dir(path),
     )
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
@@ -547,7 +550,7 @@ def precheck(run: Run, path: str, node: AgentNode, prompts: PromptFor) -> Verdic
             problems.append(f"The artifact {name} is missing or empty.")
         else:
             problems.append(f"The artifact {name} is not valid: {problem}.")
-    if node.reviews_code and not node.outputs and not implementation_changes(run).strip():
+    if node.reviews_code and not node.outputs and not implementation_changes(run, path).strip():
         problems.append("No implementation changes were found in the work tree.")
     if not problems:
         return None
