@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from team_helpers import in_process, run_through, task_entries, tasks_yaml, team_script
+from team_helpers import (
+    DESCRIPTION,
+    cli,
+    in_process,
+    make_team_repo,
+    run_through,
+    task_entries,
+    tasks_yaml,
+    team_script,
+)
 
 from phasegate.workflow.registry import WorkflowRegistry
 
@@ -73,3 +83,26 @@ def test_reviewers_are_read_only_and_writers_write() -> None:
         "security",
     }
     assert len(roles) == 11
+
+
+def test_status_lists_the_other_modes_steps_as_skipped(tmp_path: Path) -> None:
+    """State Machine: lean mode has no DESIGN, gates, PLAN or RELEASE, and full mode no
+    INTAKE_LEAN: `phasegate status` shows those steps as skipped, never as still to come."""
+    repo = make_team_repo(tmp_path / "repo", team_script())
+    for name, mode in (("full-one", "full"), ("lean-one", "lean")):
+        created = cli(repo, "new", name, "-w", "team", "-m", mode, "-d", DESCRIPTION)
+        assert created.returncode == 0, created.stderr
+    shown = cli(repo, "status", "full-one", "--json")
+    full = {p["node"]: p["status"] for p in json.loads(shown.stdout)["phases"]}
+    shown = cli(repo, "status", "lean-one", "--json")
+    lean = {p["node"]: p["status"] for p in json.loads(shown.stdout)["phases"]}
+    assert {n for n, s in full.items() if s == "skipped"} == {
+        "intake-lean",
+        "intake-lean-check",
+        "lean-report",
+    }
+    for node in ("intake", "approve-design", "plan", "review-strategy", "integrate", "docs"):
+        assert lean[node] == "skipped"
+    for node in ("intake-lean", "tasks", "acceptance", "lean-report", "dod"):
+        assert lean[node] == "pending"
+    assert full["intake"] == "pending"
