@@ -13,11 +13,11 @@ The context-files matrix (a Designer's spec always reaches Coder, Reviewer and Q
 
 | role | context_files |
 |---|---|
-| spec-agent | spec.md, acceptance.json, architecture.md, design specs, the approval history |
+| spec-agent | spec.md, acceptance.json, architecture.md, design-specs/, history, lean-exit.md |
 | researcher | spec.md, acceptance.json |
 | architect | spec.md, acceptance.json, architecture.md, adr/, research/ |
 | designer | spec.md, acceptance.json, architecture.md, research/, design specs |
-| planner | spec.md, acceptance.json, architecture.md, adr/, research/, design specs |
+| planner | spec.md, acceptance.json, architecture.md, adr/, research/, design specs, lean-exit.md |
 | coder, reviewer | spec.md, acceptance.json, architecture.md, adr/, tasks.yaml, design specs |
 | qa | spec.md, acceptance.json, tasks.yaml, design specs |
 | security | spec.md, architecture.md, adr/, tasks.yaml |
@@ -43,12 +43,13 @@ from phasegate.workflow.model import GateNode
 SPEC, ACCEPTANCE, ARCH, TASKS = "spec.md", "acceptance.json", "architecture.md", "tasks.yaml"
 ADR, RESEARCH, DESIGNS = "adr/", "research/", "design-specs/"
 HISTORY = "approve-design-history.jsonl"
+LEAN_EXIT = "lean-exit.md"  # why a lean session restarted in full mode
 MATRIX: dict[str, tuple[str, ...]] = {
-    "spec-agent": (SPEC, ACCEPTANCE, ARCH, DESIGNS, HISTORY),
+    "spec-agent": (SPEC, ACCEPTANCE, ARCH, DESIGNS, HISTORY, LEAN_EXIT),
     "researcher": (SPEC, ACCEPTANCE),
     "architect": (SPEC, ACCEPTANCE, ARCH, ADR, RESEARCH),
     "designer": (SPEC, ACCEPTANCE, ARCH, RESEARCH, DESIGNS),
-    "planner": (SPEC, ACCEPTANCE, ARCH, ADR, RESEARCH, DESIGNS),
+    "planner": (SPEC, ACCEPTANCE, ARCH, ADR, RESEARCH, DESIGNS, LEAN_EXIT),
     "coder": (SPEC, ACCEPTANCE, ARCH, ADR, TASKS, DESIGNS),
     "reviewer": (SPEC, ACCEPTANCE, ARCH, ADR, TASKS, DESIGNS),
     "qa": (SPEC, ACCEPTANCE, TASKS, DESIGNS),

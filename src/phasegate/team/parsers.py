@@ -14,6 +14,7 @@ from phasegate.engine.plugin_api import ItemParser, Parsed, PluginContext, Task
 from phasegate.engine.prompting import read_file
 from phasegate.errors import BadInputError
 from phasegate.team import documents
+from phasegate.team.lean_exit import lean_exit_reason
 from phasegate.team.tasks import example_tasks, read_tasks, with_status
 
 
@@ -117,6 +118,8 @@ class TaskImplementedParser(ItemParser):
     def problems(self, ctx: PluginContext, path: Path) -> list[str]:
         if ctx.task is None:
             return []
+        if lean_exit_reason(ctx) is not None:
+            return []  # lean mode's Coder found it too complex: the session restarts in full
         tasks, _ = read_tasks(path)
         found = next((t for t in tasks if t.id == ctx.task.key), None)
         if found is None:
