@@ -227,6 +227,22 @@ def test_cancel_blocks_and_the_next_run_asks_again(tmp_path: Path) -> None:
     assert not [e for e in dispatched(repo) if e["role"] == "planner"]
 
 
+def test_cancel_without_a_reason_says_why_the_session_is_blocked(tmp_path: Path) -> None:
+    """APPROVE_DESIGN step 2, explicit cancel: the run's one-line error (exit 4) and
+    status.json's blocker say the session is BLOCKED for mandatory_user_decision_missing
+    and that the next run asks again, not just that the gate "ended cancel"."""
+    repo = _at_gate(tmp_path)
+    assert cli(repo, "answer", ITEM, "UD-APPROVE-DESIGN", "cancel").returncode == 0
+    blocked = cli(repo, "run", ITEM)
+    assert blocked.returncode == 4, blocked.stderr
+    error = [line for line in blocked.stderr.splitlines() if line.startswith("phasegate: error")]
+    assert len(error) == 1
+    assert "BLOCKED (mandatory_user_decision_missing)" in error[0]
+    assert "the next run asks again" in error[0]
+    assert f"phasegate run {ITEM}" in error[0]
+    assert "mandatory_user_decision_missing" in status_json(repo)["blocker"]["message"]
+
+
 def test_resume_in_approve_design_resumes_the_gate_itself(tmp_path: Path) -> None:
     """Session resume: with current_state APPROVE_DESIGN, running again asks the same gate
     (same decision, same visit) without dispatching any agent."""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from phasegate.engine.gates import Question, ask
 from phasegate.engine.plugin_api import Task, plugin
 from phasegate.faults import crash_point
-from phasegate.workflow.model import GateNode
+from phasegate.workflow.model import BLOCKED_TARGET, GateNode
 from phasegate.workflow.prompts import render
 
 if TYPE_CHECKING:
@@ -94,11 +94,10 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
     if answer.choice not in offered:
         return Outcome("invalid")
     choice = node.choices[answer.choice]
-    issues = (
-        [{"severity": "blocker", "description": answer.note, "location": None}]
-        if answer.note
-        else []
-    )
+    cause = " ".join(render(choice.description, values).split()) or None
+    said = answer.note or (cause if choice.to == BLOCKED_TARGET else None)
+    # A choice that blocks says why in the run's message: the note, else what it means.
+    issues = [{"severity": "blocker", "description": said, "location": None}] if said else []
     extend = None
     if choice.extend is not None:
         extend = (
@@ -112,5 +111,5 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         issues=issues,
         extend=extend,
         start_with=choice.start_with,
-        cause=" ".join(render(choice.description, values).split()) or None,
+        cause=cause,
     )
