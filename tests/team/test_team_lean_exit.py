@@ -3,13 +3,18 @@ and restart from full INTAKE"."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
 from team_helpers import (
+    DESCRIPTION,
     ITEM,
     calls_at,
+    cli,
     in_process,
+    journal,
+    make_team_repo,
     run_through,
     status_json,
     task_entries,
@@ -98,3 +103,49 @@ def test_lean_exit_means_nothing_in_full_mode(tmp_path: Path) -> None:
     assert "mark it 'status: implemented'" in "".join(p.body for p in coder[1].prompt)
     assert repo.state(ITEM).mode == "full"
     assert [c["to"] for c in repo.state(ITEM).get("history")].count("INTAKE") == 0
+
+
+def _lean_exit_repo(root: Path) -> Path:
+    """A lean session whose Coder writes lean-exit.md the first time it works on T1."""
+    script = _lean_script()
+    normal = script["coder"]["code:T1"][0]
+    script["coder"]["code:T1"] = [{"write": {"{item_dir}/lean-exit.md": WHY}}, normal]
+    repo = make_team_repo(root, script)
+    created = cli(repo, "new", ITEM, "-w", "team", "-m", "lean", "-d", DESCRIPTION)
+    assert created.returncode == 0, created.stderr
+    return repo
+
+
+ANSWERS = ("--answer", "UD-APPROVE-DESIGN=approved", "--answer", "UD-REVIEW-STRATEGY=per-batch")
+
+
+def test_a_crash_once_the_lean_exit_is_journaled_still_restarts_in_full_mode(
+    tmp_path: Path,
+) -> None:
+    """Seed 003 INTAKE_LEAN exit and the resume protocol: killed (SIGKILL) right after the
+    restart's outcome reached the journal, before the state with the full mode was
+    committed, the next run still continues in full mode from INTAKE and ends DONE."""
+    reference = _lean_exit_repo(tmp_path / "reference")
+    before = len(journal(reference))
+    assert cli(reference, "run", ITEM, *ANSWERS).returncode == 0
+    events = journal(reference)
+    restart = next(
+        i
+        for i, e in enumerate(events)
+        if e["event"] == "action.done" and e.get("node") == "restart-full"
+    )
+    appends = restart - before + 1  # journal appends of the run process, that one included
+
+    repo = _lean_exit_repo(tmp_path / "repo")
+    crash = {"PHASEGATE_CRASH_AT": f"journal.after_append@{appends}"}
+    killed = cli(repo, "run", ITEM, *ANSWERS, env=crash)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    last = journal(repo)[-1]
+    assert (last["event"], last.get("node")) == ("action.done", "restart-full")
+
+    resumed = cli(repo, "run", ITEM, *ANSWERS)
+    assert resumed.returncode == 0, resumed.stderr
+    status = status_json(repo)
+    assert (status["mode"], status["current_state"]) == ("full", "DONE")
+    roles = {e["role"] for e in journal(repo) if e["event"] == "agent.dispatched"}
+    assert {"architect", "planner", "integrator", "docs"} <= roles

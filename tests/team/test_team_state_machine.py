@@ -100,7 +100,6 @@ def test_status_lists_the_other_modes_steps_as_skipped(tmp_path: Path) -> None:
         "intake-lean",
         "intake-lean-check",
         "lean-report",
-        "restart-full",
     }
     for node in ("intake", "approve-design", "plan", "review-strategy", "integrate", "docs"):
         assert lean[node] == "skipped"

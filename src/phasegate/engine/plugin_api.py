@@ -161,6 +161,11 @@ class Action:
     def run(self, ctx: PluginContext) -> str:
         raise NotImplementedError
 
+    def replay(self, ctx: PluginContext, outcome: str) -> None:
+        """Called instead of :meth:`run` when a resumed run reuses the outcome the journal
+        recorded: an action whose effect lives in the engine state (which the crash may have
+        lost) applies it again here. Nothing by default."""
+
 
 class ContextProvider:
     """Adds prompt parts of its own to an agent's prompt (a living spec, context files...)."""

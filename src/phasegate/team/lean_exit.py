@@ -42,17 +42,21 @@ class LeanExitCheck(Action):
 
 
 class RestartFull(Action):
-    """The session leaves lean mode: it is in full mode from now on (written with the state
-    this step commits, so a run resumed after a crash here does the same once more)."""
+    """The session leaves lean mode: it is in full mode from now on."""
 
     name = "team-restart-full"
     outcomes = ("done",)
 
     def run(self, ctx: PluginContext) -> str:
+        self.replay(ctx, "done")
+        return "done"
+
+    def replay(self, ctx: PluginContext, outcome: str) -> None:
+        """The switch is engine state: a resume after a crash before it was committed
+        (the outcome already journaled) makes it again."""
         if ctx.state.mode != "full":
             ctx.state.d["mode"] = "full"
             ctx.record("team.lean_exit", mode="full")
-        return "done"
 
 
 LEAN_EXIT_CHECK = LeanExitCheck()
