@@ -263,3 +263,66 @@ def test_at_a_terminal_running_items_show_in_a_live_table(tmp_path: Path) -> Non
     assert re.search(r"T1\s+coder \(scripted\) on code\s+[01]s", text)
     assert re.search(r"T2\s+coder \(scripted\) on code\s+1s", text)  # the time goes on
     assert "fan-one complete" in text
+
+
+RUNNER = """\
+import sys
+from phasegate import ScriptedBackend, open_repo
+from phasegate.agents.scripted import ScriptedReply
+
+TASKS = "- [ ] T1: The bucket\\n- [ ] T2: The clock\\n"
+
+def handler(request):
+    task = request.labels.get("task", "")
+    if request.role == "planner":
+        return ScriptedReply(write={"{item_dir}/tasks.md": TASKS})
+    if request.role == "reviewer":
+        return ScriptedReply(structured={"approved": True, "summary": "ok", "issues": []})
+    # each coder ticks its own task in the plan, as agents do
+    ticked = TASKS.replace(f"- [ ] {task}:", f"- [x] {task}:")
+    return ScriptedReply(write={f"src/{task}.py": "x = 1\\n", "{item_dir}/tasks.md": ticked})
+
+open_repo(sys.argv[1]).run("fan-one", backends={"default": ScriptedBackend(handler=handler)})
+"""
+
+
+@pytest.mark.slow
+def test_a_kill_before_the_items_are_committed_keeps_the_items_as_first_read(
+    tmp_path: Path,
+) -> None:
+    """The items of a foreach are read once: killed after T1's coder ticked T1 in the plan,
+    but before the state holding the items was committed, the resumed run takes the items
+    from the journal (T1 still to do, so it is reviewed and done), not from the changed
+    file (where T1 would now be skipped as already done). Killed at each journal write
+    from the items' reading to T1's review."""
+    runner = tmp_path / "runner.py"
+    runner.write_text(RUNNER)
+    for nth in range(9, 16):
+        root = fan_repo(tmp_path / f"repo{nth}", parallel=1)
+        new_item(root)
+        killed = subprocess.run(
+            [sys.executable, str(runner), str(root)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+            env={**os.environ, "PHASEGATE_CRASH_AT": f"journal.after_append@{nth}"},
+        )
+        assert killed.returncode == -signal.SIGKILL, killed.stderr
+        finished = subprocess.run(
+            [sys.executable, str(runner), str(root)],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+        assert finished.returncode == 0, finished.stderr
+        state = json.loads((root / FOLDER / ".engine.json").read_text())
+        items = state["nodes"]["tasks"]["items"]
+        assert {k: v["status"] for k, v in items.items()} == {"T1": "done", "T2": "done"}, nth
+        events = journal(root)
+        reviewed = {e["key"] for e in events if e["event"] == "agent.dispatched"}
+        assert "tasks[T1]/code#1/1/review:reviewer/0" in reviewed, nth
+        assert duplicate_dispatches(events) == [], nth

@@ -195,7 +195,10 @@ def new(
     mode: Annotated[
         str | None,
         typer.Option(
-            "--mode", "-m", help="Mode (sets review iterations); default: the workflow's."
+            "--mode",
+            "-m",
+            help="The workflow's mode (phasegate workflows lists them; team: full or lean); "
+            "default: the workflow's.",
         ),
     ] = None,
     description: Annotated[

@@ -23,7 +23,7 @@ def decisions(
 ) -> None:
     """List the decisions waiting for a person: question, files, choices, the answer command."""
     from phasegate.config import load_config
-    from phasegate.engine.gates import pending
+    from phasegate.engine.gates import pending, record_command
     from phasegate.engine.items import iter_items, locate_item
     from phasegate.workflow.registry import WorkflowRegistry
 
@@ -45,14 +45,12 @@ def decisions(
     for item in targets:
         state = item.load()
         for record in pending(state):
-            choices = list(record.get("choices") or {})
             found.append(
                 {
                     "item": item.name,
                     "workflow": item.workflow.name,
                     **record,
-                    "command": f"phasegate answer {item.name} {record['id']} "
-                    f"{choices[0] if choices else 'CHOICE'}",
+                    "command": record_command(item.name, record),
                 }
             )
     if as_json:

@@ -27,8 +27,10 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     if status["description"]:
         console.print(f"  {escape(status['description'])}")
     progress = status["inProgress"]
+    if status.get("currentState"):  # a workflow whose state file names its state (team)
+        console.print(f"  State: [bold]{escape(str(status['currentState']))}[/]")
     kind = progress.get("kind", "agent") if progress else None
-    if progress and kind == "gate":
+    if progress and (kind == "gate" or status.get("pendingDecisions")):
         console.print(f"  Phase: [bold]{progress['phase']}[/], waiting on a decision")
     elif progress and kind == "foreach" and "itemsDone" in progress:
         console.print(
@@ -62,9 +64,12 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     for phase in status["phases"]:
         usage = phase["usage"] or {}
         tokens = int(usage.get("inputTokens", 0)) + int(usage.get("outputTokens", 0))
+        # Several nodes of a graph workflow share a label (a phase): name the node too.
+        node = phase.get("node")
+        name = phase["name"] if node in (None, phase["name"]) else f"{phase['name']} [dim]{node}[/]"
         table.add_row(
             _MARKS.get(phase["status"], "?"),
-            phase["name"],
+            name,
             str(phase["iterations"] or ""),
             phase["review"] or "",
             str(tokens or ""),

@@ -118,6 +118,14 @@ class ItemParser:
         """How many items ``path`` holds (for an output's ``min_items`` postcondition)."""
         raise NotImplementedError
 
+    def problems(self, ctx: PluginContext, path: Path) -> list[str]:
+        """What is wrong with ``path`` as an output (each a blocker fed back to the executor)."""
+        return []
+
+    def example(self, ctx: PluginContext, path: Path) -> str | None:
+        """A valid ``path`` the ``auto`` backend may write when smoke-running a workflow."""
+        return None
+
 
 class Predicate:
     """Answers a question about the work item: ``when`` a reviewer runs, a gate's advice."""
@@ -159,6 +167,11 @@ class Action:
 
     def run(self, ctx: PluginContext) -> str:
         raise NotImplementedError
+
+    def replay(self, ctx: PluginContext, outcome: str) -> None:
+        """Called instead of :meth:`run` when a resumed run reuses the outcome the journal
+        recorded: an action whose effect lives in the engine state (which the crash may have
+        lost) applies it again here. Nothing by default."""
 
 
 class ContextProvider:

@@ -21,11 +21,17 @@ _REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
     "action.done": {"key": str, "outcome": str},
     "decision.answered": {"id": str, "visit": int, "choice": str},
 }
+#: Events read back only when they carry a key (older journals' do not).
+_KEYED: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "foreach.items": {"key": str, "items": list, "entries": dict},
+}
 
 
 def event_problem(event: Mapping[str, Any]) -> str | None:
     """Why ``event`` cannot be used (a field missing or of the wrong type), if it cannot."""
     fields = _REQUIRED.get(str(event.get("event")))
+    if fields is None and "key" in event:
+        fields = _KEYED.get(str(event.get("event")))
     if fields is None:
         return None
     for name, expected in fields.items():
@@ -44,6 +50,8 @@ def result_key(event: Mapping[str, Any]) -> str | None:
         return str(event["key"])
     if name in ("checks.completed", "action.done"):
         return str(event["key"])
+    if name == "foreach.items" and "key" in event:
+        return str(event["key"])
     if name == "decision.answered":
         return f"decision:{event['id']}:{event['visit']}"
     return None
@@ -59,6 +67,7 @@ class RecordedCalls:
         self._checks: dict[str, list[Mapping[str, Any]]] = {}
         self._actions: dict[str, str] = {}
         self._answers: dict[tuple[str, int], Mapping[str, Any]] = {}
+        self._items: dict[str, Mapping[str, Any]] = {}
         for event in events:
             self.add(event)
 
@@ -77,6 +86,8 @@ class RecordedCalls:
             self._actions[str(event["key"])] = str(event["outcome"])
         elif name == "decision.answered":
             self._answers.setdefault((str(event["id"]), int(event["visit"])), event)
+        elif name == "foreach.items" and "key" in event:
+            self._items[str(event["key"])] = event
 
     def result(self, key: str) -> Mapping[str, Any] | None:
         """The ``agent.finished`` event of a finished call with ``key``, if recorded."""
@@ -96,6 +107,10 @@ class RecordedCalls:
     def action(self, key: str) -> str | None:
         """The outcome of an action recorded under ``key``, if any."""
         return self._actions.get(key)
+
+    def items(self, key: str) -> Mapping[str, Any] | None:
+        """The ``foreach.items`` event of a foreach's visit: the items as first read."""
+        return self._items.get(key)
 
     def answer(self, decision: str, visit: int) -> Mapping[str, Any] | None:
         """The ``decision.answered`` event of a gate's visit, if one was journaled."""

@@ -37,7 +37,7 @@ Problem = tuple[Location, str]
 #: Outcomes that go to the next node of the scope when ``on`` does not map them.
 SEQUENTIAL = frozenset({"pass", "done"})
 #: Outcomes that stop the run, blocked, when ``on`` does not map them.
-BLOCKING = frozenset({"checks-failed", "invalid", "exhausted", "merge-conflict"})
+BLOCKING = frozenset({"checks-failed", "invalid", "exhausted", "interrupted", "merge-conflict"})
 
 
 def default_target(scope: Sequence[Any], index: int, outcome: str) -> str | None:
@@ -76,8 +76,10 @@ def outcomes(node: AnyNode) -> list[str]:
                 found.append(reviewer.on_timeout)
         if node.budget.on_exhausted != COMPLETE:
             found.append(node.budget.on_exhausted)
-        if node.checks:
+        if node.checks or node.checks_from is not None:
             found.append("checks-failed")
+        if node.at_most_once:
+            found.append("interrupted")
         if node.max_visits:
             found.append("exhausted")
         return list(dict.fromkeys(found))
@@ -499,9 +501,12 @@ def _plugin_problems(workflow: Workflow, base: Location) -> list[Problem]:
 
     need("views", workflow.view.plugin, ("view",))
     for where, node in _located(workflow.nodes, base):
+        need("predicates", node.when, (*where, "when"))
         if isinstance(node, AgentNode):
             if node.executor_selector is not None:
                 need("selectors", node.executor_selector.plugin, (*where, "executor_selector"))
+            if node.checks_from is not None:
+                need("parsers", node.checks_from.parser, (*where, "checks_from", "parser"))
             for position, reviewer in enumerate(node.reviewers):
                 at: Location = (*where, "reviewers", position)
                 need("readers", reviewer.reader, (*at, "reader"))

@@ -204,6 +204,17 @@ class Reviewer(_Strict):
         return self.name or self.role or (self.selector.plugin if self.selector else "reviewer")
 
 
+class ItemsSource(_Strict):
+    """Where a foreach gets its items: a parser plug-in over a file of the item folder."""
+
+    parser: str
+    file: str | None = None
+    with_: PluginSettings = Field(default_factory=dict, alias="with")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    _file = field_validator("file")(lambda v: confined_path(v) if v else v)
+
+
 class _Node(_Strict):
     id: str
     label: str | None = None
@@ -214,6 +225,10 @@ class _Node(_Strict):
     max_visits: int | None = Field(default=None, ge=1)
     #: Nodes a person may run next instead (``run --phase``) without a skip warning.
     also: tuple[str, ...] = ()
+    #: A predicate plug-in, asked when the node is about to start: when it does not hold,
+    #: the node is skipped (journaled ``node.skipped``) and ends ``pass`` (``done`` for a
+    #: foreach). A node already started is never skipped on resume.
+    when: str | None = None
 
     _id = field_validator("id")(_check_name)
 
@@ -235,6 +250,12 @@ class AgentNode(_Node):
     outputs: tuple[OutputFile, ...] = ()
     reviews_code: bool = False
     checks: tuple[CheckRef, ...] = ()
+    #: More check commands, listed by a parser plug-in (e.g. acceptance checks of a file).
+    checks_from: ItemsSource | None = None
+    #: The executor's call is made at most once: its intent is committed before the
+    #: call, and a run resuming after dying inside the call (no result journaled) does not
+    #: call again; the node ends with outcome ``interrupted`` instead (default: blocked).
+    at_most_once: bool = False
     expectations: str = ""
     reviewer: str | None = None
     reviewer_prompt: str | None = None
@@ -323,17 +344,26 @@ class GateNode(_Node):
     question: str
     #: A predicate plug-in whose text fills ``{{ detail }}`` in the question.
     detail: str | None = None
+    #: Files of the item folder shown with the question (globs list every match).
     show: tuple[str, ...] = ()
     choices: dict[str, Choice]
     default: str | None = None
     timeout: GateTimeout | None = None
+    #: A predicate plug-in turning a person's words into a canonical choice (``"looks
+    #: good"`` -> ``approved``; it reads ``settings["answer"]``), applied to every answer:
+    #: at a terminal, by ``phasegate answer`` and by ``--answer``.
     classify: str | None = None
+    #: A predicate plug-in naming the recommended choice (shown, and used in the answer
+    #: command ``status`` and ``decisions`` print).
     recommend: str | None = None
     #: ``terminal``: asked at a terminal; ``command``: only answered by a command or flag.
     ask: Literal["terminal", "command"] = "terminal"
     unanswered: Unanswered = Unanswered()
     #: Invalid answers at a terminal before the gate ends with outcome ``invalid``.
     attempts: int = Field(default=3, ge=1)
+    #: The answer must be typed: at a terminal an empty answer takes no default or
+    #: recommendation; it counts as no answer and is asked again (a mandatory gate).
+    explicit: bool = False
 
     _choices = field_validator("choices", mode="before")(
         lambda v: (
@@ -343,17 +373,6 @@ class GateNode(_Node):
         )
     )
     _show = field_validator("show")(lambda v: tuple(confined_path(x) for x in v))
-
-
-class ItemsSource(_Strict):
-    """Where a foreach gets its items: a parser plug-in over a file of the item folder."""
-
-    parser: str
-    file: str | None = None
-    with_: PluginSettings = Field(default_factory=dict, alias="with")
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-    _file = field_validator("file")(lambda v: confined_path(v) if v else v)
 
 
 class CheckNode(_Node):

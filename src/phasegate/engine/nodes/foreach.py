@@ -8,6 +8,7 @@ inside item T3 resumes inside T3 (its finished items are not run again).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -57,8 +58,22 @@ def safe_key(key: str) -> str:
 
 
 def read_items(run: Run, path: str, node: ForeachNode, task: Task | None) -> None:
-    """Read the items once, in order, into the foreach's state."""
+    """Read the items once, in order, into the foreach's state.
+
+    The items are journaled as read: a run killed before the state was committed
+    takes them from the journal, not from the file, which the items' work may
+    have changed since (a ticked task, a status written by an agent).
+    """
     ns = run.state.node(path)
+    items_key = f"{path}#{ns.visit}/items"
+    found_before = run.item.recorded().items(items_key)
+    if found_before is not None:
+        ns["order"] = list(found_before["items"])
+        ns["items"] = copy.deepcopy(dict(found_before["entries"]))
+        ns["rule"] = found_before.get("rule")
+        run.item.applied(items_key)
+        run.save(lazy=True)
+        return
     parser: ItemParser = plugin("parsers", node.items.parser)
     source = node.items.file
     file = run.item.item_dir / source if source else None
@@ -80,11 +95,13 @@ def read_items(run: Run, path: str, node: ForeachNode, task: Task | None) -> Non
     ns["rule"] = parsed.rule
     run.item.record(
         "foreach.items",
+        key=items_key,
         node=path,
         parser=node.items.parser,
         rule=parsed.rule,
         order=node.order,
         items=keys,
+        entries=entries,
         notes=list(parsed.notes),
     )
     run.save(lazy=True)

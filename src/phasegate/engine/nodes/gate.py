@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from phasegate.engine.gates import Question, ask
 from phasegate.engine.plugin_api import Task, plugin
 from phasegate.faults import crash_point
-from phasegate.workflow.model import GateNode
+from phasegate.workflow.model import BLOCKED_TARGET, GateNode
 from phasegate.workflow.prompts import render
 
 if TYPE_CHECKING:
@@ -47,6 +47,18 @@ def timeout_minutes(run: Run, node: GateNode) -> float | None:
     return minutes
 
 
+def _shown(run: Run, names: list[str]) -> list[str]:
+    """The files a gate shows: a glob stands for every file it matches (sorted)."""
+    found: list[str] = []
+    for name in names:
+        if not any(c in name for c in "*?["):
+            found.append(name)
+            continue
+        matches = sorted(p for p in run.item.item_dir.glob(name) if p.is_file())
+        found += [p.relative_to(run.item.item_dir).as_posix() for p in matches]
+    return found
+
+
 def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
     from phasegate.engine.run import Outcome
 
@@ -77,7 +89,7 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         question=" ".join(render(node.question, values).split()),
         choices=offered,
         visit=ns.visit,
-        files=[render(f, values) for f in node.show],
+        files=_shown(run, [render(f, values) for f in node.show]),
         default=node.default if node.default in offered else None,
         recommendation=recommendation,
         notes_required=[n for n, c in node.choices.items() if c.note == "required"],
@@ -89,6 +101,7 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         attempts=node.attempts,
         context=path,
         unavailable=unavailable,
+        explicit=node.explicit,
     )
     answer = ask(run, question)
     # The answer is on disk; nothing has acted on it yet (the crash tests stop here).
@@ -97,11 +110,10 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
     if answer.choice not in offered:
         return Outcome("invalid")
     choice = node.choices[answer.choice]
-    issues = (
-        [{"severity": "blocker", "description": answer.note, "location": None}]
-        if answer.note
-        else []
-    )
+    cause = " ".join(render(choice.description, values).split()) or None
+    said = answer.note or (cause if choice.to == BLOCKED_TARGET else None)
+    # A choice that blocks says why in the run's message: the note, else what it means.
+    issues = [{"severity": "blocker", "description": said, "location": None}] if said else []
     extend = None
     if choice.extend is not None:
         extend = (
@@ -115,5 +127,5 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         issues=issues,
         extend=extend,
         start_with=choice.start_with,
-        cause=" ".join(render(choice.description, values).split()) or None,
+        cause=cause,
     )
