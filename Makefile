@@ -50,6 +50,8 @@ test: $(STAMP) node chromium lint typecheck
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
 	$(PY) bench/run.py
+	$(PY) bench/startup.py
+	$(PY) bench/scale.py
 	$(PY) bench/hook_latency.py
 	$(PY) bench/parallel.py
 

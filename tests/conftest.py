@@ -31,3 +31,5 @@ def _no_real_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PHASEGATE_CRASH_AT", raising=False)
     # `phasegate init` must not pick up agent CLIs installed on the developer's PATH.
     monkeypatch.setenv("PHASEGATE_AGENT_CLIS", "none")
+    # Every state commit also encodes afresh and fails if the incremental encoder differs.
+    monkeypatch.setenv("PHASEGATE_CHECK_ENCODING", "1")

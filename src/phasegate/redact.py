@@ -33,6 +33,9 @@ _SECRET_NAME = re.compile(
 _MIN_SECRET_LEN = 6
 #: Of a long text cut to a limit, only this much beyond the limit is redacted (then dropped).
 CUT_MARGIN = 64 * 1024
+#: Strings up to this long are redacted once per redactor and remembered (at most this many).
+_REMEMBERED_LENGTH = 512
+_REMEMBERED_COUNT = 4096
 
 
 @dataclass(frozen=True)
@@ -109,11 +112,24 @@ class Redactor:
         found = list(secret_values()) if use_environ else []
         found.extend(s for s in extra_secrets if len(s) >= _MIN_SECRET_LEN)
         self._values = sorted(set(found), key=len, reverse=True)
+        #: Short strings already redacted (state and journal repeat them at every step).
+        self._seen: dict[str, str] = {}
 
     def text(self, text: str) -> str:
         """Return ``text`` with every secret replaced by ``[REDACTED]``."""
         if len(text) < _MIN_SECRET_LEN:
             return text
+        if len(text) <= _REMEMBERED_LENGTH:
+            known = self._seen.get(text)
+            if known is None:
+                known = self._redact(text)
+                if len(self._seen) >= _REMEMBERED_COUNT:
+                    self._seen.clear()
+                self._seen[text] = known
+            return known
+        return self._redact(text)
+
+    def _redact(self, text: str) -> str:
         for value in self._values:
             if value in text:
                 text = text.replace(value, MASK)
@@ -152,6 +168,15 @@ class Redactor:
 
     def data(self, value: Any) -> Any:
         """Redact every string inside JSON-like data (dicts, lists, scalars)."""
+        kind = type(value)  # the common JSON types first: an ABC check costs more
+        if kind is str:
+            return self.text(value)
+        if kind is dict:
+            return {k: self.data(v) for k, v in value.items()}
+        if kind is list:
+            return [self.data(v) for v in value]
+        if kind is int or kind is float or kind is bool or value is None:
+            return value
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):

@@ -223,14 +223,17 @@ def test_items_with_yaml_state_files_are_read(repo: Repo) -> None:
 
 
 def test_items_of_a_workflow_with_its_own_commands_show_their_next_command(repo: Repo) -> None:
-    """Seed 000 §4 for every workflow: a change (run by plan, impl, archive) shows its phase
-    and the command its own state machine names next."""
+    """Seed 000 §4 for every workflow: a change (run by plan, impl, archive) shows its phase,
+    where its step stands (as ``phasegate status`` says) and the command its own state
+    machine names next."""
     with pytest.raises(AgentError):  # no scripted replies: the change exists, still proposed
         Changes(repo.root).plan(
             "c1", "Rename the API", backends={"default": ScriptedBackend(script={})}
         )
+    assert repo.status("c1")["inProgress"]["stage"] == "execute"
     assert (
-        "## c1 (workflow change, mode standard)\n- Request: Rename the API\n- Phase: proposed\n"
+        "## c1 (workflow change, mode standard)\n- Request: Rename the API\n"
+        "- Phase: proposed in progress (review iteration 1 of 3, at execute)\n"
         f"- Next command: {next_command(ChangePhase.PROPOSED, 'c1')}"
     ) in context(repo)
 

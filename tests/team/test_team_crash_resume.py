@@ -185,15 +185,15 @@ def _one_result_per_call(repo: Path) -> None:
     [
         ("dispatch.before_call", 3),
         ("agent.returned", 3),
-        ("state.after_commit", 10),
+        ("state.after_commit", 4),
         ("journal.after_append", 16),
     ],
 )
 def test_team_crash_at_each_named_point_resumes_to_the_same_final_state(
     reference: tuple[Any, dict[str, bytes], float], tmp_path: Path, point: str, every: int
 ) -> None:
-    """A crash exactly at each write boundary, again and again (commits coalesced off, so
-    every step commits), loses and repeats nothing."""
+    """A crash exactly at each write boundary, again and again (group commit off: a state
+    commit before every agent call), loses and repeats nothing."""
     ref_state, ref_files, _ = reference
     repo = make_crash_repo(tmp_path / "repo")
     crashes = 0

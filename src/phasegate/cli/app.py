@@ -5,36 +5,22 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.prompt import Confirm, Prompt
 
-from phasegate.api import status_of
 from phasegate.cli.output import COLOR_MODES, warn, write_json
 from phasegate.cli.output import err as err  # re-exported: the command modules print with them
 from phasegate.cli.output import out as out
 from phasegate.cli.progress import ProgressPrinter
-from phasegate.cli.views import print_item_status, print_item_table
-from phasegate.config import (
-    CONFIG_DIR,
-    config_path,
-    detect_test_command,
-    find_repo,
-    git_toplevel,
-    load_config,
-    render_default_config,
-)
-from phasegate.engine.calls import Backends
-from phasegate.engine.items import create_item, iter_items, locate_item
-from phasegate.engine.runner import PARTIAL_CHOICES, NoTerminal, Runner, RunOptions, RunOutcome
-from phasegate.errors import BadInputError, ConfigError, PhasegateError, WorkflowError
-from phasegate.integrations.claude_code.install import sync_worktrees
-from phasegate.notify import notifying
+from phasegate.errors import BadInputError, ConfigError, WorkflowError
 from phasegate.workflow.example_files import copy_example, example_names
-from phasegate.workflow.loader import WorkflowProblems, load_workflow
-from phasegate.workflow.registry import WorkflowRegistry
+
+# The engine, the workflow loader and the config models are imported by the commands
+# that use them: ``phasegate --help`` and the hooks start without them.
+if TYPE_CHECKING:
+    from phasegate.engine.runner import RunOptions, RunOutcome
 
 EXIT_CODES_HELP = """\
 Exit codes: 0 done; 1 internal error; 2 bad input (arguments, names, workflow or
@@ -100,11 +86,15 @@ class TerminalAsker:
     interactive = True
 
     def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
+        from rich.prompt import Prompt
+
         err.print(question, markup=False)
         prompt = f"Answer ({' / '.join(choices)})"
         return Prompt.ask(prompt, default=default, console=err) or ""
 
     def confirm(self, question: str, default: bool) -> bool:
+        from rich.prompt import Confirm
+
         return Confirm.ask(question, default=default, console=err)
 
     def choose_within(
@@ -131,6 +121,8 @@ class TerminalAsker:
 
 
 def _repo(repo: Path | None) -> Path:
+    from phasegate.config import find_repo
+
     start = repo or Path.cwd()
     if not start.is_dir():
         raise BadInputError(f"--repo {start} is not a directory")
@@ -154,6 +146,14 @@ def init(
     ] = None,
 ) -> None:
     """Write .phasegate/config.yaml in the current git repository."""
+    from phasegate.config import (
+        CONFIG_DIR,
+        config_path,
+        detect_test_command,
+        git_toplevel,
+        render_default_config,
+    )
+
     start = (repo or Path.cwd()).resolve()
     top = git_toplevel(start)
     if top is None:
@@ -221,6 +221,11 @@ def new(
     repo: RepoOption = None,
 ) -> None:
     """Create a work item under a workflow."""
+    from phasegate.config import load_config
+    from phasegate.engine.items import create_item
+    from phasegate.integrations.claude_code.install import sync_worktrees
+    from phasegate.workflow.registry import WorkflowRegistry
+
     root = _repo(repo)
     config = load_config(root)
     loaded = WorkflowRegistry(root).get(workflow)
@@ -278,6 +283,15 @@ def run_item(
     progress: type[ProgressPrinter] = ProgressPrinter,
 ) -> RunOutcome:
     """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
+    from phasegate.api import status_of
+    from phasegate.cli.views import print_item_status
+    from phasegate.config import load_config
+    from phasegate.engine.calls import Backends
+    from phasegate.engine.items import locate_item
+    from phasegate.engine.runner import NoTerminal, Runner
+    from phasegate.notify import notifying
+    from phasegate.workflow.registry import WorkflowRegistry
+
     config = load_config(root)
     item = locate_item(
         root, name, WorkflowRegistry(root), config, workflow, command=options.command
@@ -371,6 +385,8 @@ def run(
     Running again after an interruption resumes from the recorded state, inside
     a loop too, without calling an agent whose answer is already recorded.
     """
+    from phasegate.engine.runner import PARTIAL_CHOICES, RunOptions
+
     if partial is not None and partial not in PARTIAL_CHOICES:
         raise BadInputError(f"--partial must be one of {', '.join(PARTIAL_CHOICES)}")
     if phase is not None and until is not None:
@@ -402,6 +418,13 @@ def status(
     repo: RepoOption = None,
 ) -> None:
     """Show phase, next command, iterations, pending decisions and reviewer concerns."""
+    from phasegate.api import status_of
+    from phasegate.cli.item_rows import full_status, item_rows
+    from phasegate.cli.views import print_item_status, print_item_table
+    from phasegate.config import load_config
+    from phasegate.engine.items import iter_items, locate_item
+    from phasegate.workflow.registry import WorkflowRegistry
+
     root = _repo(repo)
     config = load_config(root)
     registry = WorkflowRegistry(root)
@@ -413,16 +436,16 @@ def status(
         else:
             print_item_status(out, data)
         return
-    rows: list[dict[str, Any]] = []
-    for workflow_name, item_name, _ in iter_items(root, registry, config):
-        try:
-            item = locate_item(root, item_name, registry, config, workflow_name, command="status")
-            rows.append(status_of(item, item.load(read_journal=False)))
-        except PhasegateError as exc:
-            rows.append({"id": item_name, "workflow": workflow_name, "error": str(exc)})
     if as_json:
-        write_json(rows)
-    elif not rows:
+        write_json(
+            [
+                full_status(root, item_name, workflow_name, registry, config)
+                for workflow_name, item_name, _ in iter_items(root, registry, config)
+            ]
+        )
+        return
+    rows = item_rows(root, registry, config)
+    if not rows:
         out.print("No work items yet. Create one with: phasegate new NAME --description '...'")
     else:
         print_item_table(out, rows)
@@ -434,6 +457,8 @@ def workflows(
     repo: RepoOption = None,
 ) -> None:
     """List the built-in workflows and the repository's own (.phasegate/workflows/)."""
+    from phasegate.workflow.registry import WorkflowRegistry
+
     root: Path | None
     try:
         root = _repo(repo)
@@ -487,6 +512,9 @@ def validate(
     ] = False,
 ) -> None:
     """Check a workflow definition and report every problem by file, line and field."""
+    from phasegate.config import CONFIG_DIR, git_toplevel
+    from phasegate.workflow.loader import WorkflowProblems, load_workflow
+
     if not path.is_file():
         raise BadInputError(f"{path}: no such file")
     root = git_toplevel(path.resolve().parent)

@@ -4,31 +4,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from phasegate.change.api import (
-    LIMIT_CHOICES,
-    Changes,
-    ImplOptions,
-    ImplOutcome,
-    PlanOptions,
-    read_change_state,
-)
-from phasegate.change.paths import ARCHIVE_DIR, archived_folder
-from phasegate.change.phases import next_command
-from phasegate.change.tools import ChangeTools
 from phasegate.cli.app import RepoOption, TerminalAsker, _repo, app, err, out
 from phasegate.cli.output import warn, write_json
 from phasegate.cli.progress import ProgressPrinter
-from phasegate.config import load_config
-from phasegate.engine.run import NoTerminal
 from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
-from phasegate.notify import notifying
+
+if TYPE_CHECKING:  # imported where used: --help starts without the change workflow
+    from phasegate.change.api import Changes, ImplOutcome
 
 change_app = typer.Typer(
     name="change",
@@ -64,6 +53,9 @@ class ChangeProgress(ProgressPrinter):
 
 
 def _open(repo: Path | None, quiet: bool) -> tuple[Changes, ChangeProgress]:
+    from phasegate.change.api import Changes
+    from phasegate.config import load_config
+
     root = _repo(repo)
     return Changes(root, load_config(root)), ChangeProgress(err, quiet=quiet)
 
@@ -108,6 +100,10 @@ def plan(
     Creates the change when it does not exist (give DESCRIPTION); otherwise
     continues from its phase. Running again after an interruption resumes.
     """
+    from phasegate.change.api import LIMIT_CHOICES, PlanOptions
+    from phasegate.engine.run import NoTerminal
+    from phasegate.notify import notifying
+
     if on_limit is not None and on_limit not in LIMIT_CHOICES:
         raise BadInputError(f"--on-limit must be one of {', '.join(LIMIT_CHOICES)}")
     changes, printer = _open(repo, quiet)
@@ -165,6 +161,10 @@ def impl(
     repo: RepoOption = None,
 ) -> None:
     """Implement a challenged change: tasks.md group by group, review (create_review), fix loop."""
+    from phasegate.change.api import ImplOptions
+    from phasegate.engine.run import NoTerminal
+    from phasegate.notify import notifying
+
     changes, printer = _open(repo, quiet)
     with notifying(
         changes.root, changes.config, item=change_id, workflow="change", command="impl", warn=warn
@@ -213,6 +213,11 @@ def status(
     repo: RepoOption = None,
 ) -> None:
     """Show a change's phase and what to run next (or list every change)."""
+    from phasegate.change.api import Changes, read_change_state
+    from phasegate.change.paths import ARCHIVE_DIR, archived_folder
+    from phasegate.change.phases import next_command
+    from phasegate.config import load_config
+
     root = _repo(repo)
     changes = Changes(root, load_config(root))
     if change_id:
@@ -268,6 +273,8 @@ def mcp(
 ) -> None:
     """Run phasegate's MCP server on stdio: create_review, get_change, get_tasks."""
     from phasegate.change.mcp_server import serve_stdio  # the SDK is slow to import: only here
+    from phasegate.change.tools import ChangeTools
+    from phasegate.config import load_config
 
     root = _repo(repo)
     allowed = [t.strip() for t in tools.split(",") if t.strip()] if tools is not None else None

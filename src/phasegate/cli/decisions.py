@@ -9,11 +9,7 @@ from rich.markup import escape
 
 from phasegate.cli.app import RepoOption, _repo, app, out
 from phasegate.cli.output import write_json
-from phasegate.config import load_config
-from phasegate.engine.gates import answer_decision, pending, record_command
-from phasegate.engine.items import iter_items, locate_item
 from phasegate.errors import PhasegateError
-from phasegate.workflow.registry import WorkflowRegistry
 
 
 @app.command()
@@ -26,6 +22,11 @@ def decisions(
     repo: RepoOption = None,
 ) -> None:
     """List the decisions waiting for a person: question, files, choices, the answer command."""
+    from phasegate.config import load_config
+    from phasegate.engine.gates import pending, record_command
+    from phasegate.engine.items import iter_items, locate_item
+    from phasegate.workflow.registry import WorkflowRegistry
+
     root = _repo(repo)
     config = load_config(root)
     registry = WorkflowRegistry(root)
@@ -90,6 +91,11 @@ def answer(
     repo: RepoOption = None,
 ) -> None:
     """Answer a pending decision; the next run (or one waiting with --wait) acts on it."""
+    from phasegate.config import load_config
+    from phasegate.engine.gates import answer_decision
+    from phasegate.engine.items import locate_item
+    from phasegate.workflow.registry import WorkflowRegistry
+
     root = _repo(repo)
     config = load_config(root)
     item = locate_item(root, name, WorkflowRegistry(root), config, workflow, command="answer")

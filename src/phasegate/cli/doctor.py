@@ -13,22 +13,22 @@ to be needed.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from phasegate.agents.base import Availability, Backend
-from phasegate.agents.registry import backend_classes, create_backend
 from phasegate.cli.app import RepoOption, app, out
 from phasegate.cli.output import write_json
-from phasegate.config import Config, find_repo, load_config
-from phasegate.engine.calls import Backends
-from phasegate.engine.items import iter_items
 from phasegate.errors import BackendUnavailable, ConfigError, PhasegateError
-from phasegate.workflow.registry import WorkflowRegistry
+
+if TYPE_CHECKING:  # imported where used: --help starts without the backends and config
+    from phasegate.agents.base import Availability, Backend
+    from phasegate.config import Config
 
 
 def _check(backend: Backend) -> Availability:
+    from phasegate.agents.base import Availability
+
     try:
         return backend.availability()
     except PhasegateError as exc:
@@ -39,6 +39,9 @@ def _check(backend: Backend) -> Availability:
 
 def backend_report(config: Config, base_dir: Path) -> list[dict[str, Any]]:
     """Each installed backend with its ``backends.<name>`` settings: usable or not, and why."""
+    from phasegate.agents.base import Availability
+    from phasegate.agents.registry import backend_classes, create_backend
+
     rows: list[dict[str, Any]] = []
     for name in sorted(backend_classes()):
         settings = {**config.backends.get(name, {}), "base_dir": str(base_dir)}
@@ -56,6 +59,8 @@ DEFAULT_WORKFLOW = "feature"
 
 def _workflow_roles(config: Config, root: Path | None) -> dict[str, list[str]]:
     """Each role of the config and the workflows, with the workflows that have it."""
+    from phasegate.workflow.registry import WorkflowRegistry
+
     roles: dict[str, list[str]] = {role: [] for role in config.roles}
     registry = WorkflowRegistry(root)
     for name in registry.names():
@@ -70,6 +75,9 @@ def _workflow_roles(config: Config, root: Path | None) -> dict[str, list[str]]:
 
 def workflows_in_use(config: Config, root: Path | None) -> set[str]:
     """``feature``, plus every workflow with at least one work item in the repository."""
+    from phasegate.engine.items import iter_items
+    from phasegate.workflow.registry import WorkflowRegistry
+
     used = {DEFAULT_WORKFLOW}
     if root is None:
         return used
@@ -85,6 +93,8 @@ def role_report(config: Config, root: Path | None, base_dir: Path) -> list[dict[
     ``needed`` says whether a workflow in use has the role (see
     :func:`workflows_in_use`); only those roles make doctor fail.
     """
+    from phasegate.engine.calls import Backends
+
     backends = Backends(config, base_dir)
     in_use = workflows_in_use(config, root)
     checked: dict[int, Availability] = {}
@@ -117,6 +127,8 @@ def doctor(
     repo: RepoOption = None,
 ) -> None:
     """List the agent backends (usable or not, and why) and the backend of each role."""
+    from phasegate.config import Config, find_repo, load_config
+
     start = (repo or Path.cwd()).resolve()
     root: Path | None
     try:

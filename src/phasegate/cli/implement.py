@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
 from phasegate.cli.app import RepoOption, _repo, app, out, parse_answers, run_item
 from phasegate.cli.progress import ProgressPrinter
-from phasegate.config import Config, load_config
-from phasegate.engine.item import WorkItem, validate_item_name
-from phasegate.engine.items import create_item
-from phasegate.engine.runner import RunOptions
 from phasegate.errors import BadInputError, NotFoundError
-from phasegate.implement.settings import implement_settings
-from phasegate.implement.spec import item_name_for, plan_title, resolve_plan
-from phasegate.workflow.registry import WorkflowRegistry
+
+if TYPE_CHECKING:  # imported where used: --help starts without the engine
+    from phasegate.config import Config
+    from phasegate.engine.item import WorkItem
 
 WORKFLOW = "implement"
 
@@ -57,6 +54,9 @@ class ImplementProgress(ProgressPrinter):
 
 def plan_item(root: Path, config: Config, target: str, name: str | None = None) -> tuple[str, str]:
     """``(item name, plan)`` for ``target`` (a spec id or a path)."""
+    from phasegate.implement.settings import implement_settings
+    from phasegate.implement.spec import item_name_for, resolve_plan
+
     settings = implement_settings(config, root)
     plan = resolve_plan(root, target, settings.specs_dir)
     return (name or item_name_for(plan)), plan
@@ -68,6 +68,9 @@ def existing_item(root: Path, config: Config, target: str) -> tuple[str, str] | 
     An item made with ``phasegate new NAME --workflow implement --plan PATH`` is
     resumed by its name, like the item of a spec.
     """
+    from phasegate.engine.item import WorkItem, validate_item_name
+    from phasegate.workflow.registry import WorkflowRegistry
+
     try:
         validate_item_name(target)
     except BadInputError:
@@ -81,6 +84,11 @@ def existing_item(root: Path, config: Config, target: str) -> tuple[str, str] | 
 
 def ensure_item(root: Path, config: Config, name: str, plan: str, mode: str | None) -> WorkItem:
     """The implement item ``name`` for ``plan``, created when it does not exist yet."""
+    from phasegate.engine.item import WorkItem
+    from phasegate.engine.items import create_item
+    from phasegate.implement.spec import plan_title
+    from phasegate.workflow.registry import WorkflowRegistry
+
     loaded = WorkflowRegistry(root).get(WORKFLOW)
     item = WorkItem(root, name, loaded, config)
     if not item.exists():
@@ -134,6 +142,9 @@ def implement(
     resumes it; running again after an interruption resumes the review cycle it
     was in without calling an agent whose answer is recorded.
     """
+    from phasegate.config import load_config
+    from phasegate.engine.runner import RunOptions
+
     root = _repo(repo)
     config = load_config(root)
     try:

@@ -9,16 +9,9 @@ from typing import Annotated
 import typer
 
 from phasegate.cli.app import RepoOption, _repo, app, out
-from phasegate.config import load_config
-from phasegate.engine.items import locate_item
-from phasegate.engine.worktree import check_worktree, describe, remove_worktree
 from phasegate.errors import BadInputError
-from phasegate.integrations.claude_code.hook import EVENTS, run_hook
-from phasegate.integrations.claude_code.install import default_command, install, uninstall
-from phasegate.integrations.claude_code.layout import load_layout
+from phasegate.integrations.claude_code.hook import EVENTS
 from phasegate.integrations.claude_code.settings import Report
-from phasegate.workflow.model import AgentNode
-from phasegate.workflow.registry import WorkflowRegistry
 
 TARGETS = ("claude-code",)
 #: The workflow whose phases get slash commands.
@@ -53,6 +46,8 @@ def hook(
     event: Annotated[str, typer.Argument(help=f"The hook event: {' | '.join(EVENTS)}.")],
 ) -> None:
     """Answer a Claude Code hook (JSON on stdin, JSON on stdout); never fails the session."""
+    from phasegate.integrations.claude_code.hook import run_hook
+
     if event not in EVENTS:
         raise BadInputError(f"unknown hook event {event!r} (available: {', '.join(EVENTS)})")
     run_hook(event, sys.stdin, sys.stdout)
@@ -83,6 +78,11 @@ def install_command(
     Merges with what is there, never overwrites a user's own entries, and
     changes nothing when run again.
     """
+    from phasegate.integrations.claude_code.install import default_command, install
+    from phasegate.integrations.claude_code.layout import load_layout
+    from phasegate.workflow.model import AgentNode
+    from phasegate.workflow.registry import WorkflowRegistry
+
     _target(target)
     root = _repo(repo)
     if command is not None and "phasegate" not in command:
@@ -104,6 +104,8 @@ def uninstall_command(
     repo: RepoOption = None,
 ) -> None:
     """Remove exactly what 'phasegate install' added; the user's own entries stay as they are."""
+    from phasegate.integrations.claude_code.install import uninstall
+
     _target(target)
     root = _repo(repo)
     _print(uninstall(root), root, "Nothing of phasegate's was installed; nothing changed.")
@@ -128,6 +130,11 @@ def worktree_remove(
     repo: RepoOption = None,
 ) -> None:
     """Remove a work item's worktree once its branch is merged; its branch is kept."""
+    from phasegate.config import load_config
+    from phasegate.engine.items import locate_item
+    from phasegate.engine.worktree import check_worktree, describe, remove_worktree
+    from phasegate.workflow.registry import WorkflowRegistry
+
     root = _repo(repo)
     item = locate_item(root, name, WorkflowRegistry(root), load_config(root))
     state = item.load()

@@ -5,18 +5,19 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
 from phasegate.cli.app import RepoOption, _repo, app
 from phasegate.cli.output import out
-from phasegate.dashboard import data
-from phasegate.dashboard.events import EventEntry, EventReader
 
 #: How often ``--follow`` looks for new events (seconds).
 FOLLOW_INTERVAL = 0.25
+
+if TYPE_CHECKING:  # imported where used: --help starts without the verdict models
+    from phasegate.dashboard.events import EventEntry, EventReader
 
 
 def format_entry(entry: EventEntry) -> str:
@@ -66,6 +67,9 @@ def logs(
     repo: RepoOption = None,
 ) -> None:
     """Show a work item's journal: time, phase, role and backend, what happened, tokens and cost."""
+    from phasegate.dashboard import data
+    from phasegate.dashboard.events import EventReader
+
     root = _repo(repo)
     reader = EventReader()
     events, offset = data.journal_events(root, name, 0)

@@ -19,8 +19,6 @@ from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 
-from phasegate.verdicts.model import BLOCKING_SEVERITIES
-
 _ITEM = re.compile(r"\[([^\]]+)\]")
 
 
@@ -266,6 +264,8 @@ class ProgressPrinter:
             self._line(f"  [red]✗[/] check {e.get('check')} failed (exit {e.get('exit_code')})")
 
     def _on_review_verdict(self, e: dict[str, Any]) -> None:
+        from phasegate.verdicts.model import BLOCKING_SEVERITIES
+
         issues = e.get("issues") or []
         blockers = [i for i in issues if str(i.get("severity", "")).lower() in BLOCKING_SEVERITIES]
         if e.get("approved"):

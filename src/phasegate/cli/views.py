@@ -8,8 +8,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from phasegate.engine.budget import budget_lines
-
 _MARKS = {
     "completed": "[green]✔[/]",
     "in-progress": "[yellow]…[/]",
@@ -20,6 +18,8 @@ _MARKS = {
 
 def print_item_status(console: Console, status: dict[str, Any]) -> None:
     """The detailed status of one work item."""
+    from phasegate.engine.budget import budget_lines
+
     console.print(
         f"[bold]{escape(status['id'])}[/] ({status['workflow']}, mode {status['mode']}, "
         f"{status['status']})"

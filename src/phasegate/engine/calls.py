@@ -15,6 +15,7 @@ a new attempt id (the earlier one is journaled as abandoned).
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 import time
@@ -310,6 +311,10 @@ def _attempt(
         hints=spec.hints,
         max_budget_usd=max_usd,
     )
+    if not in_worker:
+        # The steps before this call are committed first, so a run that dies in the
+        # call finds its dispatch in the journal's tail (and journals it abandoned).
+        item.before_slow_work()
     item.record(
         "agent.dispatched",
         key=spec.key,
@@ -325,8 +330,6 @@ def _attempt(
         prompt_chars=len(request.prompt_text()),
     )
     crash_point("dispatch.before_call")
-    if not in_worker:
-        item.before_slow_work()
     started = time.monotonic()
     try:
         result = backend.run(request)
@@ -378,12 +381,19 @@ def _attempt(
 
 def relative_to(path: Path, base: Path) -> str:
     """``path`` as an agent working in ``base`` sees it: relative when inside, else absolute."""
-    for candidate, root in ((path, base), (path.resolve(), base.resolve())):
-        try:
-            return str(candidate.relative_to(root))
-        except ValueError:
-            continue
-    return str(path)
+    try:
+        return _lexically_relative(path, base)
+    except ValueError:
+        pass
+    try:
+        return str(path.resolve().relative_to(base.resolve()))
+    except ValueError:
+        return str(path)
+
+
+@functools.lru_cache(maxsize=1024)  # asked many times a step, for a few paths
+def _lexically_relative(path: Path, base: Path) -> str:
+    return str(path.relative_to(base))
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -1,12 +1,19 @@
 """The repository's index of work items, kept by phasegate's own writes.
 
 Every state commit computes the item's *brief* (its label, progress,
-concerns, pending decisions and next command) and stores it in the item's
-engine state; when the brief changed, it is also written to
-``.phasegate/cache/index.json``. The Claude Code SessionStart hook and
-``phasegate status`` read that one file instead of every item's state, so
-they stay fast with a thousand items. The index is a cache: it can be deleted
-at any time, and an item missing from it is read from its own state file.
+concerns, pending decisions and next command) and appends it, with the
+identity of the state file it belongs to (inode, size, modification time),
+to ``.phasegate/cache/index.jsonl``: one short line, so a commit costs the
+same whether the repository has ten items or a thousand. ``phasegate
+status`` and the Claude Code SessionStart hook read this one file instead
+of every item's state; an entry whose state file is no longer the one it
+was written for (a crash between the two writes, a file restored from git)
+is not used, and that item's brief is read from its state file instead. The
+index is a cache: it can be deleted at any time. It is rewritten with the
+last entry of each item once it has grown to twice its size after the last
+rewrite.
+
+Only the standard library is used here: the hook imports this module.
 """
 
 from __future__ import annotations
@@ -16,51 +23,180 @@ import os
 from pathlib import Path
 from typing import Any
 
-import filelock
-
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR
+from phasegate.state.flock import FileLock, LockTimeout
 
-INDEX_FILE = "index.json"
-INDEX_FORMAT = 1
-MAX_CONCERNS = 3
+INDEX_FILE = "index.jsonl"
+INDEX_FORMAT = 2
+#: The log is not rewritten before it reaches this size.
+COMPACT_MIN_BYTES = 256 * 1024
+#: A writer waits at most this long for another one (then goes without: it is a cache).
+LOCK_SECONDS = 5.0
+
+#: (inode, size, modification time in ns) of a state file.
+Identity = tuple[int, int, int]
+#: An item's last entry: its engine state file's identity, its brief, and the identity of
+#: the state file its view wrote (``None`` when it has none).
+Entry = tuple[Identity, dict[str, Any], Identity | None]
+#: Every entry starts so (its item first), which lets a reader skip all but the last.
+_PREFIX = b'{"item": "'
 
 
 def index_path(repo: Path) -> Path:
     return repo / CONFIG_DIR / CACHE_DIR / INDEX_FILE
 
 
-def read_index(repo: Path) -> dict[str, Any]:
-    """The index's items (``workflow/item`` -> entry); empty when absent or unreadable."""
+def identity(path: Path) -> Identity | None:
+    """What tells one version of a state file from another; ``None`` if it is absent."""
     try:
-        data = json.loads(index_path(repo).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
-        return {}
-    items = data.get("items")
-    return items if isinstance(items, dict) else {}
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_ino, found.st_size, found.st_mtime_ns)
 
 
-def update_index(repo: Path, workflow: str, item: str, entry: dict[str, Any] | None) -> None:
-    """Set (or, with ``None``, remove) one item's entry; a read-only checkout goes without."""
-    path = index_path(repo)
+def read_index(repo: Path) -> dict[str, Entry]:
+    """``workflow/item`` -> its last entry (see :data:`Entry`)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        ignore = path.parent / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")  # a cache is never committed
-        with filelock.FileLock(str(path) + ".lock", timeout=10):
-            items = read_index(repo)
-            key = f"{workflow}/{item}"
-            if entry is None:
-                items.pop(key, None)
-            else:
-                items[key] = entry
-            tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-            tmp.write_text(
-                json.dumps({"format": INDEX_FORMAT, "items": items}, ensure_ascii=False),
-                encoding="utf-8",
+        raw = index_path(repo).read_bytes()
+    except OSError:
+        return {}
+    lines = raw.split(b"\n")
+    if _header(lines[0]) is None:
+        return {}
+    found: dict[str, Entry] = {}
+    seen: set[bytes] = set()
+    for line in reversed(lines[1:]):  # the last entry of an item wins: only it is parsed
+        if not line.startswith(_PREFIX):
+            continue
+        key = line[len(_PREFIX) : line.find(b'"', len(_PREFIX))]
+        if key in seen:
+            continue
+        try:
+            entry = json.loads(line)
+            stat, brief, view = entry.get("state"), entry.get("brief"), entry.get("view")
+        except (ValueError, AttributeError):
+            continue  # a line cut short by a crash
+        seen.add(key)
+        if isinstance(brief, dict) and _is_identity(stat):
+            found[str(entry["item"])] = (
+                (int(stat[0]), int(stat[1]), int(stat[2])),
+                brief,
+                (int(view[0]), int(view[1]), int(view[2])) if _is_identity(view) else None,
             )
-            os.replace(tmp, path)
-    except (OSError, filelock.Timeout):
-        pass
+    return found
+
+
+def _is_identity(value: Any) -> bool:
+    return isinstance(value, list) and len(value) == 3 and all(isinstance(v, int) for v in value)
+
+
+def fresh_brief(
+    index: dict[str, Entry], key: str, state_file: Path, view_file: Path | None = None
+) -> dict[str, Any] | None:
+    """The indexed brief of ``key`` if it was written for ``state_file`` as it is now (and,
+    given ``view_file``, for the view's state file as it is now)."""
+    entry = index.get(key)
+    if entry is None or identity(state_file) != entry[0]:
+        return None
+    if view_file is not None and identity(view_file) != entry[2]:
+        return None
+    return entry[1]
+
+
+def record_brief(
+    repo: Path,
+    workflow: str,
+    item: str,
+    state_file: Path,
+    brief: dict[str, Any] | None,
+    view_file: Path | None = None,
+) -> None:
+    """Append one item's entry (``brief`` ``None``: its removal); never fails a commit.
+
+    ``view_file``: the state file the item's view wrote with this commit (a reader
+    that shows what it holds checks it is still that file)."""
+    stat = identity(state_file) if brief is not None else None
+    entry: dict[str, Any] = {"item": f"{workflow}/{item}"}
+    if stat is not None and brief is not None:
+        entry.update(state=list(stat), brief=brief)
+        view = identity(view_file) if view_file is not None else None
+        if view is not None:
+            entry["view"] = list(view)
+    line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+    path = index_path(repo)
+    for _ in range(2):
+        try:
+            with FileLock(str(path) + ".lock", LOCK_SECONDS):
+                _append(path, line)
+            return
+        except FileNotFoundError:
+            try:  # the first commit in this repository: make the cache folder
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return
+        except (OSError, LockTimeout):
+            return  # a read-only checkout, a full disk: the cache goes without
+
+
+def _header(line: bytes) -> int | None:
+    """The size the log had when it was last rewritten, if ``line`` is its header."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
+        return None
+    return int(data.get("rewritten_at", 0))
+
+
+def _append(path: Path, line: bytes) -> None:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND)
+    except FileNotFoundError:
+        _rewrite(path, [line])
+        return
+    try:
+        size = os.fstat(fd).st_size
+        rewritten_at = _header(os.pread(fd, 128, 0).split(b"\n", 1)[0]) if size else None
+        if rewritten_at is None:
+            os.close(fd)
+            fd = -1
+            _rewrite(path, [line])  # another format, or damaged: start again
+            return
+        if size > max(COMPACT_MIN_BYTES, 2 * rewritten_at):
+            os.close(fd)
+            fd = -1
+            _compact(path, line)
+            return
+        # A line cut short by a crash must not swallow this one.
+        torn = os.pread(fd, 1, size - 1) != b"\n"
+        os.write(fd, (b"\n" + line) if torn else line)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _compact(path: Path, line: bytes) -> None:
+    last: dict[str, bytes] = {}
+    for old in [*path.read_bytes().split(b"\n")[1:], line]:
+        try:
+            key = json.loads(old)["item"]
+        except (ValueError, TypeError, KeyError):
+            continue
+        last.pop(key, None)  # re-inserted: the order is that of the last writes
+        if b'"brief"' in old:
+            last[key] = old if old.endswith(b"\n") else old + b"\n"
+    _rewrite(path, list(last.values()))
+
+
+def _rewrite(path: Path, lines: list[bytes]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ignore = path.parent / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("*\n", encoding="utf-8")  # a cache is never committed
+    body = b"".join(lines)
+    header = json.dumps({"format": INDEX_FORMAT, "rewritten_at": len(body)}).encode()
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_bytes(header + b"\n" + body)
+    os.replace(tmp, path)

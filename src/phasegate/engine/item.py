@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Any
 import filelock
 
 from phasegate.config import CONFIG_DIR, Config
+from phasegate.engine.index import record_brief
 from phasegate.engine.recorded import RecordedCalls, event_problem, result_key
 from phasegate.engine.state import ENGINE_FILE, EngineState
 from phasegate.errors import BadInputError, BusyError, NotFoundError, StateCorruptError
 from phasegate.faults import crash_point
 from phasegate.redact import Redactor
 from phasegate.state.atomic import atomic_write_bytes
+from phasegate.state.flock import FileLock, LockTimeout
 from phasegate.state.journal import Journal
 from phasegate.workflow.loader import LoadedWorkflow
 from phasegate.workflow.model import Workflow
@@ -106,7 +108,7 @@ class WorkItem:
 
     def __post_init__(self) -> None:
         validate_item_name(self.name)
-        self._lock = filelock.FileLock(str(self.lock_path), timeout=30.0)
+        self._lock = FileLock(self.lock_path, timeout=30.0)
         self.journal = Journal(self.item_dir / self.workflow.journal_file, self.redactor)
         self._recorded = RecordedCalls()
         self._last_commit: float | None = None
@@ -115,13 +117,17 @@ class WorkItem:
         self._fast_work = False
         self._coalesce = coalesce_seconds()
         self._view: StateView | None = None
-        self._brief_key: tuple[Any, ...] | None = None
         #: Results in the journal not yet applied to the state (key -> where they begin):
         #: a commit never moves the state's journal offset past one of them.
         self._unapplied: dict[str, int] = {}
+        self._relative: dict[tuple[Path, str | None], str] = {}
         # Parallel items' results are journaled (and held) on worker threads.
         self._unapplied_lock = threading.RLock()
         self._grouped = 0
+        #: A resumed run replays the journal's tail: until it does new work, each step is
+        #: committed (so a run killed again and again still gets further each time).
+        self._replaying = False
+        self._view_state: tuple[Path, ...] | None = None
 
     # -- paths ----------------------------------------------------------------------
 
@@ -174,6 +180,15 @@ class WorkItem:
 
     def relative(self, path: Path, state: EngineState) -> str:
         """``path`` as the agents see it: relative to their working directory if inside it."""
+        key = (path, state.worktree)
+        known = self._relative.get(key)
+        if known is None:  # asked several times a step: path arithmetic is not cheap
+            known = self._relative_to_workdir(path, state)
+            if len(self._relative) < 1024:
+                self._relative[key] = known
+        return known
+
+    def _relative_to_workdir(self, path: Path, state: EngineState) -> str:
         base = self.workdir(state)
         try:
             return str(path.relative_to(base))
@@ -239,7 +254,9 @@ class WorkItem:
         recorded = RecordedCalls()
         lines = state.journal_lines
         self._unapplied = {}
+        self._replaying = False
         for number, offset, event in self.journal.tail(state.journal_offset, lines + 1):
+            self._replaying = True
             problem = event_problem(event)
             if problem:
                 raise StateCorruptError(
@@ -282,26 +299,30 @@ class WorkItem:
     def save(self, state: EngineState, *, lazy: bool = False, durable: bool = False) -> None:
         """Make ``state`` current: the journal is fsync'd, then the state file is replaced.
 
-        With ``lazy`` the state file commit may be coalesced with later ones
-        while agents answer fast (group commit): the journal, fsync'd here,
-        already holds every result, and a resumed run replays it (see
-        :mod:`phasegate.engine.recorded`). ``durable`` also fsyncs the state
-        file (gates, the end of a run).
+        A ``lazy`` save (a step of the walk) is committed with the steps after it,
+        before the next agent call or check (:meth:`before_slow_work`; a resumed run
+        commits each step until then, as it replays the journal's tail), and while
+        agents answer fast only once per coalescing window (group commit): the
+        journal, fsync'd at every commit, holds every result, and a resumed run
+        replays it (see :mod:`phasegate.engine.recorded`). ``durable`` also fsyncs
+        the state file (gates, the end of a run).
         """
-        if lazy and not durable and self._grouped:
-            # A parallel foreach: one commit per round of results (see :meth:`grouped`).
-            self._pending = state
-            return
+        if lazy and not durable:
+            if self._grouped:
+                self._pending = state  # one commit per round of results (see grouped())
+                return
+            if self._fast_work:
+                last = self._last_commit
+                if last is not None and time.monotonic() - last < self._coalesce:
+                    self._pending = state  # agents answer fast: group commit
+                    return
+            elif not self._replaying and self._last_commit is not None:
+                # Committed before the next call (before_slow_work). The first step of a
+                # run is committed at once: a folder that cannot be written stops the
+                # run before anything is journaled.
+                self._pending = state
+                return
         self.journal.sync()
-        if (
-            lazy
-            and not durable
-            and self._fast_work
-            and self._last_commit is not None
-            and time.monotonic() - self._last_commit < self._coalesce
-        ):
-            self._pending = state
-            return
         self._commit(state, durable=durable)
 
     def flush(self) -> None:
@@ -332,8 +353,8 @@ class WorkItem:
 
         state["updated"] = utc_now()
         self._journal_position(state)
-        changed = self._refresh_brief(state)
         self.view.prepare(state)
+        state["brief"] = self.brief(state)
         payload = state.encode(self.redactor)
         with self.locked():
             crash_point("state.before_commit")
@@ -342,40 +363,50 @@ class WorkItem:
         self._last_commit = time.monotonic()
         self._pending = None
         self.view.render(state)
-        if changed:
-            from phasegate.engine.index import update_index
+        record_brief(
+            self.repo,
+            self.workflow.name,
+            self.name,
+            self.engine_path,
+            state["brief"],
+            self._view_state_file(),
+        )
 
-            update_index(self.repo, self.workflow.name, self.name, state.get("brief"))
+    def _view_state_file(self) -> Path | None:
+        """The state file the item's view writes (``.meta.json``), if it writes one."""
+        if self._view_state is None:
+            from phasegate.engine.plugin_api import view_files
+
+            names = view_files(self.workflow)
+            self._view_state = (self.item_dir / names[0],) if names else ()
+        return self._view_state[0] if self._view_state else None
 
     def status(self, state: EngineState) -> dict[str, Any]:
         """What ``phasegate status NAME --json`` prints for this item."""
         from phasegate.engine.status import item_status
 
-        def artifacts() -> dict[str, bool]:
-            return {
-                o.file: (self.item_dir / o.file).is_file()
-                for _, node in self.workflow.walk()
-                for o in getattr(node, "outputs", ())
-            }
-
-        data = item_status(self.workflow, state, artifacts=artifacts)
+        data = item_status(self.workflow, state, artifacts=self._artifacts)
         data["stateFile"] = str(self.engine_path)
         data.update(self.view.status_fields(state))
         return data
 
-    def _refresh_brief(self, state: EngineState) -> bool:
-        """Recompute the item's brief when what it shows may have changed."""
-        from phasegate.engine.status import brief, brief_key
+    def brief(self, state: EngineState) -> dict[str, Any]:
+        """The item's brief (``brief(self.status(state))``, from what changed only)."""
+        from phasegate.engine.brief import item_brief
 
-        key = brief_key(state)
-        if key == self._brief_key and state.get("brief") is not None:
-            return False
-        self._brief_key = key
-        new = brief(self.status(state))
-        if new == state.get("brief"):
-            return False
-        state["brief"] = new
-        return True
+        return item_brief(
+            self.workflow,
+            state,
+            artifacts=self._artifacts,
+            view_fields=self.view.status_fields(state),
+        )
+
+    def _artifacts(self) -> dict[str, bool]:
+        return {
+            o.file: (self.item_dir / o.file).is_file()
+            for _, node in self.workflow.walk()
+            for o in getattr(node, "outputs", ())
+        }
 
     def _journal_position(self, state: EngineState) -> None:
         with self._unapplied_lock:
@@ -396,9 +427,16 @@ class WorkItem:
         state.set_journal_position(size, lines)
 
     def before_slow_work(self) -> None:
-        """Before an agent call or a check: commit now unless the work has been fast."""
-        if not self._fast_work:
-            self.flush()
+        """Before an agent call or a check: commit the steps since the last commit, unless
+        the work has been fast (then commits are grouped: see :meth:`save`).
+
+        The state file then shows where the item stands while the agent works: one
+        commit per agent call, whatever number of steps led to it.
+        """
+        self._replaying = False
+        if self._pending is not None and not self._fast_work:
+            self.journal.sync()
+            self._commit(self._pending, durable=False)
 
     def slow_work_done(self, seconds: float) -> None:
         """Remember how long the last agent call or check took (see :meth:`save`)."""
@@ -418,13 +456,16 @@ class WorkItem:
         """Hold the item's write lock (re-entrant within this process)."""
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with self._lock:
-                yield
-        except filelock.Timeout:
+            self._lock.acquire()
+        except LockTimeout:
             raise BusyError(
                 f"work item {self.name!r} is locked by another phasegate process "
                 f"(lock {self.lock_path}); try again when it finishes"
             ) from None
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     @contextmanager
     def run_lock(self) -> Iterator[None]:

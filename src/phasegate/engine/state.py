@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from phasegate.engine.state_encoding import StateEncoder
 from phasegate.errors import StateCorruptError
 from phasegate.redact import Redactor
 
@@ -166,9 +167,14 @@ class EngineState:
         self.nodes: dict[str, NodeState] = {k: NodeState(v) for k, v in raw_nodes.items()}
         #: Node paths whose JSON changed since the last encode.
         self._dirty: set[str] = set(self.nodes)
-        self._encoded: dict[str, str] = {}
+        self._encoder = StateEncoder()
         #: A counter per node path, bumped whenever it may have changed (views cache by it).
         self.versions: dict[str, int] = {}
+        #: Per consumer of :meth:`take_changed`: the node paths changed since it last asked.
+        self._watchers: dict[str, set[str]] = {}
+        #: Values derived from this state and kept up to date from what changed (see
+        #: :mod:`phasegate.engine.brief`); never written.
+        self.derived: dict[str, Any] = {}
 
     @classmethod
     def new(
@@ -282,7 +288,7 @@ class EngineState:
             found = NodeState()
             self.nodes[path] = found
         self._dirty.add(path)
-        self.versions[path] = self.versions.get(path, 0) + 1
+        self._mark(path)
         return found
 
     def peek(self, path: str) -> NodeState | None:
@@ -293,13 +299,29 @@ class EngineState:
         """Forget the nodes at and under ``prefix`` (a foreach item restarted)."""
         for path in [p for p in self.nodes if p == prefix or p.startswith(prefix + "/")]:
             del self.nodes[path]
-            self._encoded.pop(path, None)
+            self._encoder.forget(path)
             self._dirty.discard(path)
+            self._mark(path)
 
     def touched(self, path: str) -> None:
         """Mark ``path`` changed (after changing a state got with :meth:`peek`)."""
         self._dirty.add(path)
+        self._mark(path)
+
+    def _mark(self, path: str) -> None:
         self.versions[path] = self.versions.get(path, 0) + 1
+        for changed in self._watchers.values():
+            changed.add(path)
+
+    def take_changed(self, consumer: str) -> set[str]:
+        """The node paths changed (or removed) since ``consumer`` last asked (all, at first).
+
+        What is derived from a few nodes (the brief, a view's sections) is then
+        brought up to date without looking at the others.
+        """
+        found = self._watchers.get(consumer)
+        self._watchers[consumer] = set()
+        return set(self.nodes) if found is None else found
 
     def touched_under(self, prefix: str) -> None:
         """Mark every node under ``prefix`` changed (a parallel item resumes: what it holds
@@ -336,24 +358,16 @@ class EngineState:
     def encode(self, redactor: Redactor) -> bytes:
         """The document as bytes: one top-level key per line, one node per line.
 
-        Only nodes changed since the last call are redacted and encoded again
-        (with the C JSON encoder); the others reuse their cached text.
+        Only what changed since the last call is redacted and encoded again
+        (see :mod:`phasegate.engine.state_encoding`).
         """
-        dumps = json.dumps
-        for path in self._dirty:
-            state = self.nodes.get(path)
-            if state is not None:
-                self._encoded[path] = dumps(redactor.data(state.d), ensure_ascii=False)
-        self._dirty.clear()
-        lines = []
-        top = redactor.data({k: self.d[k] for k in _TOP_KEYS if k in self.d})
-        extra = {k: v for k, v in self.d.items() if k not in _TOP_KEYS}
-        for key, value in (*top.items(), *redactor.data(extra).items()):
-            lines.append(f"{dumps(key)}: {dumps(value, ensure_ascii=False)}")
+        top = [(k, self.d[k]) for k in _TOP_KEYS if k in self.d]
+        top += [(k, v) for k, v in self.d.items() if k not in _TOP_KEYS]
         # By path: the same state gives the same file, whatever order its nodes ran in.
-        node_lines = ",\n  ".join(f"{dumps(p)}: {self._encoded[p]}" for p in sorted(self.nodes))
-        lines.append('"nodes": {' + (f"\n  {node_lines}\n" if node_lines else "") + "}")
-        return ("{\n " + ",\n ".join(lines) + "\n}\n").encode("utf-8")
+        nodes = {path: self.nodes[path].d for path in sorted(self.nodes)}
+        payload = self._encoder.encode(top, nodes, self._dirty, redactor)
+        self._dirty.clear()
+        return payload
 
     @classmethod
     def decode(cls, raw: bytes, path: Path) -> EngineState:

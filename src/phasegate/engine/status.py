@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from phasegate.engine.gates import record_command
@@ -111,13 +111,22 @@ def _node_status(
     return "in-progress"
 
 
-def item_status(
+def _completed(workflow: Workflow, state: EngineState) -> set[str]:
+    """The top-level nodes that have an outcome (asked only before a node starts)."""
+    return {
+        n.id
+        for n in workflow.nodes
+        if (f := state.peek(n.id)) is not None and f.get("outcome") is not None
+    }
+
+
+def item_head(
     workflow: Workflow,
     state: EngineState,
     *,
     artifacts: Mapping[str, bool] | Callable[[], Mapping[str, bool]],
 ) -> dict[str, Any]:
-    """A JSON-ready summary of ``state`` (what ``phasegate status --json`` prints)."""
+    """What status says of the item as a whole (no per-node detail): cheap at every commit."""
     name = state.item
     limit = workflow.max_iterations(state.mode)
     at = state.at if state.at and not state.at.startswith("@") else None
@@ -139,11 +148,6 @@ def item_status(
             order = list(cursor.get("order") or [])
             done = sum(1 for k in order if entries[k].get("status") in ("done", "skipped"))
             in_progress.update(kind="foreach", itemsDone=done, items=len(order))
-    completed = {
-        n.id
-        for n in workflow.nodes
-        if (f := state.peek(n.id)) is not None and f.get("outcome") is not None
-    }
     next_phase: str | None = None
     blocked: str | None = None
     if state.status == "active":
@@ -160,14 +164,51 @@ def item_status(
                     None,
                     at,
                     files,
-                    completed=completed,
+                    completed=_completed(workflow, state),
                     skipped=workflow.modes[state.mode].skip,
                 )
                 if result.type == "blocked":
                     blocked = result.message
         else:
-            names = expected_next(workflow, None, completed, workflow.modes[state.mode].skip)
+            names = expected_next(
+                workflow, None, _completed(workflow, state), workflow.modes[state.mode].skip
+            )
             next_phase = workflow.label_of(names[0]) if names else None
+    decisions = [d for d in state.decisions.values() if d.get("status") == "pending"]
+    return {
+        "id": name,
+        "workflow": workflow.name,
+        "description": state.get("description", ""),
+        "mode": state.mode,
+        "status": state.status,
+        "label": label,
+        "at": at,
+        "inProgress": in_progress,
+        "nextPhase": next_phase,
+        "blocked": blocked,
+        "pendingDecisions": [
+            {
+                "id": d["id"],
+                "question": d.get("question"),
+                "choices": list(d.get("choices") or {}),
+                "command": record_command(name, d),
+            }
+            for d in decisions
+        ],
+        "nextCommand": next_command(workflow, state, label, blocked, decisions),
+        "worktree": state.worktree,
+        "branch": state.get("branch"),
+    }
+
+
+def item_status(
+    workflow: Workflow,
+    state: EngineState,
+    *,
+    artifacts: Mapping[str, bool] | Callable[[], Mapping[str, bool]],
+) -> dict[str, Any]:
+    """A JSON-ready summary of ``state`` (what ``phasegate status --json`` prints)."""
+    head = item_head(workflow, state, artifacts=artifacts)
     phases: list[dict[str, Any]] = []
     concerns: list[dict[str, str]] = []
     for node in workflow.nodes:
@@ -190,36 +231,15 @@ def item_status(
             entry["items"] = foreach_items(state, node.id, found)
         phases.append(entry)
         concerns += [{"phase": entry["name"], "note": n} for n in entry["reviewerNotes"]]
-    decisions = [d for d in state.decisions.values() if d.get("status") == "pending"]
-    return {
-        "id": name,
-        "workflow": workflow.name,
-        "description": state.get("description", ""),
-        "mode": state.mode,
-        "status": state.status,
-        "label": label,
-        "at": at,
-        "currentPhase": _current_phase(workflow, state),
-        "inProgress": in_progress,
-        "nextPhase": next_phase,
-        "blocked": blocked,
-        "pendingDecisions": [
-            {
-                "id": d["id"],
-                "question": d.get("question"),
-                "choices": list(d.get("choices") or {}),
-                "command": record_command(name, d),
-            }
-            for d in decisions
-        ],
-        "nextCommand": next_command(workflow, state, label, blocked, decisions),
-        "worktree": state.worktree,
-        "branch": state.get("branch"),
-        "phases": phases,
-        "unresolvedConcerns": concerns,
-        "usage": camel_usage(state.get("usage")),
-        "summary": state.get("summary"),
-    }
+    order = ("id", "workflow", "description", "mode", "status", "label", "at")
+    status = {key: head[key] for key in order}
+    status["currentPhase"] = _current_phase(workflow, state)
+    status.update({key: value for key, value in head.items() if key not in status})
+    status["phases"] = phases
+    status["unresolvedConcerns"] = concerns
+    status["usage"] = camel_usage(state.get("usage"))
+    status["summary"] = state.get("summary")
+    return status
 
 
 def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, Any]]:
@@ -307,49 +327,45 @@ def next_command(
     return next_for_label(workflow, state, label)
 
 
-def brief_key(state: EngineState) -> tuple[Any, ...]:
-    """What the brief depends on: when it is unchanged, the brief is too."""
-    at = state.at
-    node = state.peek(at) if at and not at.startswith("@") else None
-    return (
-        at,
-        state.status,
-        state.data.get("label"),
-        node.iteration if node is not None else None,
-        node.stage if node is not None else None,
-        node.get("outcome") if node is not None else None,
-        tuple(sorted(d["id"] for d in state.decisions.values() if d.get("status") == "pending")),
+def brief(status: Mapping[str, Any]) -> dict[str, Any]:
+    """The few fields the SessionStart hook and the item list show, from a full status."""
+    phases = status.get("phases") or []
+    return brief_of(
+        status,
+        iterations=sum(int(p.get("iterations") or 0) for p in phases),
+        concerns=[(c["phase"], c["note"]) for c in status.get("unresolvedConcerns") or []],
     )
 
 
-def brief(status: Mapping[str, Any]) -> dict[str, Any]:
-    """The few fields the SessionStart hook and the item list show, from a full status."""
-    concerns = [
-        [c["phase"], (str(c["note"]).splitlines() or [""])[0][:200]]
-        for c in status.get("unresolvedConcerns") or []
+def brief_of(
+    head: Mapping[str, Any], *, iterations: int, concerns: Sequence[tuple[str, Any]]
+) -> dict[str, Any]:
+    """The brief from status's item-wide fields, the review iterations and the concerns."""
+    shown = [
+        [phase, (str(note).splitlines() or [""])[0][:200]]
+        for phase, note in concerns[:MAX_BRIEF_CONCERNS]
     ]
-    phases = status.get("phases") or []
     return {
-        "workflow": status.get("workflow"),
-        "mode": status.get("mode"),
-        "description": " ".join(str(status.get("description") or "").split())[:300],
-        "status": status.get("status"),
-        "label": status.get("label"),
-        "currentPhase": status.get("currentPhase"),
-        "inProgress": status.get("inProgress"),
-        "nextPhase": status.get("nextPhase"),
-        "at": status.get("at"),
-        "iterations": sum(int(p.get("iterations") or 0) for p in phases),
-        "concerns": concerns[:MAX_BRIEF_CONCERNS],
+        "workflow": head.get("workflow"),
+        "mode": head.get("mode"),
+        "description": " ".join(str(head.get("description") or "").split())[:300],
+        "status": head.get("status"),
+        "label": head.get("label"),
+        "currentPhase": head.get("currentPhase"),
+        "inProgress": head.get("inProgress"),
+        "nextPhase": head.get("nextPhase"),
+        "at": head.get("at"),
+        "iterations": iterations,
+        "concerns": shown,
         "concernsCount": len(concerns),
-        "blocked": status.get("blocked"),
-        "nextCommand": status.get("nextCommand"),
+        "blocked": head.get("blocked"),
+        "nextCommand": head.get("nextCommand"),
         "decisions": [
             {"id": d["id"], "question": d.get("question"), "command": d.get("command")}
-            for d in status.get("pendingDecisions") or []
+            for d in head.get("pendingDecisions") or []
         ],
-        "worktree": status.get("worktree"),
-        "branch": status.get("branch"),
+        "worktree": head.get("worktree"),
+        "branch": head.get("branch"),
     }
 
 

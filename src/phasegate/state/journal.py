@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,10 +22,17 @@ from phasegate.errors import StateCorruptError, StorageError, is_storage_error
 from phasegate.faults import crash_point
 from phasegate.redact import Redactor
 
+_last_stamp: tuple[int, str] = (-1, "")
+
 
 def utc_now() -> str:
     """An ISO-8601 UTC timestamp with seconds precision (``2026-01-30T10:30:00Z``)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    global _last_stamp
+    second = int(time.time())
+    if second != _last_stamp[0]:  # formatted once a second: every event asks for it
+        stamp = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        _last_stamp = (second, stamp)
+    return _last_stamp[1]
 
 
 class Journal:

@@ -18,6 +18,7 @@ text never approves; an answer that cannot be read is ``UNCLEAR``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -187,8 +188,12 @@ class WordIssue(BaseModel):
     location: str | None = None
 
 
+@functools.cache
 def words_model(words: tuple[str, ...]) -> type[BaseModel]:
-    """The pydantic model of a ``{verdict, summary, issues}`` answer over ``words``."""
+    """The pydantic model of a ``{verdict, summary, issues}`` answer over ``words``.
+
+    One model per vocabulary (building a model takes milliseconds).
+    """
     verdict_type: Any = Literal[tuple(words)] if words else str
     return create_model(
         "WordsAnswer",

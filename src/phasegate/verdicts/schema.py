@@ -9,16 +9,25 @@ no ``$ref``, and optional fields are nullable instead of absent.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
 
+#: Each model's schema, generated once (pydantic takes milliseconds per schema) and kept
+#: as JSON text, so every caller gets a fresh copy it may change.
+_GENERATED: dict[type[BaseModel], str] = {}
+
 
 def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema of ``model``, inlined and made strict-mode friendly."""
-    raw = model.model_json_schema()
-    definitions = raw.pop("$defs", {})
-    strict: dict[str, Any] = _strict(_inline(raw, definitions))
+    text = _GENERATED.get(model)
+    if text is None:
+        raw = model.model_json_schema()
+        definitions = raw.pop("$defs", {})
+        text = json.dumps(_strict(_inline(raw, definitions)))
+        _GENERATED[model] = text
+    strict: dict[str, Any] = json.loads(text)
     return strict
 
 

@@ -12,6 +12,7 @@ rendered again only when that phase changed.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
 from phasegate.engine.status import camel_usage
-from phasegate.errors import StateCorruptError
+from phasegate.errors import StateCorruptError, StorageError, is_storage_error
 from phasegate.state.atomic import atomic_write_bytes, remove_file
 from phasegate.state.store import dump_state, parse_state
 from phasegate.workflow.model import AgentNode, EndNode
@@ -78,10 +79,23 @@ class FeatureView(StateView):
         self.history_file = str(settings.get("history_file", ".review-history.md"))
         fmt = str(settings.get("state_format", "json"))
         self.fmt: Any = "yaml" if fmt == "yaml" else "json"
-        self._phase_cache: dict[str, tuple[int, dict[str, Any]]] = {}
-        self._section_cache: dict[str, tuple[int, str]] = {}
+        self._listed = {n.id for n in self.item.workflow.nodes if not isinstance(n, EndNode)}
+        self._phases_state: EngineState | None = None
+        self._records: dict[str, dict[str, Any]] = {}
+        self._phase_map: dict[str, Any] | None = None
+        #: Phase name -> (its record, its redacted ``"name": {...}`` line in the state file).
+        self._phase_lines: dict[str, tuple[dict[str, Any], str]] = {}
+        #: The phases mapping last written, and the lines of its phases joined.
+        self._block: tuple[Any, str] = (None, "")
         self._written: bytes | None = None
-        self._history_key: tuple[Any, ...] | None = None
+        self._top: tuple[str, dict[str, Any]] | None = None
+        #: Runtime node path -> (when it was entered, its redacted section of the history).
+        self._sections: dict[str, tuple[str, str]] = {}
+        self._history_state: EngineState | None = None
+        self._iterations: dict[int, tuple[Mapping[str, Any], str]] = {}
+        self._order: list[str] = []
+        #: Whether the history file holds what the sections say (else it is compared first).
+        self._history_synced = False
 
     @property
     def state_path(self) -> Path:
@@ -123,18 +137,23 @@ class FeatureView(StateView):
     # -- rendering ----------------------------------------------------------------------
 
     def _phases(self, state: EngineState) -> dict[str, Any]:
+        """Phase name -> its record; only the records of nodes that changed are built again.
+
+        The mapping returned is kept for the next call: callers must not change it.
+        """
         workflow = self.item.workflow
-        phases: dict[str, Any] = {}
-        for node in workflow.nodes:
-            if isinstance(node, EndNode):
-                continue
-            found = state.peek(node.id)
+        if state is not self._phases_state:
+            self._phases_state = state
+            self._records = {}
+            changed = set(state.paths())
+            state.take_changed(_PHASES)
+        else:
+            changed = state.take_changed(_PHASES)
+        listed = [c for c in changed if c in self._listed]
+        for node_id in listed:
+            found = state.peek(node_id)
             if found is None:
-                continue
-            version = state.versions.get(node.id, -1)
-            cached = self._phase_cache.get(node.id)
-            if cached is not None and cached[0] == version and version >= 0:
-                phases[node.label or node.id] = cached[1]
+                self._records.pop(node_id, None)
                 continue
             record = {
                 "started": found.get("started"),
@@ -148,19 +167,27 @@ class FeatureView(StateView):
             }
             if found.get("skipped"):
                 record["skipped"] = True
-            self._phase_cache[node.id] = (version, record)
-            phases[node.label or node.id] = record
-        return phases
+            self._records[node_id] = record
+        if listed or self._phase_map is None:
+            records = self._records
+            self._phase_map = {
+                node.label or node.id: records[node.id]
+                for node in workflow.nodes
+                if node.id in records
+            }
+        return self._phase_map
 
     def document(self, state: EngineState) -> dict[str, Any]:
-        from phasegate.engine.status import _current_phase
+        from phasegate.engine.brief import Progress
 
         workflow = self.item.workflow
         extra = state.data.get("meta_extra") or {}
         phases = self._phases(state)
-        for name, keys in (extra.get("phases") or {}).items():
-            if name in phases:
-                phases[name] = {**phases[name], **keys}
+        if extra.get("phases"):
+            phases = dict(phases)
+            for name, keys in extra["phases"].items():
+                if name in phases:
+                    phases[name] = {**phases[name], **keys}
         return {
             **(extra.get("top") or {}),
             "id": state.item,
@@ -173,15 +200,18 @@ class FeatureView(StateView):
             "branch": state.get("branch"),
             "worktree": state.worktree,
             "baseCommit": state.base_commit,
-            "currentPhase": _current_phase(workflow, state),
+            "currentPhase": Progress.of(workflow, state).current_phase(state),
             "phases": phases,
             "summary": state.get("summary"),
             "usage": camel_usage(state.get("usage")),
         }
 
     def render(self, state: EngineState) -> None:
-        document = self.item.redactor.data(self.document(state))
-        payload = _lines_json(document) if self.fmt == "json" else dump_state(document, "yaml")
+        document = self.document(state)
+        if self.fmt == "json":
+            payload = self._json(document)
+        else:
+            payload = dump_state(self.item.redactor.data(document), "yaml")
         if payload != self._written:
             # Derived from the engine state: a run writes it again, so no fsync.
             atomic_write_bytes(self.state_path, payload, durable=False)
@@ -189,44 +219,95 @@ class FeatureView(StateView):
         if state.status != "completed":
             self._render_history(state)
 
+    def _json(self, document: dict[str, Any]) -> bytes:
+        """``_lines_json`` of the redacted document; a phase unchanged since is not redacted
+        and encoded again (its record is the very same object, see :meth:`_phases`)."""
+        redactor = self.item.redactor
+        top = {k: (None if k == "phases" else v) for k, v in document.items()}
+        phases = document.get("phases") or {}
+        if phases is not self._block[0]:
+            lines = []
+            for name, record in phases.items():
+                cached = self._phase_lines.get(name)
+                if cached is None or cached[0] is not record:
+                    text = json.dumps(redactor.data(record), ensure_ascii=False)
+                    cached = (record, f"{json.dumps(name)}: {text}")
+                    self._phase_lines[name] = cached
+                lines.append(cached[1])
+            self._block = (phases, ",\n    ".join(lines))
+        raw = json.dumps(top, ensure_ascii=False)
+        if self._top is None or self._top[0] != raw:  # the same JSON redacts the same
+            self._top = (raw, redactor.data(top))
+        return _lines_json(self._top[1], self._block[1])
+
     def _render_history(self, state: EngineState) -> None:
+        """``.review-history.md``: the sections of the nodes that changed are rendered again;
+        when only the last section grew (a review iteration added), the new part is appended."""
+        if state is not self._history_state:
+            self._history_state = state
+            self._sections, self._order, self._iterations = {}, [], {}
+            self._history_synced = False  # the file is compared with what it should hold
+            changed = set(state.paths())
+            state.take_changed(_HISTORY)
+        else:
+            changed = state.take_changed(_HISTORY)
         workflow = self.item.workflow
-        visited: list[tuple[str, str, str]] = []
-        for path, node in workflow.walk():
-            if not isinstance(node, AgentNode):
+        grown: list[tuple[str, str]] = []  # (runtime, its text before) of changed sections
+        reorder = False
+        for runtime in changed:
+            found = state.peek(runtime)
+            old = self._sections.get(runtime)
+            if (
+                _agent_node(workflow, runtime) is None
+                or found is None
+                or not found.get("iterations")
+            ):
+                if old is not None:
+                    del self._sections[runtime]
+                    reorder = True
                 continue
-            for runtime in _runtime_paths(state, path):
-                found = state.peek(runtime)
-                if found is not None and found.get("iterations"):
-                    visited.append((str(found.get("entered") or ""), runtime, path))
-        key = tuple((p, state.versions.get(p, -1)) for _, p, _ in visited)
-        if key == self._history_key:
+            parts = [self.item.redactor.text(f"## Phase: {workflow.label_of(runtime)}\n\n")]
+            parts += [self._iteration(record) for record in found.get("iterations") or []]
+            new = (str(found.get("entered") or ""), "".join(parts))
+            if new == old:
+                continue
+            self._sections[runtime] = new
+            reorder = reorder or old is None or old[0] != new[0]
+            grown.append((runtime, old[1] if old is not None else ""))
+        if not grown and not reorder and self._history_synced:
             return
-        self._history_key = key
-        if not visited:
+        if reorder:
+            self._order = sorted(self._sections, key=lambda r: (self._sections[r][0], r))
+        if not self._sections:
             return
-        visited.sort()
-        lines = [f"# Review history: {state.item}", ""]
-        text = "\n".join(lines) + "\n"
-        for _, runtime, path in visited:
-            version = state.versions.get(runtime, -1)
-            cached = self._section_cache.get(runtime)
-            if cached is None or cached[0] != version:
-                found = state.peek(runtime)
-                assert found is not None
-                section = [f"## Phase: {workflow.label_of(path)}", ""]
-                for record in found.get("iterations") or []:
-                    section += render_iteration(record)
-                cached = (version, "\n".join(section) + "\n")
-                self._section_cache[runtime] = cached
-            text += cached[1]
-        data = self.item.redactor.text(text).encode("utf-8")
-        try:
-            if self.history_path.read_bytes() == data:
+        if (
+            self._history_synced
+            and len(grown) == 1
+            and grown[0][0] == self._order[-1]
+            and self._sections[grown[0][0]][1].startswith(grown[0][1])
+        ):
+            added = self._sections[grown[0][0]][1][len(grown[0][1]) :]
+            if _append(self.history_path, added.encode("utf-8")):
                 return
-        except FileNotFoundError:
-            pass
+        head = self.item.redactor.text(f"# Review history: {state.item}\n\n")
+        data = (head + "".join(self._sections[r][1] for r in self._order)).encode("utf-8")
+        if not self._history_synced:
+            self._history_synced = True
+            try:
+                if self.history_path.read_bytes() == data:
+                    return
+            except FileNotFoundError:
+                pass
         atomic_write_bytes(self.history_path, data, durable=False)
+
+    def _iteration(self, record: Mapping[str, Any]) -> str:
+        """One iteration's redacted text, rendered once (records never change once added)."""
+        known = self._iterations.get(id(record))
+        if known is not None and known[0] is record:
+            return known[1]
+        text = self.item.redactor.text("\n".join(render_iteration(record)) + "\n")
+        self._iterations[id(record)] = (record, text)
+        return text
 
     def status_fields(self, state: EngineState) -> dict[str, Any]:
         return {"stateFile": str(self.state_path)}
@@ -235,6 +316,7 @@ class FeatureView(StateView):
         """Seed 000 TD5: the review history is deleted when the feature finishes."""
         self.render(state)
         remove_file(self.history_path)
+        self._history_synced = False
 
 
 #: The fields of ``.meta.json`` phasegate writes; any other key is a person's and is kept.
@@ -306,27 +388,55 @@ def _validate_meta(document: dict[str, Any], path: Path) -> None:
         )
 
 
-def _runtime_paths(state: EngineState, definition: str) -> list[str]:
-    if "/" not in definition:
-        return [definition]
-    from phasegate.engine.run import definition_path
+def _lines_json(document: Mapping[str, Any], phases: str | None = None) -> bytes:
+    """JSON a person can read: one top-level key per line, one phase per line.
 
-    return [p for p in state.paths() if definition_path(p) == definition]
-
-
-def _lines_json(document: Mapping[str, Any]) -> bytes:
-    """JSON a person can read: one top-level key per line, one phase per line."""
+    ``phases`` gives the phases' lines ready made and joined (the document's
+    own ``phases`` value is then not read).
+    """
     dumps = json.dumps
     lines = []
     for key, value in document.items():
-        if key == "phases" and isinstance(value, dict) and value:
-            inner = ",\n    ".join(
+        if key == "phases" and phases is None and isinstance(value, dict):
+            phases = ",\n    ".join(
                 f"{dumps(k)}: {dumps(v, ensure_ascii=False)}" for k, v in value.items()
             )
-            lines.append(f"{dumps(key)}: {{\n    {inner}\n  }}")
+        if key == "phases" and phases is not None:
+            lines.append(f'"phases": {{\n    {phases}\n  }}' if phases else '"phases": {}')
         else:
             lines.append(f"{dumps(key)}: {dumps(value, ensure_ascii=False)}")
     return ("{\n  " + ",\n  ".join(lines) + "\n}\n").encode("utf-8")
+
+
+_HISTORY = "feature-view-history"
+_PHASES = "feature-view-phases"
+
+
+def _agent_node(workflow: Any, runtime: str) -> AgentNode | None:
+    from phasegate.engine.run import definition_path
+
+    try:
+        node = workflow.node(definition_path(runtime))
+    except KeyError:
+        return None
+    return node if isinstance(node, AgentNode) else None
+
+
+def _append(path: Path, data: bytes) -> bool:
+    """Append ``data`` to ``path`` (one write); ``False`` if it could not be done."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except OSError:
+        return False
+    try:
+        os.write(fd, data)
+    except OSError as exc:
+        if is_storage_error(exc):
+            raise StorageError.from_os_error(exc, path) from exc
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 class GenericView(StateView):

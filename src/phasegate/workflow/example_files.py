@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phasegate.errors import BadInputError
-from phasegate.workflow.registry import REPO_WORKFLOWS
 
 EXAMPLES_DIR = Path(__file__).parent / "examples"
 
@@ -34,6 +33,8 @@ def example_names() -> list[str]:
 
 def copy_example(name: str, repo_root: Path) -> CopiedExample:
     """Copy example ``name`` into ``repo_root``'s workflows, keeping files already there."""
+    from phasegate.workflow.registry import REPO_WORKFLOWS  # the loader: imported late
+
     source = EXAMPLES_DIR / f"{name}.yaml"
     if not source.is_file():
         known = ", ".join(example_names()) or "none"

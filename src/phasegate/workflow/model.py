@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag, field_validator
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 
@@ -494,6 +494,7 @@ class Workflow(_Strict):
     partial: Literal["ask", "continue"] = "continue"
     start: str | None = None
     nodes: tuple[Node, ...] = Field(min_length=1)
+    _by_path: dict[str, AnyNode] = PrivateAttr(default_factory=dict)
 
     _name = field_validator("name")(_check_name)
     _view = field_validator("view", mode="before")(_plugin_ref)
@@ -523,6 +524,9 @@ class Workflow(_Strict):
 
     def node(self, path: str) -> AnyNode:
         """The node at ``path`` (KeyError if none)."""
+        known = self._by_path.get(path)
+        if known is not None:
+            return known
         scope: tuple[Any, ...] = self.nodes
         found: Any = None
         for part in path.split("/"):
@@ -530,6 +534,9 @@ class Workflow(_Strict):
             if found is None:
                 raise KeyError(path)
             scope = found.body if isinstance(found, ForeachNode) else ()
+        # Looked up on every step: remembered, so a lookup costs the same however many
+        # nodes the workflow has (the model is frozen, its nodes never change).
+        self._by_path[path] = found
         return found  # type: ignore[no-any-return]
 
     def label_of(self, path: str) -> str:

@@ -8,6 +8,7 @@ inside its folder: a symlink that leads out of it is not a template.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,8 +39,36 @@ TEMPLATE_VARIABLES = frozenset(
 )
 
 
+#: (name, search path) -> (the search folders' modification times, what was found).
+_FOUND: dict[tuple[str, tuple[Path, ...]], tuple[tuple[int, ...], Path | None]] = {}
+
+
 def find_template(name: str, search_path: Sequence[Path]) -> Path | None:
-    """The first ``name`` found in ``search_path`` (repo overrides come first)."""
+    """The first ``name`` found in ``search_path`` (repo overrides come first).
+
+    Looked up for every agent call: the answer is kept while no search folder
+    changed (a file added, removed or renamed in one changes its time).
+    """
+    if "/" in name or "\\" in name:
+        return _find_template(name, search_path)  # a folder's time says nothing of subfolders
+    key = (name, tuple(search_path))
+    stamp = tuple(_mtime(directory) for directory in key[1])
+    known = _FOUND.get(key)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    found = _find_template(name, search_path)
+    _FOUND[key] = (stamp, found)
+    return found
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _find_template(name: str, search_path: Sequence[Path]) -> Path | None:
     if not name or name.startswith(("/", "\\")) or ".." in re.split(r"[\\/]", name):
         return None
     for directory in search_path:

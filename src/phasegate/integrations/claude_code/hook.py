@@ -8,12 +8,12 @@ unresolved reviewer concerns, pending decisions and the next command (as
 ``phasegate status`` computes it), and warns once per session when the
 session's directory is not the item's worktree (TD4).
 
-It reads the item index phasegate keeps (``.phasegate/cache/index.json``)
-rather than every item's state, shows at most :data:`DETAILED_ITEMS` items in
-detail (those whose worktree holds the session first, then the most recently
-changed) and names the rest in one bounded line, so it stays fast and small
-with a thousand items. The state files of the items it shows are read to
-report a corrupt one.
+It reads the item index phasegate keeps (``.phasegate/cache/index.jsonl``,
+see :mod:`phasegate.engine.index`) rather than every item's state, shows at
+most :data:`DETAILED_ITEMS` items in detail (those whose worktree holds the
+session first, then the most recently changed) and names the rest in one
+bounded line, so it stays fast and small with a thousand items. The state
+files of the items it shows are read to report a corrupt one.
 
 A hook must never break the session: every failure becomes a line of
 context and the exit status is always 0. Only the standard library is
@@ -28,8 +28,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from phasegate.engine.index import identity, read_index
 from phasegate.integrations.claude_code.layout import ENGINE_FILE, Layout, item_folders, load_layout
-from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, find_repo_quick
+from phasegate.repo_paths import CONFIG_DIR, find_repo_quick
 
 #: Set in the environment of agents phasegate runs itself: their sessions get no context
 #: (they must not drive the workflow they are a step of).
@@ -58,15 +59,6 @@ def read_state(path: Path, fmt: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError("it does not hold an object")
     return data
-
-
-def _index(repo: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((repo / CONFIG_DIR / CACHE_DIR / "index.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    items = data.get("items") if isinstance(data, dict) else None
-    return items if isinstance(items, dict) else {}
 
 
 def next_step(
@@ -162,16 +154,19 @@ def _item_lines(
     return lines, in_worktree
 
 
-def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> dict[str, Any] | None:
-    found = index.get(key)
-    if isinstance(found, dict):
-        return found
+def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> tuple[dict[str, Any] | None, float]:
+    """The item's brief (from the index while it is fresh) and its state file's mtime."""
     engine = folder / ENGINE_FILE
-    if not engine.is_file():
-        return None
+    stat = identity(engine)  # one stat tells both whether the entry is fresh and the mtime
+    if stat is None:
+        return None, 0.0
+    mtime = stat[2] / 1e9
+    entry = index.get(key)
+    if entry is not None and entry[0] == stat:
+        return entry[1], mtime
     data = read_state(engine, "json")
     brief = data.get("brief")
-    return brief if isinstance(brief, dict) else {"status": data.get("status", "active")}
+    return (brief if isinstance(brief, dict) else {"status": data.get("status", "active")}), mtime
 
 
 def session_context(payload: dict[str, Any], environ: dict[str, str] | None = None) -> str:
@@ -184,22 +179,21 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
     if repo is None or not (repo / CONFIG_DIR).is_dir():
         return ""  # no phasegate here (items are only made after .phasegate exists)
     layout: Layout = load_layout(repo)
-    index = _index(repo)
+    index: dict[str, Any] = read_index(repo)
     active: list[tuple[bool, float, str, str, dict[str, Any] | None, Path, str | None]] = []
     for wf_name, name, folder in item_folders(repo, layout):
         problem: str | None = None
         brief: dict[str, Any] | None = None
+        mtime = 0.0
         try:
-            brief = _brief_of(f"{wf_name}/{name}", folder, index)
+            brief, mtime = _brief_of(f"{wf_name}/{name}", folder, index)
         except (OSError, ValueError) as exc:
             problem = str(exc)
         if brief is not None and str(brief.get("status", "active")) in DONE:
             continue
         worktree = (brief or {}).get("worktree")
         inside = bool(worktree) and _inside(cwd, (repo / str(worktree)).resolve())
-        active.append(
-            (not inside, -_mtime(folder / ENGINE_FILE), wf_name, name, brief, folder, problem)
-        )
+        active.append((not inside, -mtime, wf_name, name, brief, folder, problem))
     problems = [f"phasegate could not read a workflow: {p}" for p in layout.get("problems", [])]
     if not active:
         return "\n".join(problems)
@@ -276,13 +270,6 @@ def _corrupt(name: str, wf_name: str, rel: Path, reason: str) -> list[str]:
         f"- Next: tell the user; restore the file (e.g. git checkout -- {rel}) and run "
         f"phasegate status {name}. Do not rewrite it by hand.",
     ]
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
 
 
 def session_start_output(payload: dict[str, Any], environ: dict[str, str] | None = None) -> Any:

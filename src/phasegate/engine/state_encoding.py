@@ -1,0 +1,194 @@
+"""The engine state's file format, and an encoder that does only the new work.
+
+The file is JSON a person can read: one top-level key per line, one node per
+line, each value as ``json.dumps`` writes it (C encoder, ``ensure_ascii``
+off), every string redacted. A state commit happens on every step, so what
+it costs must not grow with the item's history: :class:`StateEncoder` keeps
+the text of what it encoded and encodes again (redaction included) only
+what changed since:
+
+- a node the state did not mark changed reuses its whole text;
+- in a changed node, a value that is the very same immutable object (a
+  string, a number) as last time reuses its text, and so does a mapping
+  whose plain JSON (no redaction: the C encoder alone) is what it was;
+- in a list (a node's review iterations, the item's label history) an
+  element that is the very same object as last time reuses its text.
+  Records in such lists are appended, never changed in place.
+
+:func:`encode_document` is the reference: it encodes everything afresh, and
+the encoder's output is byte for byte the same (``PHASEGATE_CHECK_ENCODING=1``
+makes every commit check that).
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from phasegate.redact import Redactor
+
+#: With this set, every encode is compared with a fresh one (the test suite sets it).
+CHECK_ENV = "PHASEGATE_CHECK_ENCODING"
+
+#: Values that cannot change in place: the same object is the same JSON.
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+_dumps = json.dumps
+#: ``json.dumps(text, ensure_ascii=False)`` for a string, without the encoder's set-up.
+_quote: Any = json.encoder.encode_basestring
+#: The JSON text of the keys of node states (a small vocabulary).
+_KEYS: dict[str, str] = {}
+
+
+def _plain(value: Any, redactor: Redactor) -> str:
+    if isinstance(value, str):
+        return str(_quote(redactor.text(value)))
+    return _dumps(redactor.data(value), ensure_ascii=False)
+
+
+def _key(key: str) -> str:
+    text = _KEYS.get(key)
+    if text is None:
+        text = str(_quote(key))
+        if len(_KEYS) < 10_000:
+            _KEYS[key] = text
+    return text
+
+
+def _document(top: Iterable[tuple[str, str]], node_lines: Iterable[str]) -> bytes:
+    """The file from top-level (key, JSON text) pairs and the nodes' ``"path": {...}`` lines."""
+    lines = [f"{_dumps(key)}: {text}" for key, text in top]
+    nodes = ",\n  ".join(node_lines)
+    lines.append('"nodes": {' + (f"\n  {nodes}\n" if nodes else "") + "}")
+    return ("{\n " + ",\n ".join(lines) + "\n}\n").encode("utf-8")
+
+
+def encode_document(
+    top: Sequence[tuple[str, Any]], nodes: Mapping[str, Mapping[str, Any]], redactor: Redactor
+) -> bytes:
+    """The state file's bytes for ``top`` (key, value pairs in order) and ``nodes``, afresh."""
+    return _document(
+        ((key, _plain(value, redactor)) for key, value in top),
+        (f"{_dumps(path)}: {_plain(node, redactor)}" for path, node in nodes.items()),
+    )
+
+
+class StateEncoder:
+    """Encodes one item's state again and again, reusing the text of what did not change."""
+
+    def __init__(self) -> None:
+        self._redactor: Redactor | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        #: node path -> its line, ``"path": {...}`` (valid until the state marks it changed).
+        self._node_text: dict[str, str] = {}
+        #: (node path or "", key) -> (the value encoded, its text).
+        self._values: dict[tuple[str, str], tuple[Any, str]] = {}
+        #: (node path or "", key) -> (plain JSON, redacted text) of a mapping value.
+        self._mappings: dict[tuple[str, str], tuple[str, str]] = {}
+        #: (node path or "", key) -> (the elements, their texts, the texts joined) of a list.
+        self._lists: dict[tuple[str, str], tuple[list[Any], list[str], str]] = {}
+
+    def forget(self, path: str) -> None:
+        """Drop what is kept of node ``path`` (it was removed from the state)."""
+        self._node_text.pop(path, None)
+        for table in (self._values, self._mappings, self._lists):
+            for where in [w for w in table if w[0] == path]:
+                del table[where]
+
+    def encode(
+        self,
+        top: Sequence[tuple[str, Any]],
+        nodes: Mapping[str, Mapping[str, Any]],
+        changed: Iterable[str],
+        redactor: Redactor,
+    ) -> bytes:
+        """The state file's bytes; only ``changed`` nodes (and new ones) are encoded again."""
+        if redactor is not self._redactor:
+            self._reset()  # what was kept was redacted with another redactor
+            self._redactor = redactor
+        lines = self._node_text
+        for path in changed:
+            node = nodes.get(path)
+            if node is not None:
+                lines[path] = f"{_dumps(path)}: {self._mapping(path, node, redactor)}"
+        if len(lines) != len(nodes):  # nodes are only added as changed, removed by forget()
+            for path in nodes:
+                if path not in lines:
+                    lines[path] = f"{_dumps(path)}: {self._mapping(path, nodes[path], redactor)}"
+        top_text = [(key, self._value(("", key), value, redactor)) for key, value in top]
+        payload = _document(top_text, [lines[path] for path in nodes])
+        if os.environ.get(CHECK_ENV):
+            _check(payload, top, nodes, redactor)
+        return payload
+
+    def _mapping(self, path: str, node: Mapping[str, Any], redactor: Redactor) -> str:
+        if not all(isinstance(key, str) for key in node):
+            return _plain(node, redactor)  # json's own key conversion
+        parts = [
+            f"{_key(key)}: {self._value((path, key), value, redactor)}"
+            for key, value in node.items()
+        ]
+        return "{" + ", ".join(parts) + "}"
+
+    def _value(self, where: tuple[str, str], value: Any, redactor: Redactor) -> str:
+        if isinstance(value, list):
+            return self._list(where, value, redactor)
+        if isinstance(value, _IMMUTABLE):
+            cached = self._values.get(where)
+            if cached is not None and cached[0] is value:
+                return cached[1]
+            text = _plain(value, redactor)
+            self._values[where] = (value, text)
+            return text
+        # A mapping may have changed in place: its plain JSON (C encoder, no redaction)
+        # says whether it did, and the same JSON always redacts to the same text.
+        raw = _dumps(value, ensure_ascii=False)
+        known = self._mappings.get(where)
+        if known is not None and known[0] == raw:
+            return known[1]
+        text = _plain(value, redactor)
+        self._mappings[where] = (raw, text)
+        return text
+
+    def _list(self, where: tuple[str, str], value: list[Any], redactor: Redactor) -> str:
+        before = self._lists.get(where)
+        if before is not None:
+            elements, texts, joined = before
+            kept = len(elements)
+            # Lists of records grow at the end: when the old elements are all still there
+            # (compared by identity, in C), only the new ones are encoded.
+            if len(value) >= kept and all(map(operator.is_, value[:kept], elements)):
+                if len(value) == kept:
+                    return f"[{joined}]"
+                added = [_plain(element, redactor) for element in value[kept:]]
+                joined = ", ".join([joined, *added]) if kept else ", ".join(added)
+                self._lists[where] = (list(value), texts + added, joined)
+                return f"[{joined}]"
+        texts = []
+        for index, element in enumerate(value):
+            if before is not None and index < len(before[0]) and before[0][index] is element:
+                texts.append(before[1][index])
+            else:
+                texts.append(_plain(element, redactor))
+        joined = ", ".join(texts)
+        self._lists[where] = (list(value), texts, joined)
+        return f"[{joined}]"
+
+
+def _check(
+    payload: bytes,
+    top: Sequence[tuple[str, Any]],
+    nodes: Mapping[str, Mapping[str, Any]],
+    redactor: Redactor,
+) -> None:
+    fresh = encode_document(top, nodes, redactor)
+    if fresh != payload:
+        raise RuntimeError(
+            "the state encoder reused the text of a value that was changed in place; "
+            "records in a node's lists must not be changed once added"
+        )
