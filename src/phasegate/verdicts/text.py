@@ -129,6 +129,12 @@ def fuzzy_status(text: str, *, implicit_approval: bool = True) -> str:
     return "UNCLEAR"
 
 
+def approval_naming_a_problem(text: str) -> bool:
+    """Whether ``text``'s first line approves while the rest names a blocker or an issue."""
+    first, _, rest = text.strip().partition("\n")
+    return any(p.search(first.strip()) for p in APPROVAL_PATTERNS) and names_a_problem(rest)
+
+
 def names_a_problem(text: str) -> bool:
     """Whether ``text`` names a blocker or an issue (``no issues found`` does not)."""
     without_negations = _NEGATED.sub(" ", text)
