@@ -47,6 +47,15 @@ class Retries(BaseModel):
     agent: int = Field(default=1, ge=0, le=10)
 
 
+class Protection(BaseModel):
+    """What happens when an agent changes phasegate's own files during its call."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: ``fail``: the call counts as failed (and is retried); ``stop``: the run stops.
+    on_violation: Literal["fail", "stop"] = "fail"
+
+
 class WorkflowSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -77,6 +86,7 @@ class Config(BaseModel):
     backends: dict[str, dict[str, Any]] = {}
     timeouts: Timeouts = Timeouts()
     retries: Retries = Retries()
+    protection: Protection = Protection()
     workflows: dict[str, WorkflowSettings] = {}
     notify: NotifySettings | None = None
 
@@ -295,4 +305,9 @@ def render_default_config(test_command: str | None, clis: tuple[str, ...] | None
         "\n"
         "retries:\n"
         "  agent: 1     # extra attempts after an agent call fails (timeouts included)\n"
+        "\n"
+        "# An agent that changes phasegate's own files (this folder, an item's state\n"
+        "# files or journal) has them put back; its call fails (fail) or the run stops (stop).\n"
+        "protection:\n"
+        "  on_violation: fail\n"
     )

@@ -85,6 +85,15 @@ def crash_script() -> dict[str, Any]:
     return script
 
 
+#: Where the scripted agents log each call (the log survives a killed process): beside the
+#: repository, since agents may not write to phasegate's own files.
+CALLS_LOG = "../calls.jsonl"
+
+
+def calls_log(repo: Path) -> Path:
+    return repo.parent / "calls.jsonl"
+
+
 def make_crash_repo(root: Path) -> Path:
     repo = init_repo(root)
     (repo / ".phasegate").mkdir()
@@ -95,9 +104,7 @@ def make_crash_repo(root: Path) -> Path:
     config = {
         "commands": {"test": check},
         "roles": {"default": {"backend": "scripted"}},
-        "backends": {
-            "scripted": {"script": ".phasegate/agents.yaml", "calls_log": ".phasegate/calls.jsonl"}
-        },
+        "backends": {"scripted": {"script": ".phasegate/agents.yaml", "calls_log": CALLS_LOG}},
     }
     yaml = YAML(typ="safe", pure=True)
     with open(repo / ".phasegate" / "config.yaml", "w") as handle:
@@ -166,7 +173,6 @@ def snapshot(repo: Path) -> tuple[Any, dict[str, bytes]]:
             f"{FOLDER.as_posix()}/.meta.json",
             f"{FOLDER.as_posix()}/.engine.json",
             f"{FOLDER.as_posix()}/.journal.jsonl",
-            ".phasegate/calls.jsonl",
         ):
             continue
         files[rel] = path.read_bytes()
@@ -190,7 +196,7 @@ def assert_no_recorded_call_dispatched_again(repo: Path) -> int:
         if e["event"] == "agent.finished" and e["ok"]
     }
     calls_by_key: dict[tuple[str, int, str], list[str]] = defaultdict(list)
-    for line in (repo / ".phasegate" / "calls.jsonl").read_text().splitlines():
+    for line in calls_log(repo).read_text().splitlines():
         call = json.loads(line)
         calls_by_key[(call["phase"], int(call["iteration"]), call["role"])].append(call["attempt"])
     for attempt, key in recorded.items():
@@ -219,7 +225,7 @@ def test_random_kill_9_moments_resume_to_the_same_final_state(
     chain = 0
     while kills < 20:
         chain += 1
-        repo = make_crash_repo(tmp_path / f"chain{chain}")
+        repo = make_crash_repo(tmp_path / f"chain{chain}" / "repo")
         for _ in range(200):
             proc = subprocess.Popen(
                 [sys.executable, "-m", "phasegate", "run", ITEM],

@@ -114,6 +114,16 @@ class ProgressPrinter:
         who = escape(self._who) if self.live else f"    {e.get('role')}"
         self._line(f"{who} {state} in {float(e.get('duration_s') or 0):.1f}s ({spent})")
 
+    def _on_agent_violation(self, e: dict[str, Any]) -> None:
+        self.close()
+        paths = ", ".join(str(p) for p in e.get("paths") or [])
+        forged = len(e.get("forged_events") or [])
+        removed = f"; {forged} forged journal line(s) removed" if forged else ""
+        self._line(
+            f"[red]  ! {escape(str(e.get('role')))} changed phasegate's own files: "
+            f"{escape(paths)} (put back as they were{removed})[/]"
+        )
+
     def _on_agent_failed(self, e: dict[str, Any]) -> None:
         self._line(
             f"[yellow]    attempt {e.get('tries')}/{e.get('of')} of {e.get('role')} failed[/]"

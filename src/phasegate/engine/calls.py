@@ -34,6 +34,7 @@ from phasegate.agents.base import (
 from phasegate.agents.registry import create_backend
 from phasegate.config import Config, RoleBinding
 from phasegate.engine.item import WorkItem
+from phasegate.engine.protect import guarded_call
 from phasegate.engine.state import EngineState
 from phasegate.errors import AgentError, BackendUnavailable, ConfigError
 from phasegate.faults import crash_point
@@ -242,7 +243,10 @@ def _attempt(
     item.before_slow_work()
     started = time.monotonic()
     try:
-        result = backend.run(request)
+        # Whatever the agent changes of phasegate's own files is put back (engine/protect.py).
+        result = guarded_call(
+            item, lambda: backend.run(request), key=spec.key, attempt=attempt_id, role=spec.role
+        )
     except KeyboardInterrupt as exc:
         # Ctrl-C or a stop signal: the agent's process tree is already killed.
         item.record(
