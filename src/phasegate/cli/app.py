@@ -301,7 +301,7 @@ def run(
         wait=wait,
     )
     outcome = run_item(root, name, options, workflow=workflow, quiet=quiet)
-    if outcome.status == "stopped":
+    if outcome.status in ("stopped", "phase-done"):
         out.print(escape(outcome.message))
 
 

@@ -8,6 +8,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
 
+#: How many lines of a failing check's output are shown when it blocks a run.
+BLOCKED_OUTPUT_LINES = 30
+
 
 class ProgressPrinter:
     """An event sink for :class:`~phasegate.engine.item.WorkItem` that prints progress.
@@ -89,6 +92,12 @@ class ProgressPrinter:
 
     def _on_node_blocked(self, e: dict[str, Any]) -> None:
         self._line(f"[red]■ {escape(str(e.get('message')))}[/]")
+        for output in e.get("output") or []:
+            lines = str(output).splitlines()
+            if len(lines) > BLOCKED_OUTPUT_LINES:
+                self._line(f"    [... {len(lines) - BLOCKED_OUTPUT_LINES} more lines above]")
+            for line in lines[-BLOCKED_OUTPUT_LINES:]:
+                self._line(f"    {escape(line)}")
 
     def _on_reviewer_selected(self, e: dict[str, Any]) -> None:
         self._line(f"  reviewer: {escape(str(e.get('role')))} ({escape(str(e.get('reason')))})")

@@ -156,7 +156,9 @@ def ask(run: Run, q: Question) -> Answer:
             ),
             journal=False,
         )
-    preset = run.presets.get(q.id)
+    # An answer given on the command line answers the decision once: a gate reached
+    # again in the same run (say a budget it extended is spent again) asks again.
+    preset = run.presets.pop(q.id, None)
     if preset is not None:
         wanted = split_choice(preset)[0]
         if wanted in q.unavailable:

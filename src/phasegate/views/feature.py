@@ -138,7 +138,9 @@ class FeatureView(StateView):
                 continue
             record = {
                 "started": found.get("started"),
-                "completed": found.get("completed") if found.get("outcome") else None,
+                "completed": found.get("completed")
+                if found.get("outcome") and not found.get("blocked")
+                else None,
                 "iterations": found.iteration if found.get("started") else 0,
                 "reviewerNotes": list(found.get("notes") or []),
                 "verified": found.get("verified"),
