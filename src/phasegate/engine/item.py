@@ -234,6 +234,7 @@ class WorkItem:
     def _read_journal(self, state: EngineState) -> None:
         recorded = RecordedCalls()
         lines = state.journal_lines
+        self.journal.check_before(state.journal_offset, lines)
         self._unapplied = {}
         for number, offset, event in self.journal.tail(state.journal_offset, lines + 1):
             problem = event_problem(event)
