@@ -61,7 +61,7 @@ def test_a_move_outside_the_diagram_is_refused() -> None:
     [
         ("proposed", "phasegate plan add-oauth"),
         ("rejected", "--rechallenge"),
-        ("complete", "phasegate archive add-oauth"),
+        ("archived", "nothing: the change is archived"),
     ],
 )
 def test_impl_in_a_wrong_phase_names_the_phase_and_what_to_run(

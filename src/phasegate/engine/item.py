@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import filelock
 
 from phasegate.config import CONFIG_DIR, Config
+from phasegate.engine.confine import check_inside
 from phasegate.engine.recorded import RecordedCalls, event_problem, result_key
 from phasegate.engine.state import ENGINE_FILE, EngineState
 from phasegate.errors import BadInputError, BusyError, NotFoundError, StateCorruptError
@@ -191,6 +192,7 @@ class WorkItem:
         Everything is read and checked before anything is written: a corrupt
         state file, view file or journal line stops here with its path.
         """
+        check_inside(self.item_dir, self.repo, f"the folder of work item {self.name!r}")
         try:
             raw = self.engine_path.read_bytes()
         except FileNotFoundError:
