@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
 	$(PY) bench/run.py
 	$(PY) bench/hook_latency.py
+	$(PY) bench/parallel.py
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache .demo .bench

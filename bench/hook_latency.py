@@ -52,7 +52,9 @@ def _build_repo(root: Path) -> None:
             root, name, loaded, repo.config, mode=None, description=f"Item {i}", worktree=i < 5
         )
         if i % 5 == 1:  # part-way through the workflow
-            repo.run(name, backends={"default": backend}, options=RunOptions(until="design", yes=True))
+            repo.run(
+                name, backends={"default": backend}, options=RunOptions(until="design", yes=True)
+            )
         elif i % 5 == 2:  # completed
             repo.run(
                 name, backends={"default": backend}, options=RunOptions(phase="finish", yes=True)

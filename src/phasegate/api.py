@@ -9,6 +9,7 @@ from typing import Any
 
 from phasegate.agents.base import Backend
 from phasegate.config import Config, find_repo, load_config
+from phasegate.engine.budget import budget_status
 from phasegate.engine.calls import Backends
 from phasegate.engine.gates import answer_decision, pending
 from phasegate.engine.item import EventSink, WorkItem
@@ -21,7 +22,9 @@ from phasegate.workflow.registry import WorkflowRegistry
 
 def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
     """What ``phasegate status NAME --json`` prints for ``item``."""
-    return item.status(state)
+    data = item.status(state)
+    data["budget"] = budget_status(item.config, item.workflow.name, state, item.journal.path)
+    return data
 
 
 @dataclass

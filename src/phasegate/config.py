@@ -56,10 +56,71 @@ class Protection(BaseModel):
     on_violation: Literal["fail", "stop"] = "fail"
 
 
+class BudgetCap(BaseModel):
+    """A spending cap: USD and/or tokens (input plus output), either may be left out."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    tokens: int | None = Field(default=None, gt=0)
+
+    @field_validator("usd", "tokens", mode="before")
+    @classmethod
+    def _a_number(cls, value: object) -> object:
+        # YAML's `yes` or a quoted "5" would otherwise pass as 1 or 5.
+        if isinstance(value, bool | str):
+            raise ValueError("must be a number (no quotes, no unit)")
+        return value
+
+
+class BudgetSettings(BaseModel):
+    """``budget:``: caps on one work item's agent spend, for the whole item and per role."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    item: BudgetCap = BudgetCap()
+    roles: dict[str, BudgetCap] = {}
+
+    @field_validator("item", "roles", mode="before")
+    @classmethod
+    def _empty(cls, value: object) -> object:
+        return {} if value is None else value
+
+
 class WorkflowSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     items_dir: str | None = None
+    #: Overrides the top-level ``budget`` cap by cap for this workflow's items.
+    budget: BudgetSettings | None = None
+
+
+class Concurrency(BaseModel):
+    """``concurrency:``: how many agents run at once in a parallel foreach.
+
+    ``jobs`` overrides the ``parallel`` of every parallel foreach (as ``run
+    --jobs`` does); ``agents`` caps the agent processes running at once in
+    one run; ``backends`` caps them per backend (e.g. ``{claude: 2}``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    jobs: int | None = Field(default=None, ge=1, le=64)
+    agents: int | None = Field(default=None, ge=1, le=64)
+    backends: dict[str, int] = {}
+
+    @field_validator("backends", mode="before")
+    @classmethod
+    def _empty(cls, value: object) -> object:
+        return {} if value is None else value
+
+    @field_validator("backends")
+    @classmethod
+    def _positive(cls, value: dict[str, int]) -> dict[str, int]:
+        for name, cap in value.items():
+            if cap < 1:
+                raise ValueError(f"backends.{name} must be at least 1 (got {cap})")
+        return value
 
 
 NotifyEvent = Literal["waiting", "failed", "completed"]
@@ -89,8 +150,12 @@ class Config(BaseModel):
     protection: Protection = Protection()
     workflows: dict[str, WorkflowSettings] = {}
     notify: NotifySettings | None = None
+    concurrency: Concurrency = Concurrency()
+    budget: BudgetSettings = BudgetSettings()
 
-    @field_validator("commands", "backends", "workflows", mode="before")
+    @field_validator(
+        "commands", "backends", "workflows", "concurrency", "budget", "protection", mode="before"
+    )
     @classmethod
     def _empty_section(cls, value: object) -> object:
         # A section left with only comments in YAML reads as null.
@@ -310,4 +375,10 @@ def render_default_config(test_command: str | None, clis: tuple[str, ...] | None
         "# files or journal) has them put back; its call fails (fail) or the run stops (stop).\n"
         "protection:\n"
         "  on_violation: fail\n"
+        "\n"
+        "# Spending caps per work item, in USD and/or tokens; a call that would pass one\n"
+        "# stops the run at the `budget` decision (README: Budget caps).\n"
+        "# budget:\n"
+        "#   item: {usd: 5, tokens: 2000000}\n"
+        "#   roles: {reviewer: {usd: 1}}\n"
     )

@@ -309,3 +309,34 @@ def test_base_url_ending_in_v1_is_normalised(claude_bin: Path, home: Path, work:
         (turn,) = stub.model_requests("anthropic")
     assert result.ok, result.error
     assert turn.path == "/v1/messages"
+
+
+def test_max_budget_usd_reaches_claude_and_stops_it_after_the_turn_that_passes_it(
+    claude_bin: Path, home: Path, work: Path
+) -> None:
+    """A request's ``max_budget_usd`` (what the item's budget caps leave) is passed as
+    ``--max-budget-usd``: a task taking two model turns ($0.09 each at Sonnet's prices)
+    stops after the first with a failed result; without it both turns run."""
+    (work / "notes.md").write_text("hello\n")
+    expensive = Usage(input_tokens=20_000, output_tokens=2_000)
+    read = Reply.tool("Read", file_path=str(work / "notes.md"))
+    script = Script(
+        anthropic=[
+            Rule(
+                Reply(tool_calls=read.tool_calls, usage=expensive), Match(tool_result=False), None
+            ),
+            Rule(Reply(text="done", usage=expensive), Match(tool_result=True), None),
+        ]
+    )
+    with StubLLMServer(script) as stub:
+        backend = ClaudeBackend(claude_settings(stub, home))
+        capped = backend.run(make_request(work, "Read notes.md.", max_budget_usd=0.01))
+        capped_turns = len(stub.model_requests("anthropic"))
+        free = backend.run(make_request(work, "Read notes.md."))
+        all_turns = len(stub.model_requests("anthropic"))
+    assert not capped.ok and capped.error is not None
+    assert "Reached maximum budget ($0.01)" in capped.error
+    assert capped_turns == 1
+    assert capped.cost_usd is not None and capped.cost_usd > 0.01  # reported, so counted
+    assert free.ok, free.error
+    assert free.text == "done" and all_turns - capped_turns == 2

@@ -173,3 +173,15 @@ def test_on_limit_continue_extends_the_budget_once(repo: Path) -> None:
     assert len(challenges) == 2
     answered = [e for e in events if e["event"] == "decision.answered"]
     assert [(e["choice"], e["by"]) for e in answered] == [("continue", "flag")]
+
+
+def test_status_of_a_change_that_does_not_exist_is_bad_input(repo: Path) -> None:
+    """`change status ID` for an unknown change: one line naming it and how to create it,
+    exit 2 (never an internal error), in text and in JSON."""
+    for extra in ((), ("--json",)):
+        result = phasegate(repo, "change", "status", "nope", *extra)
+        assert result.returncode == ExitCode.BAD_INPUT
+        assert "no change named 'nope'" in result.stderr
+        assert 'phasegate plan nope \\"DESCRIPTION\\"' in result.stderr or (
+            'phasegate plan nope "DESCRIPTION"' in result.stderr
+        )

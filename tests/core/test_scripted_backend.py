@@ -189,6 +189,34 @@ def test_fail_as_a_plain_string_exits_1(tmp_path: Path) -> None:
     assert (result.exit_status, result.error) == (1, "crashed")
 
 
+def test_a_reply_reports_the_cost_and_tokens_it_is_given(tmp_path: Path) -> None:
+    """``cost_usd`` and ``usage`` stand in for what a real backend reports (a failed call's
+    too), so budget caps can be tried without a model."""
+    usage = {"input_tokens": 800, "output_tokens": 200, "cache_read_tokens": 5}
+    script = {"executor": {"*": {"fail": "overloaded", "cost_usd": 0.25, "usage": usage}}}
+    result = scripted(script).run(request(tmp_path))
+    assert (result.ok, result.cost_usd) == (False, 0.25)
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (800, 200)
+    assert result.usage.cache_read_tokens == 5
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        ({"cost_usd": -1}, "cost_usd must be a number of at least 0"),
+        ({"cost_usd": "cheap"}, "cost_usd must be a number"),
+        ({"usage": {"input_tokens": "many"}}, "usage.input_tokens must be a number"),
+        ({"usage": {"prompt_tokens": 1}}, "unknown key(s) prompt_tokens in usage"),
+        ({"usage": 5}, "usage must be a mapping"),
+    ],
+)
+def test_a_bad_cost_or_usage_is_an_error_naming_it(
+    tmp_path: Path, reply: dict[str, Any], message: str
+) -> None:
+    result = scripted({"executor": {"*": reply}}).run(request(tmp_path))
+    assert not result.ok and message in (result.error or "")
+
+
 def test_unknown_placeholder_in_a_path_is_an_error_result(tmp_path: Path) -> None:
     """A bad script fails the call; run() never raises for the agent's own failure."""
     result = scripted({"executor": {"*": {"write": {"{name}.md": "x"}}}}).run(request(tmp_path))

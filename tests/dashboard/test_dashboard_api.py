@@ -456,3 +456,32 @@ def test_serve_stops_at_once_on_ctrl_c_even_with_a_page_open(tmp_path: Path) -> 
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_item_page_shows_spend_against_each_cap_and_the_budget_gate_raises_it(
+    tmp_path: Path,
+) -> None:
+    """With ``budget:`` the item page lists each cap with its spend; a run stopped at the cap
+    offers the ``budget`` decision, and raising it from the page lets the next run finish."""
+    from dashboard_helpers import approving_script, write_script
+
+    script = approving_script()
+    for replies in script["executor"].values():
+        replies[0]["cost_usd"] = 0.3
+    script["*"]["*"][0]["cost_usd"] = 0.1
+    root = new_repo(tmp_path / "repo", script)
+    config = root / ".phasegate" / "config.yaml"
+    config.write_text(config.read_text() + "budget:\n  item: {usd: 1}\n")
+    write_script(root, script)
+    assert phasegate(root, "run", ITEM).returncode == 3
+    with TestClient(create_app(root), base_url=BASE) as client:
+        page = client.get(f"/items/{ITEM}").text
+        assert "<dt>budget, item</dt><dd>$0.80 of $1.00 (80%)</dd>" in page
+        assert '<button type="submit" name="choice" value="raise">' in page
+        url = f"/api/items/{ITEM}/decisions/budget"
+        bad = client.post(url, json={"choice": "raise", "note": "a lot"})
+        assert bad.status_code == 400 and "must be a positive amount" in bad.json()["error"]
+        assert client.post(url, json={"choice": "raise", "note": "2"}).status_code == 200
+        assert "$0.80 of $3.00 (27%, raised by $2.00)" in client.get(f"/items/{ITEM}").text
+    finished = phasegate(root, "run", ITEM)
+    assert finished.returncode == 0, finished.stderr

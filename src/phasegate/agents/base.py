@@ -68,6 +68,9 @@ class AgentRequest:
     #: What the engine expects of this call (the files to write, an approving answer),
     #: for backends that answer without a model; real agents never see it.
     hints: Mapping[str, Any] = field(default_factory=dict)
+    #: The most this call may spend in USD (what the item's budget caps leave), if capped;
+    #: backends that can enforce it do (Claude Code's ``--max-budget-usd``).
+    max_budget_usd: float | None = None
 
     def prompt_text(self) -> str:
         """The prompt as one markdown document (instructions first, then each part)."""
@@ -157,6 +160,11 @@ class Backend(ABC):
     @abstractmethod
     def run(self, request: AgentRequest) -> AgentResult:
         """Carry out one agent call; never raise for an agent's own failure."""
+
+    def own_files(self) -> tuple[Path, ...]:
+        """Files the backend itself (not its agent) writes during a call, such as a log
+        kept under ``.phasegate/``: never counted as an agent changing phasegate's files."""
+        return ()
 
     def availability(self) -> Availability:
         """Say whether this backend can run here (used by ``phasegate doctor``)."""

@@ -127,6 +127,7 @@ class ClaudeBackend(CliBackend):
         FlagCheck("--strict-mcp-config"),
         FlagCheck("--json-schema"),
         FlagCheck("--resume"),
+        FlagCheck("--max-budget-usd"),
     )
 
     @property
@@ -195,6 +196,8 @@ class ClaudeBackend(CliBackend):
             args += ["--json-schema", json.dumps(dict(request.output_schema))]
         if request.session:
             args += ["--resume", request.session]
+        if request.max_budget_usd is not None:
+            args += ["--max-budget-usd", f"{max(request.max_budget_usd, 0.000001):.6f}"]
         return args + cfg.extra_args
 
     def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:
@@ -217,9 +220,13 @@ class ClaudeBackend(CliBackend):
         if data.get("is_error") is True or proc.exit_code != 0:
             status = data.get("api_error_status")
             where = f" (API status {status})" if status else ""
+            # A stop of Claude Code's own (--max-budget-usd, --max-turns) has no text,
+            # only ``errors`` ("Reached maximum budget ($0.01)").
+            errors = data.get("errors") if isinstance(data.get("errors"), list) else []
+            assert isinstance(errors, list)
+            detail = text or "; ".join(str(e) for e in errors) or tail(proc.stderr, 400)
             error = (
-                f"claude reported an error{where}, exit status {proc.exit_code}: "
-                f"{(text or tail(proc.stderr, 400)).strip()}"
+                f"claude reported an error{where}, exit status {proc.exit_code}: {detail.strip()}"
             )
         denials = data.get("permission_denials")
         stderr = tail(proc.stderr)

@@ -18,9 +18,11 @@ reply repeats)::
         - verdict: {approved: true, summary: Looks complete}
 
 Reply keys: ``text``, ``write`` (path -> content, relative to the working
-directory, ``{item_dir}``/``{item}``/``{phase}`` filled in), ``delete``,
+directory, ``{item_dir}``/``{item}``/``{phase}``/``{node}``/``{task}`` filled in), ``delete``,
 ``verdict`` or ``json`` (structured output), ``fail`` (``{exit, error}``),
-``sleep`` (seconds, to simulate a slow agent). Keying replies by iteration
+``sleep`` (seconds, to simulate a slow agent), ``cost_usd`` and ``usage``
+(``{input_tokens, output_tokens}``: what the call reports it spent; by default
+$0 and a token count guessed from the text). Keying replies by iteration
 rather than by call count makes a resumed run get the same answers.
 """
 
@@ -49,11 +51,14 @@ class ScriptedReply:
     exit_status: int = 0
     error: str | None = None
     sleep: float = 0.0
+    cost_usd: float | None = None
+    usage: TokenUsage | None = None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str) -> ScriptedReply:
         """Build a reply from one script entry, naming ``where`` on bad keys."""
         allowed = {"text", "write", "delete", "verdict", "json", "fail", "sleep"}
+        allowed |= {"cost_usd", "usage"}
         unknown = sorted(set(data) - allowed)
         if unknown:
             raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} in scripted reply")
@@ -73,10 +78,37 @@ class ScriptedReply:
             exit_status=exit_status,
             error=error,
             sleep=float(data.get("sleep", 0.0)),
+            cost_usd=_number(data.get("cost_usd"), f"{where}: cost_usd"),
+            usage=_usage(data.get("usage"), where),
         )
 
 
+def _number(raw: object, where: str) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0:
+        raise ConfigError(f"{where} must be a number of at least 0, not {raw!r}")
+    return float(raw)
+
+
+def _usage(raw: object, where: str) -> TokenUsage | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: usage must be a mapping of token counts")
+    fields = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    unknown = sorted(set(raw) - set(fields))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} in usage")
+    counts = [_number(raw.get(name, 0), f"{where}: usage.{name}") or 0.0 for name in fields]
+    return TokenUsage(*(int(count) for count in counts))
+
+
 Handler = Callable[[AgentRequest], ScriptedReply | None]
+
+#: What a reply's file paths may name: the item folder, the item, the phase (label),
+#: the node, and the foreach item (task) the call is made for.
+PLACEHOLDERS = ("item_dir", "item", "phase", "node", "task")
 
 
 class ScriptedBackend(Backend):
@@ -116,6 +148,10 @@ class ScriptedBackend(Backend):
             self._load_script()
         log = self.settings.get("calls_log")
         self._calls_log = self._resolve(str(log)) if log else None
+
+    def own_files(self) -> tuple[Path, ...]:
+        """The calls log is the backend's record of its calls, not its agent's doing."""
+        return () if self._calls_log is None else (self._calls_log,)
 
     def _resolve(self, path: str) -> Path:
         """Relative paths in config are relative to the repository (``base_dir``)."""
@@ -219,14 +255,15 @@ class ScriptedBackend(Backend):
             structured=reply.structured,
             exit_status=reply.exit_status,
             error=reply.error,
-            usage=TokenUsage(input_tokens=prompt_tokens, output_tokens=len(reply.text) // 4),
-            cost_usd=0.0,
+            usage=reply.usage
+            or TokenUsage(input_tokens=prompt_tokens, output_tokens=len(reply.text) // 4),
+            cost_usd=reply.cost_usd if reply.cost_usd is not None else 0.0,
             duration_s=time.monotonic() - started,
             session_id=None,
         )
 
     def _apply_files(self, request: AgentRequest, reply: ScriptedReply) -> None:
-        values = {k: request.labels.get(k, "") for k in ("item_dir", "item", "phase")}
+        values = {k: request.labels.get(k, "") for k in PLACEHOLDERS}
         root = request.workdir.resolve()
         allowed = [root, *(d.resolve() for d in request.extra_dirs)]
         for raw, content in reply.write.items():
@@ -241,6 +278,9 @@ class ScriptedBackend(Backend):
         if self._calls_log is None:
             return
         line = {k: request.labels.get(k) for k in ("attempt", "item", "phase", "iteration")}
+        # Where in the graph the call was made, when the engine says (a foreach item's task).
+        labels = request.labels
+        line.update({k: labels[k] for k in ("path", "stage", "task") if k in labels})
         line["role"] = request.role
         with open(self._calls_log, "a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
@@ -249,13 +289,13 @@ class ScriptedBackend(Backend):
 
 
 def _fill(raw: str, values: Mapping[str, str]) -> str:
-    """``raw`` with ``{item_dir}``/``{item}``/``{phase}`` filled in; ValueError otherwise."""
+    """``raw`` with the :data:`PLACEHOLDERS` filled in; ValueError otherwise."""
     try:
         return raw.format(**values)
     except (KeyError, IndexError, ValueError) as exc:
+        names = ", ".join(f"{{{name}}}" for name in PLACEHOLDERS)
         raise ValueError(
-            f"scripted reply path {raw!r} has an unknown placeholder ({exc!r}); "
-            "use {item_dir}, {item} or {phase}"
+            f"scripted reply path {raw!r} has an unknown placeholder ({exc!r}); use {names}"
         ) from None
 
 

@@ -85,7 +85,16 @@ class ArchiveOutcome:
 
 
 def read_change_state(path: Path) -> ChangeState:
-    return ChangeState.from_document(parse_state(path.read_bytes(), path, "yaml"), path)
+    """The STATE.yaml at ``path`` (NotFoundError, exit 2, when the change does not exist)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        change = path.parent.name
+        raise NotFoundError(
+            f"no change named {change!r} ({path.parent} has no STATE.yaml); "
+            f'create it with: phasegate plan {change} "DESCRIPTION"'
+        ) from None
+    return ChangeState.from_document(parse_state(data, path, "yaml"), path)
 
 
 @dataclass

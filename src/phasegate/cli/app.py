@@ -32,6 +32,7 @@ from phasegate.engine.runner import PARTIAL_CHOICES, NoTerminal, Runner, RunOpti
 from phasegate.errors import BadInputError, ConfigError, PhasegateError, WorkflowError
 from phasegate.integrations.claude_code.install import sync_worktrees
 from phasegate.notify import notifying
+from phasegate.workflow.example_files import copy_example, example_names
 from phasegate.workflow.loader import WorkflowProblems, load_workflow
 from phasegate.workflow.registry import WorkflowRegistry
 
@@ -121,23 +122,46 @@ def init(
         str | None,
         typer.Option("--test-command", help="The project's test command (default: detected)."),
     ] = None,
+    example: Annotated[
+        str | None,
+        typer.Option(
+            "--example",
+            help="Also copy an example workflow and its prompts into .phasegate/workflows/ "
+            f"({', '.join(example_names())}).",
+        ),
+    ] = None,
 ) -> None:
     """Write .phasegate/config.yaml in the current git repository."""
     start = (repo or Path.cwd()).resolve()
     top = git_toplevel(start)
     if top is None:
         raise ConfigError(f"{start} is not inside a git repository: run 'git init' first")
+    if example is not None and example not in example_names():
+        raise BadInputError(
+            f"unknown example workflow {example!r} (examples: {', '.join(example_names())})"
+        )
     path = config_path(top)
     if path.exists():
         out.print(f"{path} already exists; left unchanged.")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_default_config(test_command or detect_test_command(top)), "utf-8")
+        ignore = top / CONFIG_DIR / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("locks/\n", "utf-8")
+        out.print(f"Wrote {path}.")
+        if example is None:
+            out.print("Next: phasegate new NAME --description '...' and phasegate run NAME")
+    if example is None:
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_default_config(test_command or detect_test_command(top)), "utf-8")
-    ignore = top / CONFIG_DIR / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("locks/\n", "utf-8")
-    out.print(f"Wrote {path}.")
-    out.print("Next: phasegate new NAME --description '...' and phasegate run NAME")
+    copied = copy_example(example, top)
+    for written in copied.written:
+        out.print(f"Wrote {written.relative_to(top)}.")
+    for kept in copied.kept:
+        out.print(f"{kept.relative_to(top)} already exists; left unchanged.")
+    out.print(
+        f"Next: phasegate new NAME --workflow {example} --description '...' and phasegate run NAME"
+    )
 
 
 @app.command()
@@ -173,9 +197,12 @@ def new(
         root, name, loaded, config, mode=mode, description=description, worktree=worktree
     )
     state = item.load(read_journal=False)
+    commands = list(loaded.workflow.commands)
+    # A workflow with commands runs its items through them.
+    how = f"phasegate run {name} --command {commands[0]}" if commands else f"phasegate run {name}"
     out.print(
         f"Created {name} ({workflow}, mode {state.mode}) in "
-        f"{item.item_dir.relative_to(root)}.\nNext: phasegate run {name}"
+        f"{item.item_dir.relative_to(root)}.\nNext: {how}"
     )
     if state.worktree:
         sync_worktrees(root)  # Claude Code sessions started in the worktree get the hooks too
@@ -274,6 +301,17 @@ def run(
             "dashboard) instead of exiting 3.",
         ),
     ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            max=64,
+            help="How many items of a parallel foreach run at once (overrides its "
+            "'parallel'; 1 runs them one at a time).",
+        ),
+    ] = None,
     workflow: Annotated[
         str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
     ] = None,
@@ -299,6 +337,7 @@ def run(
         command=command,
         answers=parse_answers(answer),
         wait=wait,
+        jobs=jobs,
     )
     outcome = run_item(root, name, options, workflow=workflow, quiet=quiet)
     if outcome.status in ("stopped", "phase-done"):

@@ -18,8 +18,9 @@ from rich.console import Console
 ColorMode = Literal["auto", "always", "never"]
 COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-out = Console(highlight=False, soft_wrap=True)
+# emoji=False: ``file:100: problem`` must not print as ``file💯 problem``.
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+out = Console(highlight=False, soft_wrap=True, emoji=False)
 
 
 def _settings(mode: ColorMode) -> dict[str, Any]:
@@ -38,7 +39,9 @@ def set_color(mode: ColorMode) -> None:
     are set up again in place rather than replaced.
     """
     for console, stderr in ((out, False), (err, True)):
-        Console.__init__(console, stderr=stderr, highlight=False, soft_wrap=True, **_settings(mode))
+        Console.__init__(
+            console, stderr=stderr, highlight=False, soft_wrap=True, emoji=False, **_settings(mode)
+        )
 
 
 def write_json(data: Any) -> None:

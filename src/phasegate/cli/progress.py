@@ -1,12 +1,37 @@
-"""Turn journal events into progress lines on stderr while a run goes on."""
+"""Turn journal events into progress lines on stderr while a run goes on.
+
+Events come from the engine's thread and, during a parallel foreach, from
+the worker threads whose agents finish: printing is serialised. While items
+run in parallel, a terminal shows a live table with one line per running
+item; without a terminal every line names its item (``[T3] ...``).
+"""
 
 from __future__ import annotations
 
+import re
+import threading
+import time
 from typing import Any
 
 from rich.console import Console
+from rich.live import Live
 from rich.markup import escape
 from rich.status import Status
+from rich.table import Table
+
+from phasegate.verdicts.model import BLOCKING_SEVERITIES
+
+_ITEM = re.compile(r"\[([^\]]+)\]")
+
+
+def _item_of(event: dict[str, Any]) -> str | None:
+    """The foreach item an event belongs to (``tasks[T3]/code`` -> ``T3``), if any."""
+    for field in ("path", "node", "key"):
+        found = _ITEM.search(str(event.get(field) or ""))
+        if found:
+            return found.group(1)
+    return None
+
 
 #: How many lines of a failing check's output are shown when it blocks a run.
 BLOCKED_OUTPUT_LINES = 30
@@ -25,6 +50,11 @@ class ProgressPrinter:
         self._status: Status | None = None
         self._who = ""
         self._confirmed = False
+        self._lock = threading.RLock()
+        #: While a parallel foreach runs: what each running item does, and since when.
+        self._rows: dict[str, tuple[str, float]] | None = None
+        self._live: Live | None = None
+        self._current: dict[str, Any] | None = None
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.quiet:
@@ -32,7 +62,9 @@ class ProgressPrinter:
         name = str(event.get("event", ""))
         handler = getattr(self, "_on_" + name.replace(".", "_"), None)
         if handler is not None:
-            handler(event)
+            with self._lock:
+                self._current = event
+                handler(event)
 
     @property
     def live(self) -> bool:
@@ -43,12 +75,89 @@ class ProgressPrinter:
             return False
 
     def close(self) -> None:
+        with self._lock:
+            if self._status is not None:
+                self._status.stop()
+                self._status = None
+            if self._live is not None:
+                self._live.stop()
+                self._live = None
+            self._rows = None
+
+    def _line(self, text: str, event: dict[str, Any] | None = None) -> None:
+        event = event if event is not None else self._current
+        key = _item_of(event) if event is not None and self._rows is not None else None
+        if key is not None and not self._live:
+            text = f"[{escape(key)}] " + text.lstrip()
+        self.console.print(text, highlight=False)
+
+    # -- a parallel foreach --------------------------------------------------------------
+
+    def _table(self) -> Table:
+        table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+        table.add_column("item")
+        table.add_column("doing")
+        table.add_column("for", justify="right")
+        now = time.monotonic()
+        for key, (what, since) in sorted((self._rows or {}).items()):
+            table.add_row(escape(key), escape(what), f"{now - since:.0f}s")
+        return table
+
+    def __rich__(self) -> Table:
+        """The live table, drawn anew at each refresh (so the times go on)."""
+        with self._lock:
+            return self._table()
+
+    def _refresh(self) -> None:
+        if self._live is not None:
+            self._live.refresh()
+
+    def _row(self, key: str | None, what: str) -> None:
+        if self._rows is None or key is None:
+            return
+        self._rows[key] = (what, time.monotonic())
+        self._refresh()
+
+    def _on_fanout_started(self, e: dict[str, Any]) -> None:
+        items = e.get("items") or []
+        self._line(
+            f"  running up to {e.get('jobs')} item(s) at once"
+            + (" in git worktrees" if e.get("isolation") == "worktree" else "")
+            + f" ({len(items)} to go)"
+        )
+        self._rows = {}
+        if self.live:
+            self.close_spinner()
+            self._rows = {}
+            self._live = Live(self, console=self.console, refresh_per_second=2, transient=True)
+            self._live.start()
+
+    def close_spinner(self) -> None:
         if self._status is not None:
             self._status.stop()
             self._status = None
 
-    def _line(self, text: str) -> None:
-        self.console.print(text, highlight=False)
+    def _on_fanout_finished(self, e: dict[str, Any]) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        self._rows = None
+        outcome = e.get("outcome")
+        if outcome and outcome != "done":
+            self._line(f"[yellow]  parallel items ended: {escape(str(outcome))}[/]")
+
+    def _on_fanout_landed(self, e: dict[str, Any]) -> None:
+        self._line("  the merged work of the parallel items is in the work tree")
+
+    def _on_foreach_merged(self, e: dict[str, Any]) -> None:
+        self._line(f"  merged {escape(str(e.get('key')))}")
+
+    def _on_foreach_conflict(self, e: dict[str, Any]) -> None:
+        files = ", ".join(str(f) for f in e.get("files") or [])
+        self._line(
+            f"[yellow]  ! {escape(str(e.get('key')))}: merge conflict in {escape(files)} "
+            f"(worktree {escape(str(e.get('worktree')))})[/]"
+        )
 
     def _on_transition(self, e: dict[str, Any]) -> None:
         if e.get("type") == "warning" and not self._confirmed:
@@ -78,11 +187,23 @@ class ProgressPrinter:
 
     def _on_foreach_item(self, e: dict[str, Any]) -> None:
         status = e.get("status")
+        key = str(e.get("key"))
         title = f": {escape(str(e.get('title')))}" if e.get("title") else ""
         if status == "running":
-            self._line(f"  [bold]• {escape(str(e.get('key')))}[/]{title}")
-        elif status == "skipped":
-            self._line(f"  - {escape(str(e.get('key')))} skipped ({e.get('reason')})")
+            self._line(f"  [bold]• {escape(key)}[/]{title}")
+            self._row(key, "starting")
+            return
+        if self._rows is not None:
+            self._rows.pop(key, None)
+            self._refresh()
+        if status == "skipped":
+            self._line(f"  - {escape(key)} skipped ({e.get('reason')})")
+        elif status == "done" and self._rows is not None:
+            self._line(f"  [green]✔ {escape(key)} done[/]")
+        elif status == "parked":
+            self._line(f"[yellow]  ■ {escape(key)} stopped: {escape(str(e.get('reason')))}[/]")
+        elif status not in ("done", None):
+            self._line(f"[yellow]  ■ {escape(key)} ended: {escape(str(status))}[/]")
 
     def _on_decision_needed(self, e: dict[str, Any]) -> None:
         self._line(f"[yellow]? {escape(str(e.get('id')))}: {escape(str(e.get('question')))}[/]")
@@ -105,6 +226,12 @@ class ProgressPrinter:
     def _on_agent_dispatched(self, e: dict[str, Any]) -> None:
         self._who = f"  iteration {e.get('iteration')}: {e.get('role')} ({e.get('backend')})"
         label = f"{self._who} working on {e.get('phase')}…"
+        if self._rows is not None:
+            where = str(e.get("path") or "").rsplit("/", 1)[-1]
+            self._row(_item_of(e), f"{e.get('role')} ({e.get('backend')}) on {where}")
+            if self._live is None:
+                self._line(escape(label), e)
+            return
         if self.live:
             # A spinner while the agent works; the finished line replaces it.
             self.close()
@@ -114,14 +241,17 @@ class ProgressPrinter:
             self._line(escape(label))
 
     def _on_agent_finished(self, e: dict[str, Any]) -> None:
-        self.close()
+        if self._rows is None:
+            self.close_spinner()
         usage = e.get("usage") or {}
         tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
         cost = e.get("cost_usd")
         spent = f"{tokens} tokens" + (f", ${cost:.4f}" if cost else "")
         state = "done" if e.get("ok") else f"[red]failed: {escape(str(e.get('error')))}[/]"
-        who = escape(self._who) if self.live else f"    {e.get('role')}"
-        self._line(f"{who} {state} in {float(e.get('duration_s') or 0):.1f}s ({spent})")
+        who = escape(self._who) if self.live and self._rows is None else f"    {e.get('role')}"
+        if self._live is not None:
+            who = f"  {escape(str(_item_of(e)))}: {e.get('role')}"
+        self._line(f"{who} {state} in {float(e.get('duration_s') or 0):.1f}s ({spent})", e)
 
     def _on_agent_violation(self, e: dict[str, Any]) -> None:
         self.close()
@@ -157,7 +287,7 @@ class ProgressPrinter:
 
     def _on_review_verdict(self, e: dict[str, Any]) -> None:
         issues = e.get("issues") or []
-        blockers = [i for i in issues if i.get("severity") == "blocker"]
+        blockers = [i for i in issues if str(i.get("severity", "")).lower() in BLOCKING_SEVERITIES]
         if e.get("approved"):
             self._line(f"  [green]✓ iteration {e.get('iteration')}: approved[/]")
             return
@@ -187,6 +317,9 @@ class ProgressPrinter:
         # A warning the person just confirmed at the prompt need not be repeated.
         self._confirmed = e.get("id") == "transition-warning" and e.get("by") == "prompt"
         self._line(f"  ? {e.get('id')}: {e.get('answer')} (by {e.get('by')})")
+
+    def _on_budget_raised(self, e: dict[str, Any]) -> None:
+        self._line(f"  budget: {escape(str(e.get('text')))}")
 
     def _on_item_completed(self, e: dict[str, Any]) -> None:
         self._line(f"[bold green]★ {e.get('item')} complete:[/] {escape(str(e.get('summary')))}")

@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from phasegate.engine.budget import budget_lines
+
 _MARKS = {
     "completed": "[green]✔[/]",
     "in-progress": "[yellow]…[/]",
@@ -25,17 +27,28 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     if status["description"]:
         console.print(f"  {escape(status['description'])}")
     progress = status["inProgress"]
-    if progress:
+    kind = progress.get("kind", "agent") if progress else None
+    if progress and kind == "gate":
+        console.print(f"  Phase: [bold]{progress['phase']}[/], waiting on a decision")
+    elif progress and kind == "foreach" and "itemsDone" in progress:
+        console.print(
+            f"  Phase: [bold]{progress['phase']}[/], in progress: {progress['itemsDone']} of "
+            f"{progress['items']} items done"
+        )
+    elif progress and kind == "foreach":
+        console.print(f"  Phase: [bold]{progress['phase']}[/], in progress: {progress['stage']}")
+    elif progress:
         console.print(
             f"  Phase: [bold]{progress['phase']}[/], in progress: iteration "
             f"{progress['iteration']} of {progress['maxIterations']} ({progress['stage']})"
         )
     elif status["status"] == "completed":
         console.print(f"  Complete: {escape(status['summary'] or '')}")
+    elif status["status"] == "stopped":
+        console.print(f"  Stopped at {status['label']}: {escape(status['summary'] or '')}")
     else:
-        console.print(
-            f"  Phase: {status['currentPhase'] or '(not started)'}; next: {status['nextPhase']}"
-        )
+        nxt = f"; next: {status['nextPhase']}" if status["nextPhase"] else ""
+        console.print(f"  Phase: {status['currentPhase'] or '(not started)'}{nxt}")
     if status["blocked"]:
         console.print(f"  [red]Blocked:[/] {escape(status['blocked'])}")
     if status["nextCommand"]:
@@ -57,6 +70,9 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
             str(tokens or ""),
         )
     console.print(table)
+    for phase in status["phases"]:
+        if phase.get("items"):
+            _print_items(console, phase["name"], phase["items"])
     if status["unresolvedConcerns"]:
         console.print("  [yellow]Unresolved reviewer concerns:[/]")
         for concern in status["unresolvedConcerns"]:
@@ -69,8 +85,54 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         f"{usage['inputTokens'] + usage['outputTokens']} tokens in and out"
         f"{_cached(usage)}{cost}"
     )
+    for line in budget_lines(status.get("budget")):
+        console.print(f"  {escape(line)}")
     if status.get("worktree"):
         console.print(f"  Worktree: {status['worktree']} (branch {status.get('branch') or '?'})")
+
+
+#: How many items of a loop are listed one by one (beyond: counts only).
+ITEMS_LISTED = 30
+
+
+def _print_items(console: Console, name: str, items: list[dict[str, Any]]) -> None:
+    """A loop's items: counts by status, then each item with where it stands."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item["status"]] = counts.get(item["status"], 0) + 1
+    order = ("done", "running", "waiting", "failed", "pending", "skipped")
+    summary = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
+    console.print(f"  {escape(name)} items: {summary}")
+    if len(items) > ITEMS_LISTED:
+        return
+    for item in items:
+        detail = ""
+        if item["status"] == "running" and item.get("at"):
+            detail = f" (at {item['at']})"
+        elif item["status"] == "pending" and item.get("deps"):
+            detail = f" (after {', '.join(item['deps'])})"
+        elif item["status"] in ("waiting", "failed"):
+            reason = item.get("reason") or (
+                item["outcome"] if item["outcome"] not in ("running",) else ""
+            )
+            detail = f": {reason}" if reason else ""
+        if item.get("worktree") and item["status"] != "pending":
+            detail += f" [worktree {item['worktree']}]"
+        title = f" {item['title']}" if item.get("title") else ""
+        console.print(
+            f"    {_ITEM_MARKS.get(item['status'], '?')} {escape(item['key'])}"
+            f"{escape(title)} — {item['status']}{escape(detail)}"
+        )
+
+
+_ITEM_MARKS = {
+    "done": "✔",
+    "running": "▶",
+    "waiting": "?",
+    "failed": "✗",
+    "pending": "·",
+    "skipped": "-",
+}
 
 
 def _cached(usage: dict[str, Any]) -> str:
@@ -91,11 +153,12 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
             errors.append(row["error"])
             continue
         progress = row["inProgress"]
-        phase = (
-            f"{progress['phase']} ({progress['iteration']}/{progress['maxIterations']})"
-            if progress
-            else (row["currentPhase"] or "-")
-        )
+        if progress and progress.get("kind", "agent") != "agent":
+            phase = f"{progress['phase']} ({progress['stage']})"
+        elif progress:
+            phase = f"{progress['phase']} ({progress['iteration']}/{progress['maxIterations']})"
+        else:
+            phase = row["currentPhase"] or "-"
         table.add_row(
             row["id"], row["workflow"], row["status"], phase, escape(row["nextCommand"] or "")
         )

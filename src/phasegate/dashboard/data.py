@@ -15,8 +15,9 @@ Contract
     ``nextCommand``; or ``id``, ``workflow``, ``error`` for an unreadable one.
 ``item_detail(root, item) -> dict``
     The list fields of one item plus ``description``, ``mode``, ``phases``,
-    ``unresolvedConcerns``, ``usage`` and ``stateFile`` (what ``phasegate
-    status ITEM --json`` prints, where the workflow has it).
+    ``unresolvedConcerns``, ``usage``, ``budget`` (spend against each cap, or
+    ``None``) and ``stateFile`` (what ``phasegate status ITEM --json`` prints,
+    where the workflow has it).
 ``journal_events(root, item, offset=0) -> (events, new_offset)``
     The journal's complete events from byte ``offset`` on, and the offset to
     read from next. A torn last line (a write cut short) is not an event and
@@ -147,8 +148,10 @@ def list_items(root: Path) -> list[dict[str, Any]]:
 
 def item_detail(root: Path, item: str) -> dict[str, Any]:
     """One work item in detail (see the module docstring); NotFoundError if there is none."""
+    from phasegate.api import status_of
+
     found = _work_item(root, item)
-    status = found.status(found.load(read_journal=False))
+    status = status_of(found, found.load(read_journal=False))
     detail = {**status, **_row(status)}
     return Redactor().data(detail)  # type: ignore[no-any-return]
 

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from phasegate.verdicts.model import BLOCKING_SEVERITIES
+
 Kind = Literal["phase", "agent", "verdict", "check", "gate", "item", "other"]
 
 #: Events that repeat what another event already said.
@@ -129,7 +131,9 @@ class EventReader:
             elif e.get("unclear"):
                 verdict = "not approved (unclear answer)"
             else:
-                blockers = sum(1 for i in issues if i.get("severity") == "blocker")
+                blockers = sum(
+                    1 for i in issues if str(i.get("severity", "")).lower() in BLOCKING_SEVERITIES
+                )
                 verdict = f"not approved ({blockers} blocker(s))"
         else:  # workflows whose reviewers answer with a verdict word
             verdict = str(e.get("verdict") or "verdict")
@@ -190,6 +194,34 @@ class EventReader:
         title = f": {e.get('title')}" if e.get("title") else ""
         what = f"item {e.get('key')} {e.get('status')}{title}"
         return EventEntry(kind="phase", what=what, ok=e.get("status") != "failed", **base)
+
+    def _fanout_started(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        where = " in git worktrees" if e.get("isolation") == "worktree" else ""
+        what = f"up to {e.get('jobs')} items at once{where} ({len(e.get('items') or [])} to go)"
+        return EventEntry(kind="phase", what=what, **base)
+
+    def _fanout_finished(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        outcome = e.get("outcome")
+        return EventEntry(
+            kind="phase", what=f"parallel items ended: {outcome}", ok=outcome == "done", **base
+        )
+
+    def _fanout_landed(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"merged work put into the work tree ({str(e.get('merged'))[:12]})"
+        return EventEntry(kind="phase", what=what, ok=True, **base)
+
+    def _foreach_merged(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"item {e.get('key')} merged ({str(e.get('commit'))[:12]})"
+        return EventEntry(kind="phase", what=what, ok=True, **base)
+
+    def _foreach_conflict(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        files = ", ".join(str(f) for f in e.get("files") or [])
+        what = f"item {e.get('key')}: merge conflict in {files}"
+        return EventEntry(kind="phase", what=what, ok=False, **base)
+
+    def _foreach_conflict_resolved(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"item {e.get('key')}: merge conflict resolved ({str(e.get('commit'))[:12]})"
+        return EventEntry(kind="phase", what=what, ok=True, **base)
 
     def _decision_answered(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
         what = f"decision {e.get('id')} answered: {e.get('choice')} (by {e.get('by')})"

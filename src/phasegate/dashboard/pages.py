@@ -16,6 +16,7 @@ from urllib.parse import quote
 from markdown_it import MarkdownIt
 
 from phasegate.dashboard.events import EventEntry
+from phasegate.engine.budget import budget_lines
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
@@ -111,6 +112,9 @@ def summary_html(detail: Mapping[str, Any]) -> str:
         ("tokens", str(detail.get("tokens", 0))),
         ("cost", _money(detail.get("costUsd"))),
     ]
+    for line in budget_lines(detail.get("budget"))[1:]:
+        who, _, text = line.strip().partition(": ")
+        facts.append((f"budget, {escape(who)}", escape(text)))
     if detail.get("nextCommand"):
         facts.append(("next", f"<code>{escape(str(detail['nextCommand']))}</code>"))
     items = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)

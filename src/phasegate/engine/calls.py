@@ -16,8 +16,10 @@ a new attempt id (the earlier one is journaled as abandoned).
 from __future__ import annotations
 
 import secrets
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,9 @@ JOURNAL_TEXT_LIMIT = 20_000
 STDERR_LIMIT = 2_000
 
 PromptBuilder = Callable[[], tuple[str, tuple[PromptPart, ...]]]
+#: Called before every dispatch: the most USD the call may spend (``None``: no cap), or it
+#: raises to keep the call from being made (see :mod:`phasegate.engine.budget_gate`).
+DispatchGuard = Callable[["CallSpec"], float | None]
 
 
 class Backends:
@@ -60,6 +65,34 @@ class Backends:
         self.repo = repo
         self.overrides = dict(overrides or {})
         self._cache: dict[str, Backend] = {}
+        self.guard: DispatchGuard | None = None
+        caps = config.concurrency
+        self._agents = threading.BoundedSemaphore(caps.agents) if caps.agents else None
+        self._per_backend = {
+            name: threading.BoundedSemaphore(cap) for name, cap in caps.backends.items()
+        }
+
+    def backend_name(self, role: str) -> str:
+        """The backend kind serving ``role`` (``claude``, ``codex``, ``scripted``...)."""
+        override = self.overrides.get(role) or self.overrides.get("default")
+        if override is not None:
+            return override.name
+        return self.config.binding(role).backend
+
+    @contextmanager
+    def slot(self, role: str) -> Iterator[None]:
+        """Hold one of the agent processes ``concurrency`` allows (globally and per backend)
+        while an agent of ``role`` runs."""
+        held: list[threading.BoundedSemaphore] = []
+        try:
+            for sem in (self._per_backend.get(self.backend_name(role)), self._agents):
+                if sem is not None:
+                    sem.acquire()
+                    held.append(sem)
+            yield
+        finally:
+            for sem in reversed(held):
+                sem.release()
 
     def binding(self, role: str) -> RoleBinding | None:
         if role in self.overrides or "default" in self.overrides:
@@ -112,15 +145,34 @@ class CallSpec:
     timeout: float | None = None
     #: Hints for backends that answer without a model (the ``auto`` backend).
     hints: Mapping[str, Any] = field(default_factory=dict)
+    #: Where the agent works when not in the item's work tree (a parallel item's worktree).
+    workdir: Path | None = None
+
+
+class CallStopped(Exception):
+    """A call of a parallel fan-out was not (re)tried: the run is stopping."""
 
 
 def call_agent(
-    item: WorkItem, state: EngineState, backends: Backends, spec: CallSpec
+    item: WorkItem,
+    state: EngineState,
+    backends: Backends,
+    spec: CallSpec,
+    *,
+    in_worker: bool = False,
+    stopping: Callable[[], bool] | None = None,
 ) -> AgentResult:
-    """Run ``spec`` (or reuse its journaled result); raise AgentError when retries run out."""
-    recovered = _recover(item, spec)
-    if recovered is not None:
-        return recovered
+    """Run ``spec`` (or reuse its journaled result); raise AgentError when retries run out.
+
+    ``in_worker``: called from a parallel fan-out's worker thread, where state
+    is never written (the engine's thread commits); the result was already
+    looked up there (:func:`recover_call`). ``stopping`` says when a stopping
+    run must not try (again): :class:`CallStopped` is raised instead.
+    """
+    if not in_worker:
+        recovered = recover_call(item, spec)
+        if recovered is not None:
+            return recovered
     try:
         backend = backends.for_role(spec.role)
     except (ConfigError, BackendUnavailable) as exc:
@@ -130,7 +182,14 @@ def call_agent(
     limit = backends.config.retries.agent + 1
     last_error = ""
     for tries in range(1, limit + 1):
-        result, attempt_id = _attempt(item, state, backends, backend, spec, tries)
+        # Asked before a concurrency slot is taken: a person may be asked at a terminal.
+        max_usd = backends.guard(spec) if backends.guard is not None else None
+        with backends.slot(spec.role):
+            if stopping is not None and stopping():
+                raise CallStopped(spec.key)
+            result, attempt_id = _attempt(
+                item, state, backends, backend, spec, tries, max_usd, in_worker=in_worker
+            )
         if result.ok:
             return result
         last_error = result.error or f"exit status {result.exit_status}"
@@ -157,7 +216,7 @@ def _where(spec: CallSpec) -> str:
     return spec.path
 
 
-def _recover(item: WorkItem, spec: CallSpec) -> AgentResult | None:
+def recover_call(item: WorkItem, spec: CallSpec) -> AgentResult | None:
     """A result an earlier run journaled for this very call, if any."""
     recorded = item.recorded()
     found = recorded.result(spec.key)
@@ -193,10 +252,13 @@ def _attempt(
     backend: Backend,
     spec: CallSpec,
     tries: int,
+    max_usd: float | None = None,
+    *,
+    in_worker: bool = False,
 ) -> tuple[AgentResult, str]:
     attempt_id = f"{spec.label}.{spec.iteration}.{spec.role}.{secrets.token_hex(3)}"
     instructions, parts = spec.build_prompt()
-    workdir = item.workdir(state)
+    workdir = spec.workdir or item.workdir(state)
     labels = {
         "attempt": attempt_id,
         "item": item.name,
@@ -206,7 +268,7 @@ def _attempt(
         "path": spec.path,
         "iteration": str(spec.iteration),
         "stage": spec.stage,
-        "item_dir": item.relative(item.item_dir, state),
+        "item_dir": relative_to(item.item_dir, workdir),
     }
     if spec.task is not None:
         labels["task"] = spec.task
@@ -224,6 +286,7 @@ def _attempt(
         mcp_servers=spec.mcp_servers,
         labels=labels,
         hints=spec.hints,
+        max_budget_usd=max_usd,
     )
     item.record(
         "agent.dispatched",
@@ -240,12 +303,18 @@ def _attempt(
         prompt_chars=len(request.prompt_text()),
     )
     crash_point("dispatch.before_call")
-    item.before_slow_work()
+    if not in_worker:
+        item.before_slow_work()
     started = time.monotonic()
     try:
         # Whatever the agent changes of phasegate's own files is put back (engine/protect.py).
         result = guarded_call(
-            item, lambda: backend.run(request), key=spec.key, attempt=attempt_id, role=spec.role
+            item,
+            lambda: backend.run(request),
+            key=spec.key,
+            attempt=attempt_id,
+            role=spec.role,
+            exempt=backend.own_files(),
         )
     except KeyboardInterrupt as exc:
         # Ctrl-C or a stop signal: the agent's process tree is already killed.
@@ -271,12 +340,14 @@ def _attempt(
             exit_status=1,
             error=f"lost the connection to the agent ({exc.__class__.__name__}: {exc})",
         )
-    item.slow_work_done(time.monotonic() - started)
+    if not in_worker:
+        item.slow_work_done(time.monotonic() - started)
     crash_point("dispatch.after_call")
     # Written to the OS now (a killed process keeps it) and fsync'd by the
     # commit that applies it, before the state file is replaced.
-    item.record(
+    item.record_result(
         "agent.finished",
+        spec.key if result.ok else None,
         **result_to_event(result, item),
         key=spec.key,
         attempt=attempt_id,
@@ -284,11 +355,19 @@ def _attempt(
         phase=spec.label,
         iteration=spec.iteration,
     )
-    if result.ok:
-        item.hold(spec.key)
     # The result is journaled but not yet applied: where a resumed run must recover it.
     crash_point("agent.returned")
     return result, attempt_id
+
+
+def relative_to(path: Path, base: Path) -> str:
+    """``path`` as an agent working in ``base`` sees it: relative when inside, else absolute."""
+    for candidate, root in ((path, base), (path.resolve(), base.resolve())):
+        try:
+            return str(candidate.relative_to(root))
+        except ValueError:
+            continue
+    return str(path)
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -69,6 +69,8 @@ class CheckRound:
     label: str
     iteration: int
     commands: tuple[CheckCommand, ...]
+    #: Where the commands run when not in the item's work tree (a parallel item's worktree).
+    workdir: Path | None = None
 
 
 def resolve(checks: tuple[CheckRef, ...], config: Config) -> tuple[CheckCommand, ...]:
@@ -82,14 +84,29 @@ def resolve(checks: tuple[CheckRef, ...], config: Config) -> tuple[CheckCommand,
     return tuple(found)
 
 
-def run_check_round(item: WorkItem, state: EngineState, round_: CheckRound) -> list[CheckOutcome]:
-    """Run a round of checks, or reuse the outcomes a run recorded before it died."""
+def recorded_round(item: WorkItem, round_: CheckRound) -> list[CheckOutcome] | None:
+    """The outcomes of ``round_`` if a run recorded them before it died."""
     recorded = item.recorded().checks(round_.key)
-    if recorded is not None:
-        return [CheckOutcome(**outcome) for outcome in recorded]
-    item.before_slow_work()
+    if recorded is None:
+        return None
+    return [CheckOutcome(**outcome) for outcome in recorded]
+
+
+def run_check_round(
+    item: WorkItem, state: EngineState, round_: CheckRound, *, in_worker: bool = False
+) -> list[CheckOutcome]:
+    """Run a round of checks, or reuse the outcomes a run recorded before it died.
+
+    ``in_worker``: run from a parallel fan-out's worker thread, which never
+    writes state (the round was looked up on the engine's thread already).
+    """
+    if not in_worker:
+        found = recorded_round(item, round_)
+        if found is not None:
+            return found
+        item.before_slow_work()
     started = time.monotonic()
-    workdir = item.workdir(state)
+    workdir = round_.workdir or item.workdir(state)
     try:
         outcomes = [_run_one(item, workdir, command) for command in round_.commands]
     except KeyboardInterrupt as exc:
@@ -102,7 +119,8 @@ def run_check_round(item: WorkItem, state: EngineState, round_: CheckRound) -> l
             sync_now=True,
         )
         raise
-    item.slow_work_done(time.monotonic() - started)
+    if not in_worker:
+        item.slow_work_done(time.monotonic() - started)
     for outcome in outcomes:
         item.record(
             "check.finished",
@@ -117,8 +135,9 @@ def run_check_round(item: WorkItem, state: EngineState, round_: CheckRound) -> l
             duration_s=outcome.duration_s,
             output=outcome.output_tail,
         )
-    item.record(
+    item.record_result(
         "checks.completed",
+        round_.key,
         key=round_.key,
         sync_now=False,
         node=round_.path,
@@ -126,7 +145,6 @@ def run_check_round(item: WorkItem, state: EngineState, round_: CheckRound) -> l
         iteration=round_.iteration,
         outcomes=[dataclasses.asdict(outcome) for outcome in outcomes],
     )
-    item.hold(round_.key)
     return outcomes
 
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from phasegate.engine.item import WorkItem
 from phasegate.engine.state import EngineState
 from phasegate.errors import AlreadyAnsweredError, BadInputError, BlockedError, WaitingForHuman
+from phasegate.faults import crash_point
 from phasegate.state.journal import utc_now
 
 if TYPE_CHECKING:
@@ -67,12 +68,25 @@ class Question:
     context: str = ""
     #: Choices not offered now, and what choosing one anyway says.
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    #: Choices whose note, when given, must be an amount (see :func:`parse_amount`).
+    amount_notes: Sequence[str] = ()
 
 
 def split_choice(raw: str) -> tuple[str, str]:
     """``"changes-requested: fix X"`` -> ``("changes-requested", "fix X")``."""
     choice, sep, note = raw.partition(":")
     return (choice.strip(), note.strip()) if sep else (raw.strip(), "")
+
+
+def parse_amount(note: str) -> float | None:
+    """A note's amount (``2.5``, ``$2.5``, ``+500000``, ``500_000``), ``None`` if it is not
+    a positive number."""
+    text = note.strip().lstrip("+").lstrip("$").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if 0 < value < float("inf") else None
 
 
 def canonical(question: Mapping[str, Any], raw: str, note: str = "") -> Answer:
@@ -89,6 +103,11 @@ def canonical(question: Mapping[str, Any], raw: str, note: str = "") -> Answer:
         raise BadInputError(
             f"choice {choice!r} of decision {question.get('id')!r} needs a note saying what "
             f"(e.g. '{choice}: what to change', or --note TEXT)"
+        )
+    if text and choice in (question.get("amount_notes") or []) and parse_amount(text) is None:
+        raise BadInputError(
+            f"the note of choice {choice!r} of decision {question.get('id')!r} must be a "
+            f"positive amount (e.g. '{choice}: 2.5'), not {text!r}"
         )
     return Answer(choice, text)
 
@@ -127,6 +146,7 @@ def ask(run: Run, q: Question) -> Answer:
             "notes_required": list(q.notes_required),
             "default": q.default,
             "context": q.context,
+            **({"amount_notes": list(q.amount_notes)} if q.amount_notes else {}),
             "status": "pending",
             "asked_at": utc_now(),
             "answer": None,
@@ -141,6 +161,7 @@ def ask(run: Run, q: Question) -> Answer:
             sync_now=True,
         )
         run.save(durable=True)  # pending on disk BEFORE it is asked
+        crash_point("gate.pending")
     if record.get("status") == "answered" and record.get("answer"):
         found = record["answer"]
         return Answer(str(found["choice"]), str(found.get("note") or ""), str(found.get("by")))
@@ -215,7 +236,13 @@ def _prompt(run: Run, q: Question) -> Answer:
         picked = classify(raw) if classify is not None else raw
         try:
             given = canonical(
-                {"id": q.id, "choices": q.choices, "notes_required": q.notes_required}, picked
+                {
+                    "id": q.id,
+                    "choices": q.choices,
+                    "notes_required": q.notes_required,
+                    "amount_notes": q.amount_notes,
+                },
+                picked,
             )
         except BadInputError as exc:
             run.item.record("decision.invalid", id=q.id, answer=raw, reason=str(exc))

@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import filelock
 
@@ -41,6 +42,14 @@ COALESCE_ENV = "PHASEGATE_COALESCE_SECONDS"
 
 #: Receives every journaled event (the CLI turns them into progress lines).
 EventSink = Callable[[dict[str, Any]], None]
+
+
+class WriteGuard(Protocol):
+    """Told when phasegate commits the item's state files (see engine/protect.py)."""
+
+    def own_writes(self) -> AbstractContextManager[None]:
+        """Around one commit of the item's state files."""
+        ...
 
 
 def coalesce_seconds() -> float:
@@ -119,6 +128,11 @@ class WorkItem:
         #: Results in the journal not yet applied to the state (key -> where they begin):
         #: a commit never moves the state's journal offset past one of them.
         self._unapplied: dict[str, int] = {}
+        # Parallel items' results are journaled (and held) on worker threads.
+        self._unapplied_lock = threading.RLock()
+        self._grouped = 0
+        #: Guards phasegate's files while agents run; told of every state commit.
+        self.write_guard: WriteGuard | None = None
 
     # -- paths ----------------------------------------------------------------------
 
@@ -252,11 +266,25 @@ class WorkItem:
 
     def hold(self, key: str) -> None:
         """The result just journaled under ``key`` is not applied yet (see :meth:`applied`)."""
-        self._unapplied.setdefault(key, self.journal.last_offset)
+        with self._unapplied_lock:
+            self._unapplied.setdefault(key, self.journal.last_offset)
+
+    def record_result(
+        self, event: str, held: str | None, *, sync_now: bool = False, **data: Any
+    ) -> dict[str, Any]:
+        """Journal a result and hold it (under its key ``held``) as not applied yet, in one
+        step: a commit made meanwhile on another thread cannot move the journal offset
+        past it."""
+        with self._unapplied_lock:
+            written = self.record(event, sync_now=sync_now, **data)
+            if held is not None:
+                self._unapplied.setdefault(held, self.journal.last_offset)
+        return written
 
     def applied(self, key: str) -> None:
         """The result under ``key`` is now part of the state: commits may move past it."""
-        self._unapplied.pop(key, None)
+        with self._unapplied_lock:
+            self._unapplied.pop(key, None)
 
     def recorded(self) -> RecordedCalls:
         """The agent results, check rounds and actions journaled after the last commit."""
@@ -273,6 +301,10 @@ class WorkItem:
         :mod:`phasegate.engine.recorded`). ``durable`` also fsyncs the state
         file (gates, the end of a run).
         """
+        if lazy and not durable and self._grouped:
+            # A parallel foreach: one commit per round of results (see :meth:`grouped`).
+            self._pending = state
+            return
         self.journal.sync()
         if (
             lazy
@@ -288,7 +320,25 @@ class WorkItem:
     def flush(self) -> None:
         """Write a coalesced state commit now, if one is waiting."""
         if self._pending is not None:
+            self.journal.sync()
             self._commit(self._pending, durable=True)
+
+    def flush_if_due(self) -> None:
+        """Inside :meth:`grouped`: write the waiting commit if the last one is older than
+        the coalescing window (so the state file never lags the journal for long)."""
+        last = self._last_commit
+        if last is None or time.monotonic() - last >= self._coalesce:
+            self.flush()
+
+    @contextmanager
+    def grouped(self) -> Iterator[None]:
+        """Inside, lazy saves wait for :meth:`flush` (a parallel foreach flushes once per
+        round of results): the journal, the write-ahead log, has every result meanwhile."""
+        self._grouped += 1
+        try:
+            yield
+        finally:
+            self._grouped -= 1
 
     def _commit(self, state: EngineState, *, durable: bool) -> None:
         from phasegate.state.journal import utc_now
@@ -298,13 +348,15 @@ class WorkItem:
         changed = self._refresh_brief(state)
         self.view.prepare(state)
         payload = state.encode(self.redactor)
-        with self.locked():
-            crash_point("state.before_commit")
-            atomic_write_bytes(self.engine_path, payload, durable=durable)
-        crash_point("state.after_commit")
-        self._last_commit = time.monotonic()
-        self._pending = None
-        self.view.render(state)
+        guard = self.write_guard
+        with guard.own_writes() if guard is not None else nullcontext():
+            with self.locked():
+                crash_point("state.before_commit")
+                atomic_write_bytes(self.engine_path, payload, durable=durable)
+            crash_point("state.after_commit")
+            self._last_commit = time.monotonic()
+            self._pending = None
+            self.view.render(state)
         if changed:
             from phasegate.engine.index import update_index
 
@@ -341,10 +393,13 @@ class WorkItem:
         return True
 
     def _journal_position(self, state: EngineState) -> None:
-        size = self.journal.size()
-        if self._unapplied:
+        with self._unapplied_lock:
+            # Read together: a result journaled on a worker thread is held in the same step.
+            size = self.journal.size()
+            held = list(self._unapplied.values())
+        if held:
             # A result journaled but not applied must be found again after a crash.
-            size = min(size, *self._unapplied.values())
+            size = min(size, *held)
         offset = state.journal_offset
         if size == offset:
             return

@@ -20,14 +20,19 @@ from phasegate.workflow.registry import WorkflowRegistry
 
 
 def refuse_own_commands(workflow: Workflow, name: str, *, creating: bool) -> None:
-    """Items of a workflow with commands are created and run through those commands."""
+    """Items of a workflow with commands are run through those commands, and created by
+    the command that names a ``start`` node when there is one (the ``change`` workflow's
+    ``plan``); otherwise ``phasegate new`` creates them."""
     if not workflow.commands:
+        return
+    creators = [c for c, command in workflow.commands.items() if command.start is not None]
+    if creating and not creators:
         return
     commands = ", ".join(f"phasegate {c}" for c in workflow.commands)
     how = (
         f"run them with its commands ({commands}), or with phasegate run {name} --command NAME"
         if not creating
-        else f"create them with {commands.split(', ')[0]}"
+        else f"create them with phasegate {creators[0]}"
     )
     raise BadInputError(
         f"{name!r} belongs to workflow {workflow.name!r}, whose items are created and run with "

@@ -83,6 +83,8 @@ class PluginContext:
     round: str = ""
     #: Answers given for this run (``--answer ID=CHOICE`` and the flags that alias them).
     answers: Mapping[str, str] = field(default_factory=dict)
+    #: Where this node's agents work, when not the item's work tree (a parallel item).
+    workspace: Path | None = None
 
     @property
     def repo(self) -> Path:
@@ -94,7 +96,7 @@ class PluginContext:
 
     @property
     def workdir(self) -> Path:
-        return self.item.workdir(self.state)
+        return self.workspace or self.item.workdir(self.state)
 
     def record(self, event: str, **data: Any) -> None:
         self.item.record(event, node=self.path, **data)

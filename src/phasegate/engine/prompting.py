@@ -78,10 +78,10 @@ class PromptFor:
             "node": self.node.id,
             "mode": self.state.mode,
             "artifact": artifact,
-            "artifact_path": self.item.relative(self.item.item_dir / artifact, self.state)
+            "artifact_path": self.run.rel(self.path, self.item.item_dir / artifact)
             if artifact
             else "",
-            "item_dir": self.item.relative(self.item.item_dir, self.state),
+            "item_dir": self.run.rel(self.path, self.item.item_dir),
             "iteration": iteration,
             "max_iterations": self.run.limit(self.path, self.node),
             "role": role,
@@ -100,11 +100,11 @@ class PromptFor:
             f"mode {self.state.mode})",
             f"- Request: {self.state.get('description') or '(none given)'}",
             f"- Phase: {self.run.label(self.path)} - {node.description}".rstrip(" -"),
-            f"- Item folder: {self.item.relative(self.item.item_dir, self.state)}",
+            f"- Item folder: {self.run.rel(self.path, self.item.item_dir)}",
             f"- Review iteration: {iteration} of at most {self.run.limit(self.path, node)}",
         ]
         for name in self.outputs():
-            where = self.item.relative(self.item.item_dir / name, self.state)
+            where = self.run.rel(self.path, self.item.item_dir / name)
             lines.append(f"- Artifact to produce: {where}")
         task = self.ctx.task
         if task is not None:
@@ -123,7 +123,7 @@ class PromptFor:
                 if text is None:
                     continue
                 if spec.title:
-                    title = f"{spec.title}: {self.item.relative(path, self.state)}"
+                    title = f"{spec.title}: {self.run.rel(self.path, path)}"
                 else:
                     title = f"Input: {rel}"
                 parts.append(PromptPart(title, clip(text, MAX_ARTIFACT_CHARS)))
@@ -133,9 +133,7 @@ class PromptFor:
         parts: list[PromptPart] = []
         for ref in refs:
             provider: ContextProvider = plugin("context", ref.plugin)
-            ctx = PluginContext(
-                self.item, self.state, self.path, self.node, self.ctx.task, ref.with_
-            )
+            ctx = self.run.context(self.path, self.node, self.ctx.task, ref.with_)
             parts.extend(provider.parts(ctx, role))
         return parts
 
@@ -214,7 +212,7 @@ class PromptFor:
         parts += self._inputs(skip=[*outputs, *([node.previous] if node.previous else [])])
         parts += self._context(node.context, role)
         if node.reviews_code:
-            changes = implementation_changes(self.run)
+            changes = implementation_changes(self.run, self.path)
             parts.append(PromptPart("Implementation changes", changes or "(no changes found)"))
         if previous_issues:
             lines = [
@@ -244,15 +242,19 @@ def _expand(root: Path, pattern: str) -> list[Path]:
     return [p for p in found if p.is_file()]
 
 
-def implementation_changes(run: Run) -> str:
-    """The work tree's changes since the item began (diff plus new files), item folder excluded."""
+def implementation_changes(run: Run, path: str = "") -> str:
+    """The work tree's changes since the item began (diff plus new files), item folder excluded.
+
+    Inside a parallel item, its worktree's changes since the item started.
+    """
     item, state = run.item, run.state
-    workdir = item.workdir(state)
+    workdir = run.workdir(path)
     excludes = [":(exclude).phasegate"]
-    item_dir = item.relative(item.item_dir, state)
+    item_dir = run.rel(path, item.item_dir)
     if not Path(item_dir).is_absolute():  # a pathspec outside the worktree fails the diff
         excludes.append(f":(exclude){item_dir}")
-    base = state.base_commit or EMPTY_TREE
+    space = run.workspace(path)
+    base = (space.base if space is not None else None) or state.base_commit or EMPTY_TREE
     diff = _git(workdir, ["diff", "--no-color", "--no-ext-diff", base, "--", ".", *excludes])
     untracked = _git(workdir, ["ls-files", "--others", "--exclude-standard", "--", ".", *excludes])
     sections: list[str] = []

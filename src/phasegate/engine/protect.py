@@ -1,21 +1,27 @@
 """Agents cannot change phasegate's own files.
 
-Before each agent call the content of phasegate's own files is recorded: the
-repository's ``.phasegate/`` folder (config, workflows, prompts, the scripted
-agents' script; not its ``locks/``, ``cache/`` or item ``worktrees/``) and the
-work item's state files (the engine's state, the files its view writes such as
+While agent calls of a work item run, the content of phasegate's own files is
+kept on record: the repository's ``.phasegate/`` folder (config, workflows,
+prompts, the scripted agents' script; not its ``locks/``, ``cache/`` or item
+``worktrees/``, nor files a backend declares as its own log) and the work
+item's state files (the engine's state, the files its view writes such as
 ``.meta.json``, ``.review-history.md`` or ``STATE.yaml``, and the journal).
-After the call, whatever changed during it is put back from that record:
-changed files get their old bytes, new files are removed, removed ones come
-back, and lines appended to the journal (forged events) are cut off before
-phasegate appends its own. The change is journaled as ``agent.violation``
-with the paths, and the call counts as failed (retried like any failed call)
-or, with ``protection: {on_violation: stop}`` in the config, stops the run.
+Whatever differs from that record is put back: changed files get their old
+bytes, new files are removed, removed ones come back, and journal lines that
+phasegate did not write (forged events) are cut out. The change is journaled
+as ``agent.violation`` with the paths, and the call counts as failed (retried
+like any failed call) or, with ``protection: {on_violation: stop}`` in the
+config, stops the run.
 
-The record is taken after phasegate journaled the call's dispatch and is put
-back before it journals the call's result, so nothing phasegate writes itself
-is undone. This holds when the call is interrupted too (Ctrl-C, a stop
-signal): an agent's edits never outlive its call.
+phasegate's own writes are never a violation: the record is taken after the
+call's dispatch is journaled, every line phasegate appends to the journal
+(from any thread) is added to it as it is written, and the state files
+phasegate commits while calls run (a parallel foreach commits while worker
+threads run agents) are recorded again right after each commit. Calls that
+overlap (parallel items) share one record; a change found while several run
+is reported by each of them, since it cannot be told which agent made it.
+Changes are looked for when a call begins or ends and before each state commit;
+an interrupted call (Ctrl-C, a stop signal) has its changes undone too.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -41,9 +48,14 @@ UNPROTECTED_DIRS = frozenset({LOCKS_DIR, CACHE_DIR, WORKTREES_DIR})
 #: How many forged journal lines a violation event quotes.
 QUOTED_LINES = 5
 #: A journal up to this size is recorded whole (so a rewrite can be put back);
-#: a longer one by its size and its last bytes (an append is still cut off).
+#: a longer one by its size and its last bytes (an append is still cut out).
 JOURNAL_COPY_LIMIT = 8 * 1024 * 1024
 JOURNAL_TAIL = 64 * 1024
+#: Events other phasegate commands journal while a run goes on (``phasegate answer``, the
+#: dashboard): kept when found among the lines added during a call. An agent that can run
+#: ``phasegate answer`` gains nothing by writing such a line itself; the answer is checked
+#: like any other.
+EXTERNAL_EVENTS = frozenset({"decision.answered"})
 
 
 class ProtectedFilesChanged(AgentError):
@@ -59,76 +71,142 @@ class _Copy:
     mode: int = 0o644
 
 
-@dataclass(frozen=True)
-class _JournalMark:
-    """The journal as recorded: its length, identity, last bytes, and all of it when short."""
+@dataclass
+class _JournalRecord:
+    """The journal as recorded when the first call began, and what phasegate appended since."""
 
     size: int
-    identity: tuple[int, int]
+    inode: int
     tail: bytes
-    whole: bytes | None = None
+    whole: bytes | None
+    own: bytearray = field(default_factory=bytearray)
+
+    def expected_size(self) -> int:
+        return self.size + len(self.own)
+
+    def expected_tail(self) -> bytes:
+        return (self.tail + bytes(self.own[-JOURNAL_TAIL:]))[-JOURNAL_TAIL:]
 
 
 @dataclass
 class Snapshot:
-    """phasegate's own files as they were when an agent call began."""
+    """phasegate's own files as phasegate last left them."""
 
     files: dict[Path, _Copy] = field(default_factory=dict)
     #: The folder whose new files count as changes (``.phasegate/``).
     config_dir: Path | None = None
+    #: Files under ``config_dir`` that are not phasegate's (a backend's own log).
+    exempt: frozenset[Path] = frozenset()
     journal: Path | None = None
-    mark: _JournalMark | None = None
+    record: _JournalRecord | None = None
 
     @classmethod
-    def take(cls, item: WorkItem) -> Snapshot:
+    def take(cls, item: WorkItem, exempt: Iterable[Path] = ()) -> Snapshot:
         """Record ``item``'s state files, its journal and the repository's ``.phasegate/``."""
-        snapshot = cls(config_dir=item.repo / CONFIG_DIR, journal=item.journal.path)
-        for path in _config_files(item.repo / CONFIG_DIR):
+        config_dir = item.repo / CONFIG_DIR
+        snapshot = cls(
+            config_dir=config_dir,
+            exempt=frozenset(_absolute(p) for p in exempt),
+            journal=item.journal.path,
+        )
+        for path in snapshot._config_files():
             snapshot.files[path] = _read(path)
-        for path in (item.engine_path, *item.view.files()):
+        for path in _item_files(item):
             snapshot.files[path] = _read(path)
-        snapshot.mark = _mark(item.journal.path)
+        snapshot.record = _record(item.journal.path)
         return snapshot
+
+    def _config_files(self) -> Iterator[Path]:
+        assert self.config_dir is not None
+        for path in _config_files(self.config_dir):
+            if _absolute(path) not in self.exempt:
+                yield path
+
+    def refresh(self, paths: Iterable[Path]) -> None:
+        """phasegate itself just wrote ``paths``: record them as they are now."""
+        for path in paths:
+            self.files[path] = _read(path)
 
     def changed_files(self) -> list[Path]:
         """The recorded files that differ now, and files new in ``.phasegate/``."""
         changed = [path for path, was in self.files.items() if _read(path) != was]
         if self.config_dir is not None:
-            changed += [p for p in _config_files(self.config_dir) if p not in self.files]
+            changed += [p for p in self._config_files() if p not in self.files]
         return changed
 
     def journal_changed(self) -> bool:
-        """Whether the journal was written to during the call (phasegate does not write it
-        while an agent works)."""
-        assert self.journal is not None and self.mark is not None
-        now = _mark(self.journal, self.mark.size)
-        was = self.mark
-        return (now.size, now.identity, now.tail) != (was.size, was.identity, was.tail)
+        """Whether the journal holds anything phasegate did not write since the record."""
+        assert self.journal is not None and self.record is not None
+        was = self.record
+        size = was.expected_size()
+        try:
+            info = self.journal.lstat()
+        except FileNotFoundError:
+            return size > 0
+        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+            return True
+        if was.inode and info.st_ino != was.inode:
+            return True
+        return _tail_at(self.journal, size) != was.expected_tail()
 
     def restore(self, changed: list[Path]) -> None:
         """Put the files in ``changed`` back as recorded."""
         for path in changed:
             _put_back(path, self.files.get(path, _Copy("absent")))
 
-    def restore_journal(self) -> list[str]:
-        """Put the journal back as recorded; the lines appended during the call, as text."""
-        assert self.journal is not None and self.mark is not None
-        path, was = self.journal, self.mark
-        now = _mark(path, was.size)
-        appended = now.size >= was.size and now.tail == was.tail and _is_file(path)
-        if appended and (was.whole is None or _prefix(path, was.size) == was.whole):
-            return _cut(path, was.size)  # only appended to: the forged lines are cut off
+    def settle_journal(self) -> tuple[bool, list[str]]:
+        """Make the journal the record plus phasegate's own lines (and answers other phasegate
+        commands journaled meanwhile); whether an agent changed it, and the lines it added."""
+        assert self.journal is not None and self.record is not None
+        if not self.journal_changed():
+            return False, []
+        path, was = self.journal, self.record
+        intact = (
+            _is_file(path)
+            and path.stat().st_size >= was.size
+            and _tail_at(path, was.size) == was.tail
+            and (was.whole is None or _prefix(path, was.size) == was.whole)
+        )
+        if intact:  # only appended to: phasegate's lines stay, the others are cut out
+            added = _read_from(path, was.size)
+            kept, forged = _sort_lines(added, bytes(was.own))
+            if kept != added:
+                _rewrite_from(path, was.size, kept)
+            was.own = bytearray(kept)
+            was.inode = path.stat().st_ino
+            return bool(forged) or kept != added, forged
         if was.whole is None:
             raise StateCorruptError(
                 f"journal {path} was rewritten during an agent call and is too long to have "
                 "been recorded whole; restore it from a backup (the run stopped here)"
             )
-        _put_back(path, _Copy("file", was.whole) if was.size else _Copy("absent"))
-        return []
+        content = was.whole + bytes(was.own)
+        _put_back(path, _Copy("file", content) if content else _Copy("absent"))
+        was.inode = path.stat().st_ino if content else 0
+        return True, []
+
+    def own_append(self, line: bytes) -> None:
+        """phasegate appended ``line`` to the journal."""
+        assert self.journal is not None and self.record is not None
+        if not self.record.inode:  # the journal was created by this append
+            with contextlib.suppress(FileNotFoundError):
+                self.record.inode = self.journal.stat().st_ino
+        self.record.own += line
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path))
+
+
+def _item_files(item: WorkItem) -> list[Path]:
+    return [item.engine_path, *item.view.files()]
 
 
 def _is_file(path: Path) -> bool:
-    return stat.S_ISREG(path.lstat().st_mode) if path.exists() else False
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except FileNotFoundError:
+        return False
 
 
 def _config_files(folder: Path) -> Iterator[Path]:
@@ -160,22 +238,32 @@ def _read(path: Path) -> _Copy:
         return _Copy("absent")
 
 
-def _mark(path: Path, at: int | None = None) -> _JournalMark:
-    """The journal's mark; with ``at``, its tail is the bytes before ``at`` (to compare)."""
+def _record(path: Path) -> _JournalRecord:
+    """The journal as it is now (its last bytes; all of it when short)."""
     try:
         with open(path, "rb") as handle:
             info = os.fstat(handle.fileno())
-            end = info.st_size if at is None else min(at, info.st_size)
-            start = max(0, end - JOURNAL_TAIL)
+            start = max(0, info.st_size - JOURNAL_TAIL)
             handle.seek(start)
-            tail = handle.read(end - start)
+            tail = handle.read(info.st_size - start)
             whole = None
-            if at is None and info.st_size <= JOURNAL_COPY_LIMIT:
+            if info.st_size <= JOURNAL_COPY_LIMIT:
                 handle.seek(0)
                 whole = handle.read(info.st_size)
     except FileNotFoundError:
-        return _JournalMark(0, (0, 0), b"", b"")
-    return _JournalMark(info.st_size, (info.st_ino, info.st_mtime_ns), tail, whole)
+        return _JournalRecord(0, 0, b"", b"")
+    return _JournalRecord(info.st_size, info.st_ino, tail, whole)
+
+
+def _tail_at(path: Path, end: int) -> bytes:
+    """The (up to :data:`JOURNAL_TAIL`) bytes of ``path`` before offset ``end``."""
+    start = max(0, end - JOURNAL_TAIL)
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            return handle.read(end - start)
+    except FileNotFoundError:
+        return b""
 
 
 def _prefix(path: Path, size: int) -> bytes:
@@ -198,26 +286,49 @@ def _put_back(path: Path, was: _Copy) -> None:
         os.chmod(path, was.mode)
 
 
-def _cut(path: Path, size: int) -> list[str]:
+def _read_from(path: Path, offset: int) -> bytes:
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        return handle.read()
+
+
+def _rewrite_from(path: Path, offset: int, content: bytes) -> None:
     with open(path, "r+b") as handle:
-        handle.seek(size)
-        added = handle.read()
-        handle.truncate(size)
+        handle.truncate(offset)
+        handle.seek(offset)
+        handle.write(content)
         handle.flush()
         os.fsync(handle.fileno())
-    return [line.decode("utf-8", "replace") for line in added.splitlines() if line.strip()]
 
 
-def _event_names(lines: list[str]) -> list[str]:
-    names: list[str] = []
-    for line in lines:
-        try:
-            found = json.loads(line)
-        except ValueError:
-            names.append("(not JSON)")
-            continue
-        names.append(str(found.get("event")) if isinstance(found, dict) else "(not an event)")
-    return names
+def _sort_lines(added: bytes, own: bytes) -> tuple[bytes, list[str]]:
+    """Of the journal lines ``added`` since the record: those to keep (phasegate's ``own``,
+    in order, and answers journaled by other phasegate commands), and the others as text."""
+    mine = own.splitlines(keepends=True)
+    kept: list[bytes] = []
+    forged: list[str] = []
+    at = 0
+    for line in added.splitlines(keepends=True):
+        if at < len(mine) and line == mine[at]:
+            kept.append(line)
+            at += 1
+        elif line.endswith(b"\n") and _event_name(line) in EXTERNAL_EVENTS:
+            kept.append(line)
+        elif line.strip():
+            forged.append(line.decode("utf-8", "replace").rstrip("\n"))
+    return b"".join(kept) + b"".join(mine[at:]), forged
+
+
+def _event_name(line: bytes | str) -> str:
+    try:
+        found = json.loads(line)
+    except ValueError:
+        return "(not JSON)"
+    return str(found.get("event")) if isinstance(found, dict) else "(not an event)"
+
+
+def _event_names(lines: Iterable[str]) -> list[str]:
+    return [_event_name(line) for line in lines]
 
 
 @dataclass(frozen=True)
@@ -235,18 +346,99 @@ class Violation:
         )
 
 
+def _merged(found: list[Violation]) -> Violation | None:
+    if not found:
+        return None
+    paths = tuple(dict.fromkeys(p for v in found for p in v.paths))
+    return Violation(paths, tuple(line for v in found for line in v.forged))
+
+
 def undo_changes(item: WorkItem, snapshot: Snapshot) -> Violation | None:
-    """Put back what changed since ``snapshot``; what it was, or ``None``."""
+    """Put back what differs from ``snapshot``; what it was, or ``None``."""
     changed = snapshot.changed_files()
-    journal = snapshot.journal_changed()
+    snapshot.restore(changed)
+    journal, forged = snapshot.settle_journal()
     if not changed and not journal:
         return None
-    snapshot.restore(changed)
-    forged = snapshot.restore_journal() if journal else []
     shown = [_shown(item.repo, p) for p in changed]
     if journal:
-        shown.append(_shown(item.repo, item.journal.path))
+        shown.append(_shown(item.repo, snapshot.journal or item.journal.path))
     return Violation(tuple(shown), tuple(forged))
+
+
+class Guard:
+    """The record of one work item's protected files while any of its agent calls runs."""
+
+    def __init__(self, item: WorkItem) -> None:
+        self.item = item
+        self._lock = threading.RLock()
+        self._snapshot: Snapshot | None = None
+        #: Per running call: the violations found while it ran.
+        self._running: dict[int, list[Violation]] = {}
+        self._next = 0
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        # The journal's lock first: phasegate's own appends (which tell this guard) hold it.
+        with self.item.journal.lock, self._lock:
+            yield
+
+    def _sweep(self) -> None:
+        """Undo whatever differs from the record; each running call is told."""
+        assert self._snapshot is not None
+        found = undo_changes(self.item, self._snapshot)
+        if found is not None:
+            for violations in self._running.values():
+                violations.append(found)
+
+    def _own_append(self, line: bytes) -> None:
+        with self._lock:
+            if self._snapshot is not None and self._snapshot.journal == self.item.journal.path:
+                self._snapshot.own_append(line)
+
+    @contextlib.contextmanager
+    def watching(self, exempt: Iterable[Path] = ()) -> Iterator[list[Violation]]:
+        """While one agent call runs: the violations found meanwhile (filled when it ends)."""
+        with self._locked():
+            if self._snapshot is None:
+                self._snapshot = Snapshot.take(self.item, exempt)
+                self.item.journal.observer = self._own_append
+            else:
+                self._sweep()
+            token, self._next = self._next, self._next + 1
+            found: list[Violation] = []
+            self._running[token] = found
+        try:
+            yield found
+        finally:
+            with self._locked():
+                try:
+                    self._sweep()
+                finally:
+                    del self._running[token]
+                    if not self._running:
+                        self._snapshot = None
+                        self.item.journal.observer = None
+
+    @contextlib.contextmanager
+    def own_writes(self) -> Iterator[None]:
+        """Around phasegate's commit of the item's state files: changes made before it are
+        undone first, and what it writes is recorded as phasegate's own."""
+        with self._locked():
+            if self._snapshot is None:
+                yield
+                return
+            self._sweep()
+            yield
+            self._snapshot.refresh(_item_files(self.item))
+
+
+def guard_of(item: WorkItem) -> Guard:
+    """The item's guard (made on first use, installed as the item's commit hook)."""
+    with item.journal.lock:
+        if not isinstance(item.write_guard, Guard):
+            item.write_guard = Guard(item)
+        return item.write_guard
 
 
 def guarded_call(
@@ -256,19 +448,22 @@ def guarded_call(
     key: str,
     attempt: str,
     role: str,
+    exempt: Iterable[Path] = (),
 ) -> AgentResult:
-    """Run ``call`` (one agent call); undo and report any change it made to phasegate's files.
+    """Run ``call`` (one agent call); undo and report any change made to phasegate's files
+    while it ran (``exempt``: files of ``.phasegate/`` the backend itself writes).
 
     The result of a call that changed them is a failed one naming the files,
     unless ``protection.on_violation`` is ``stop``: then
     :class:`ProtectedFilesChanged` stops the run.
     """
-    snapshot = Snapshot.take(item)
-    violation: Violation | None = None
+    guard = guard_of(item)
+    found: list[Violation] = []
     try:
-        result = call()
-    finally:  # after an interrupt too: an agent's edits never outlive its call
-        violation = undo_changes(item, snapshot)
+        with guard.watching(exempt) as found:  # undone after an interrupt too
+            result = call()
+    finally:
+        violation = _merged(found)
         if violation is not None:
             item.record(
                 "agent.violation",
@@ -276,7 +471,7 @@ def guarded_call(
                 attempt=attempt,
                 role=role,
                 paths=list(violation.paths),
-                forged_events=_event_names(list(violation.forged)),
+                forged_events=_event_names(violation.forged),
                 forged_lines=list(violation.forged[:QUOTED_LINES]),
                 reverted=True,
                 sync_now=True,

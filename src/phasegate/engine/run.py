@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from phasegate.engine.calls import Backends, CallSpec, call_agent
@@ -76,6 +77,14 @@ class RunOptions:
     jobs: int | None = None
     #: Shows a person the files of a decision when they answer ``view`` at a terminal.
     viewer: Callable[[str], None] | None = None
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where the nodes of one parallel item work: its worktree, and the commit it started at."""
+
+    workdir: Path
+    base: str | None = None
 
 
 @dataclass
@@ -212,6 +221,8 @@ class Run:
         #: Labels at which this run stops before executing the node (a command's stops).
         self.stop_labels: set[str] = set()
         self.started_labels: set[str] = set()
+        #: Node path prefixes (``tasks[T3]/``) of parallel items, and where each works.
+        self.workspaces: dict[str, Workspace] = {}
 
     # -- small helpers -------------------------------------------------------------------
 
@@ -225,8 +236,36 @@ class Run:
         self, path: str, node: AnyNode | None, task: Task | None, settings: Mapping[str, Any]
     ) -> PluginContext:
         return PluginContext(
-            self.item, self.state, path, node, task, settings, answers=self.presets
+            self.item,
+            self.state,
+            path,
+            node,
+            task,
+            settings,
+            answers=self.presets,
+            workspace=self.workspace_dir(path),
         )
+
+    def workspace(self, path: str) -> Workspace | None:
+        """The workspace of the parallel item ``path`` belongs to, if it belongs to one."""
+        for prefix, space in self.workspaces.items():
+            if path.startswith(prefix):
+                return space
+        return None
+
+    def workspace_dir(self, path: str) -> Path | None:
+        space = self.workspace(path) if self.workspaces else None
+        return space.workdir if space is not None else None
+
+    def workdir(self, path: str = "") -> Path:
+        """Where the agents of node ``path`` work."""
+        return self.workspace_dir(path) or self.item.workdir(self.state)
+
+    def rel(self, path: str, target: Path) -> str:
+        """``target`` as the agents of node ``path`` see it (relative to where they work)."""
+        from phasegate.engine.calls import relative_to
+
+        return relative_to(target, self.workdir(path))
 
     def limit(self, path: str, node: AgentNode, reviewer: str | None = None) -> int:
         """How many review iterations ``node`` may use (its budget, extensions included)."""

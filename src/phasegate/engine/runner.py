@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from phasegate.engine.budget_gate import BudgetGuard
 from phasegate.engine.builtin_gates import PARTIAL_CHOICES, confirm_warning, partial_phase
 from phasegate.engine.calls import Backends
 from phasegate.engine.item import WorkItem
@@ -89,6 +90,7 @@ class Runner:
             if state.worktree:  # agents work there: it must be a working checkout
                 ensure_worktree(self.item.repo, state.worktree, self.item.name, state["branch"])
             run = Run(self.item, state, self.backends, self.asker, self.options)
+            self.backends.guard = BudgetGuard(run)
             try:
                 return self._run(run)
             except RunStop as stop:
@@ -265,6 +267,8 @@ class Runner:
         state = run.state
         now = utc_now()
         state.at = "@end"
+        # Which end was reached: a workflow may have several (done, dropped...).
+        state.data["end_label"] = end.label
         if end.status == "blocked":
             state.status = "blocked"
             self.item.record("item.blocked", node=end.path, message=end.message, sync_now=True)

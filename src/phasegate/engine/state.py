@@ -301,6 +301,13 @@ class EngineState:
         self._dirty.add(path)
         self.versions[path] = self.versions.get(path, 0) + 1
 
+    def touched_under(self, prefix: str) -> None:
+        """Mark every node under ``prefix`` changed (a parallel item resumes: what it holds
+        may change after commits other items made meanwhile)."""
+        for path in self.nodes:
+            if path.startswith(prefix):
+                self.touched(path)
+
     def paths(self) -> Iterator[str]:
         return iter(self.nodes)
 
@@ -343,7 +350,8 @@ class EngineState:
         extra = {k: v for k, v in self.d.items() if k not in _TOP_KEYS}
         for key, value in (*top.items(), *redactor.data(extra).items()):
             lines.append(f"{dumps(key)}: {dumps(value, ensure_ascii=False)}")
-        node_lines = ",\n  ".join(f"{dumps(p)}: {self._encoded[p]}" for p in self.nodes)
+        # By path: the same state gives the same file, whatever order its nodes ran in.
+        node_lines = ",\n  ".join(f"{dumps(p)}: {self._encoded[p]}" for p in sorted(self.nodes))
         lines.append('"nodes": {' + (f"\n  {node_lines}\n" if node_lines else "") + "}")
         return ("{\n " + ",\n ".join(lines) + "\n}\n").encode("utf-8")
 

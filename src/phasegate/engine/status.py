@@ -80,7 +80,19 @@ def completion_summary(workflow: Workflow, state: EngineState) -> str:
         total += found.iteration
         if found.get("review") in ("concerns", "checks-failed"):
             concerns.append(node.label or node.id)
-    text = f"{len(run)} phases completed in {total} review iterations"
+    items = 0
+    for path in state.paths():
+        if "[" not in path:
+            continue
+        found = state.peek(path)
+        if found is None or found.get("review") in (None, "none"):
+            continue
+        items += 1
+        total += found.iteration
+        if found.get("review") == "concerns":
+            concerns.append(path)
+    done = f"{len(run)} phases" + (f" and {items} loop item steps" if items else "")
+    text = f"{done} completed in {total} review iterations"
     if concerns:
         text += f"; unresolved reviewer concerns in {', '.join(concerns)}"
     return text + "."
@@ -112,13 +124,20 @@ def item_status(
     in_progress: dict[str, Any] | None = None
     cursor = state.peek(at) if at else None
     if at and cursor is not None and cursor.get("started") and cursor.get("outcome") is None:
+        kind = workflow.node(at).kind
         in_progress = {
             "phase": workflow.label_of(at),
             "node": at,
+            "kind": kind,
             "iteration": cursor.iteration,
             "maxIterations": limit,
-            "stage": (cursor.stage or "execute").split(":", 1)[0],
+            "stage": _stage(kind, cursor),
         }
+        if isinstance(workflow.node(at), ForeachNode) and cursor.get("order") is not None:
+            entries = cursor.get("items") or {}
+            order = list(cursor.get("order") or [])
+            done = sum(1 for k in order if entries[k].get("status") in ("done", "skipped"))
+            in_progress.update(kind="foreach", itemsDone=done, items=len(order))
     completed = {
         n.id
         for n in workflow.nodes
@@ -167,11 +186,7 @@ def item_status(
             "usage": camel_usage(found.get("usage")) if found is not None else None,
         }
         if isinstance(node, ForeachNode) and found is not None and found.get("order") is not None:
-            items = found.get("items") or {}
-            entry["items"] = [
-                {"key": key, "title": items[key].get("title", ""), "status": items[key]["status"]}
-                for key in found.get("order") or []
-            ]
+            entry["items"] = foreach_items(state, node.id, found)
         phases.append(entry)
         concerns += [{"phase": entry["name"], "note": n} for n in entry["reviewerNotes"]]
     decisions = [d for d in state.decisions.values() if d.get("status") == "pending"]
@@ -205,6 +220,59 @@ def item_status(
         "usage": camel_usage(state.get("usage")),
         "summary": state.get("summary"),
     }
+
+
+def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, Any]]:
+    """A foreach's items as ``status`` lists them: done, running, waiting, failed, pending.
+
+    ``waiting``: a decision inside the item waits for a person; ``failed``: the item
+    ended other than done, or its last run stopped on an error.
+    """
+    items = found.get("items") or {}
+    waiting = {
+        str(d.get("context") or "")
+        for d in state.decisions.values()
+        if d.get("status") == "pending"
+    }
+    listed: list[dict[str, Any]] = []
+    for key in found.get("order") or []:
+        entry = items[key]
+        raw = str(entry.get("status"))
+        prefix = f"{path}[{key}]/"
+        parked = str(entry.get("parked") or "")
+        if raw in ("running", "done") and any(w.startswith(prefix) for w in waiting):
+            shown = "waiting"
+        elif raw in ("running", "done") and parked:
+            shown = "waiting" if parked.startswith("waiting") else "failed"
+        elif raw in ("running", "pending", "done", "skipped"):
+            shown = raw
+        else:
+            shown = "failed"
+        item: dict[str, Any] = {
+            "key": key,
+            "title": entry.get("title", ""),
+            "status": shown,
+            "outcome": raw,
+            "at": entry.get("at"),
+            "deps": list(entry.get("deps") or []),
+        }
+        if parked:
+            item["reason"] = parked.split(": ", 1)[-1]
+        if entry.get("worktree") and raw != "done":
+            item["worktree"] = entry["worktree"]
+        listed.append(item)
+    return listed
+
+
+def _stage(kind: str, cursor: Any) -> str:
+    """Where a started node stands: an agent's stage, a gate's decision, a foreach's item."""
+    if kind == "gate":
+        return "decision"
+    if kind == "foreach":
+        items = cursor.get("items") or {}
+        running = [k for k in cursor.get("order") or [] if items[k].get("status") == "running"]
+        return f"item {running[0]}" if running else "items"
+    return str(cursor.stage or "execute").split(":", 1)[0]
 
 
 def _current_phase(workflow: Workflow, state: EngineState) -> str | None:

@@ -12,7 +12,7 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,8 +48,25 @@ class Journal:
         self._unsynced = False
         self._folder_made = False
         # Agents of parallel items finish on worker threads: one line at a time.
-        self._lock = threading.Lock()
-        self.last_offset = 0
+        self._lock = threading.RLock()
+        #: Told of every line this journal appends (under :attr:`lock`), e.g. so that a
+        #: guard of phasegate's files knows its own lines (see engine/protect.py).
+        self.observer: Callable[[bytes], None] | None = None
+        self._local = threading.local()
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while a line is appended (re-entrant)."""
+        return self._lock
+
+    @property
+    def last_offset(self) -> int:
+        """Where the line this thread appended last begins (threads append at once)."""
+        return int(getattr(self._local, "offset", 0))
+
+    @last_offset.setter
+    def last_offset(self, value: int) -> None:
+        self._local.offset = value
 
     def append(self, event: str, *, sync_now: bool = True, **data: Any) -> dict[str, Any]:
         """Append one event and return it as written.
@@ -98,6 +115,8 @@ class Journal:
                     os.ftruncate(fd, size)
                 raise
             self._unsynced = not sync_now
+            if self.observer is not None:
+                self.observer(line)
         finally:
             os.close(fd)
 

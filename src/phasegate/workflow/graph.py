@@ -10,6 +10,7 @@ leads somewhere; every node reachable; a terminal reachable from each node;
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -37,7 +38,7 @@ Problem = tuple[Location, str]
 #: Outcomes that go to the next node of the scope when ``on`` does not map them.
 SEQUENTIAL = frozenset({"pass", "done"})
 #: Outcomes that stop the run, blocked, when ``on`` does not map them.
-BLOCKING = frozenset({"checks-failed", "invalid", "exhausted"})
+BLOCKING = frozenset({"checks-failed", "invalid", "exhausted", "merge-conflict"})
 
 
 def default_target(scope: Sequence[Any], index: int, outcome: str) -> str | None:
@@ -87,6 +88,8 @@ def outcomes(node: AnyNode) -> list[str]:
         return list(action_outcomes(node.action))
     if isinstance(node, ForeachNode):
         ends = [n.outcome for n in node.body if isinstance(n, EndNode) and n.outcome != "done"]
+        if node.parallel > 1 and node.isolation == "worktree" and node.conflicts.then == "outcome":
+            ends.append("merge-conflict")
         return list(dict.fromkeys(["done", *ends]))
     if isinstance(node, GateNode):
         return ["invalid"] + (["exhausted"] if node.max_visits else [])
@@ -228,6 +231,8 @@ def _scope(
                 problems.append(
                     ((*where, "parallel"), "a parallel foreach cannot run inside another one")
                 )
+            if node.parallel > 1:
+                problems += _parallel_problems(root, node, where)
             problems += _scope(
                 workflow,
                 tuple(node.body),
@@ -236,9 +241,49 @@ def _scope(
                 top=False,
                 in_parallel=in_parallel or node.parallel > 1,
             )
+        elif in_parallel and isinstance(node, GateNode):
+            decision = node.decision or node.id
+            if not re.search(r"\{\{\s*task\s*\}\}", decision):
+                problems.append(
+                    (
+                        (*where, "decision"),
+                        f"gate {node.id!r} runs inside a parallel foreach: its decision id "
+                        f"must name the item (e.g. decision: {node.id}-{{{{ task }}}}) so items "
+                        "running at once do not share one decision",
+                    )
+                )
     if not problems:
         problems += _reachability(root, scope, base, top=top)
     return problems
+
+
+def _parallel_problems(workflow: Workflow, node: ForeachNode, where: Location) -> list[Problem]:
+    """A parallel foreach: who repairs a merge conflict must be a role that can write."""
+    if node.isolation != "worktree" or node.conflicts.attempts == 0:
+        return []
+    roles = ", ".join(workflow.roles)
+    role = node.conflicts.role or next(
+        (n.executor for n in node.body if isinstance(n, AgentNode) and n.executor), None
+    )
+    if role is None:
+        return [
+            (
+                (*where, "conflicts", "role"),
+                "no role resolves merge conflicts: name one (conflicts: {role: ...}) or set "
+                "conflicts: {attempts: 0}",
+            )
+        ]
+    if role not in workflow.roles:
+        return [((*where, "conflicts", "role"), f"unknown role {role!r} (roles: {roles})")]
+    if workflow.roles[role].access != "write":
+        return [
+            (
+                (*where, "conflicts", "role"),
+                f"role {role!r} resolves merge conflicts but has access "
+                f"{workflow.roles[role].access}; it needs write access",
+            )
+        ]
+    return []
 
 
 def _node_problems(

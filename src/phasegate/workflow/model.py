@@ -364,14 +364,36 @@ def _kind(value: Any) -> str:
     return str(getattr(value, "kind", "agent"))
 
 
+class Conflicts(_Strict):
+    """What a parallel foreach does when two items' changes conflict as they are merged.
+
+    A conflict is never resolved silently: ``role`` (by default the body's first
+    executor) is asked to resolve it in a fresh worktree, at most ``attempts``
+    times; then ``then`` applies: ``gate`` asks a person (retry, resolved by
+    hand, stop), ``outcome`` ends the foreach with ``merge-conflict``.
+    """
+
+    role: str | None = None
+    attempts: int = Field(default=2, ge=0, le=10)
+    then: Literal["gate", "outcome"] = "gate"
+
+
 class ForeachNode(_Node):
-    """A body of nodes run once per item a parser finds, in document or dependency order."""
+    """A body of nodes run once per item a parser finds, in document or dependency order.
+
+    With ``parallel`` above 1, items whose dependencies are done run at the same
+    time (at most ``parallel``), each in its own git worktree (``isolation:
+    worktree``) or all in the one work tree (``isolation: none``, for bodies
+    that never write the same files).
+    """
 
     kind: Literal["foreach"]
     items: ItemsSource
     order: Literal["document", "deps"] = "document"
     skip_done: bool = True
     parallel: int = Field(default=1, ge=1, le=64)
+    isolation: Literal["worktree", "none"] = "worktree"
+    conflicts: Conflicts = Conflicts()
     body: tuple[Node, ...] = Field(min_length=1)
 
 

@@ -107,7 +107,8 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         build_prompt=lambda: prompts.executor(iteration, feedback),
         mcp_servers=mcp_servers(run, role),
         task=task.key if task else None,
-        hints={"outputs": [run.item.relative(run.item.item_dir / o, run.state) for o in outputs]},
+        hints={"outputs": [run.rel(path, run.item.item_dir / o) for o in outputs]},
+        workdir=run.workspace_dir(path),
     )
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
@@ -145,11 +146,12 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
 def _missing(run: Run, node: AgentNode, prompts: PromptFor, policy: str) -> list[str]:
     """The outputs with ``policy`` that are absent, empty, or hold too few items."""
     absent: list[str] = []
+    node_path = prompts.path
     for output, name in zip(node.outputs, prompts.outputs(), strict=True):
         if output.missing != policy:
             continue
         path = run.item.item_dir / name
-        rel = run.item.relative(path, run.state)
+        rel = run.rel(node_path, path)
         if name.endswith("/"):
             if not path.is_dir() or not any(p.is_file() for p in path.rglob("*")):
                 absent.append(rel)
@@ -175,9 +177,8 @@ def _hooks(
 ) -> None:
     for ref in refs:
         action: Action = plugin("actions", ref.plugin)
-        ctx = PluginContext(
-            run.item, run.state, path, node, task, ref.with_, verdict, _round(run, path)
-        )
+        ctx = run.context(path, node, task, ref.with_)
+        ctx.verdict, ctx.round = verdict, _round(run, path)
         action.run(ctx)
 
 
@@ -232,6 +233,7 @@ def _checks(run: Run, path: str, node: AgentNode) -> Any:
         label=run.label(path),
         iteration=ns.iteration,
         commands=resolve(node.checks, run.item.config),
+        workdir=run.workspace_dir(path),
     )
     outcomes = yield Checks(round_)
     failures = [o for o in outcomes if not o.passed]
@@ -327,7 +329,7 @@ def _review(
         structured_enforced=False,
         item=run.item.name,
         item_dir=run.item.item_dir,
-        workdir=run.item.workdir(run.state),
+        workdir=run.workdir(path),
         round=_round(run, path),
     )
     schema = reader.schema(rctx)
@@ -375,6 +377,7 @@ def _review(
         task=task.key if task else None,
         timeout=reviewer.timeout,
         hints={"answer": _hint(approving)},
+        workdir=run.workspace_dir(path),
     )
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
@@ -490,7 +493,7 @@ def precheck(run: Run, path: str, node: AgentNode, prompts: PromptFor) -> Verdic
         problems.append(f"The previous artifact {node.previous} is missing or empty{hint}.")
     for name in _missing(run, node, prompts, "revise"):
         problems.append(f"The artifact {name} is missing or empty.")
-    if node.reviews_code and not node.outputs and not implementation_changes(run).strip():
+    if node.reviews_code and not node.outputs and not implementation_changes(run, path).strip():
         problems.append("No implementation changes were found in the work tree.")
     if not problems:
         return None

@@ -90,6 +90,16 @@ def read_items(run: Run, path: str, node: ForeachNode, task: Task | None) -> Non
     run.save(lazy=True)
 
 
+def parallel_jobs(run: Run, node: ForeachNode) -> int:
+    """How many items of ``node`` run at once: its ``parallel``, unless ``run --jobs`` or
+    ``concurrency.jobs`` in the config says otherwise (only for a foreach that declares
+    ``parallel``; ``--jobs 1`` runs its items one at a time)."""
+    if node.parallel <= 1:
+        return 1
+    override = run.options.jobs or run.item.config.concurrency.jobs
+    return override if override is not None else node.parallel
+
+
 def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> Steps:
     from phasegate.engine.run import ItemCursor, Outcome, definition_path
 
@@ -98,6 +108,12 @@ def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> St
         return Outcome("exhausted")
     if ns.get("order") is None:
         read_items(run, path, node, task)
+    jobs = parallel_jobs(run, node)
+    if jobs > 1 or ns.get("fanout"):  # a fan-out under way goes on as one, whatever --jobs says
+        from phasegate.engine.nodes.parallel import run_parallel
+
+        outcome: Outcome = run_parallel(run, path, node, task, jobs)
+        return outcome
     def_prefix = definition_path(path) + "/"
     start = node.body[0].id
     for key in list(run.state.node(path)["order"]):

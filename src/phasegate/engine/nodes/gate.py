@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.gates import Question, ask
 from phasegate.engine.plugin_api import Task, plugin
+from phasegate.faults import crash_point
 from phasegate.workflow.model import GateNode
 from phasegate.workflow.prompts import render
 
@@ -24,7 +25,7 @@ def gate_values(run: Run, path: str, task: Task | None) -> dict[str, Any]:
         "phase": label,
         "label": label,
         "mode": state.mode,
-        "item_dir": run.item.relative(run.item.item_dir, state),
+        "item_dir": run.rel(path, run.item.item_dir),
         "task": task.key if task else "",
         "task_title": task.title if task else "",
     }
@@ -74,6 +75,8 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         unavailable=unavailable,
     )
     answer = ask(run, question)
+    # The answer is on disk; nothing has acted on it yet (the crash tests stop here).
+    crash_point("gate.answered")
     yield from ()
     if answer.choice not in offered:
         return Outcome("invalid")

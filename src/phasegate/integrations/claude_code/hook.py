@@ -120,7 +120,11 @@ def _item_lines(
         lines.append(f"- Request: {brief['description']}")
     step = next_step(name, workflow, brief, folder)
     cursor = step["cursor"]
-    if cursor:
+    if cursor and cursor.get("kind") == "gate":
+        lines.append(f"- Phase: {cursor['phase']}, waiting on a decision")
+    elif cursor and cursor.get("kind", "agent") != "agent":
+        lines.append(f"- Phase: {cursor['phase']} in progress ({cursor.get('stage')})")
+    elif cursor:
         lines.append(
             f"- Phase: {cursor['phase']} in progress (review iteration "
             f"{cursor.get('iteration', 1)} of {cursor.get('maxIterations')}, at "

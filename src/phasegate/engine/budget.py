@@ -1,0 +1,272 @@
+"""Budget caps: what a work item's agents have spent, against the caps in config.
+
+::
+
+    budget:
+      item: {usd: 5, tokens: 2000000}     # the whole work item
+      roles:
+        reviewer: {usd: 1}                # what one role may spend on the item
+    workflows:
+      change:
+        budget: {item: {usd: 10}}         # this workflow's items: overrides cap by cap
+
+Every cap counts one work item's spend. **Spend** is read from the item's
+journal, every attempt included: each ``agent.finished`` event (failed
+attempts too) adds the cost and the tokens (input plus output) its backend
+reported; an attempt dispatched that never reported (phasegate was killed
+during it, or it is still running) counts as the role's mean reported call.
+
+**The rule**, checked before every dispatch (retries included): the call is
+not made when, for a cap that applies to it (the item's caps and its role's),
+the spend has reached the cap, or the spend plus the estimate of the call
+would pass it. The estimate is the mean of the role's reported calls on this
+item (nothing before its first one reported).
+
+A cap a person raised at the ``budget`` gate (:mod:`phasegate.engine.budget_gate`)
+is recorded in the item's engine state under ``budget.raises``, never in config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from phasegate.config import BudgetCap, BudgetSettings, Config
+from phasegate.engine.spend import Metric, Spend, read_spend
+from phasegate.engine.state import EngineState
+
+METRICS: tuple[Metric, ...] = ("usd", "tokens")
+#: The decision a reached cap asks (``phasegate answer ITEM budget raise``).
+BUDGET_DECISION = "budget"
+#: Floating point slack: a cap of $1 is reached by spends that add up to 0.9999999999.
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Cap:
+    """One cap that applies to an item: the item's or one role's, in USD or tokens."""
+
+    role: str | None  # None: the whole item
+    metric: Metric
+    configured: float
+    raised: float = 0.0
+
+    @property
+    def key(self) -> str:
+        """``item.usd``, ``roles.reviewer.tokens``: where it is set in ``budget:``."""
+        return f"item.{self.metric}" if self.role is None else f"roles.{self.role}.{self.metric}"
+
+    @property
+    def limit(self) -> float:
+        return self.configured + self.raised
+
+    @property
+    def scope(self) -> str:
+        return "the item" if self.role is None else f"role {self.role}"
+
+    def applies_to(self, role: str) -> bool:
+        return self.role is None or self.role == role
+
+
+def amount(value: float, metric: Metric) -> str:
+    """``$1.25``, ``$0.0042``, ``120,000 tokens``."""
+    if metric == "tokens":
+        return f"{round(value):,} tokens"
+    return f"${value:.2f}" if value == 0 or value >= 0.095 else f"${value:.4f}"
+
+
+def _merged(base: BudgetCap, override: BudgetCap | None) -> BudgetCap:
+    """``override``'s fields where it sets them (``null`` removes a cap), else ``base``'s."""
+    if override is None:
+        return base
+    values: dict[str, Any] = {name: getattr(base, name) for name in METRICS}
+    values.update({name: getattr(override, name) for name in override.model_fields_set})
+    return BudgetCap.model_validate(values)
+
+
+def settings_for(config: Config, workflow: str) -> BudgetSettings:
+    """The caps of ``workflow``'s items: the top-level ``budget``, overridden cap by cap by
+    ``workflows.NAME.budget``."""
+    top = config.budget
+    found = config.workflows.get(workflow)
+    override = found.budget if found is not None else None
+    if override is None:
+        return top
+    roles = dict(top.roles)
+    for role, cap in override.roles.items():
+        roles[role] = _merged(roles.get(role, BudgetCap()), cap)
+    item = _merged(top.item, override.item if "item" in override.model_fields_set else None)
+    return BudgetSettings(item=item, roles=roles)
+
+
+def configured(config: Config, workflow: str) -> bool:
+    """Whether any cap applies to ``workflow``'s items (the fast path when none does)."""
+    settings = settings_for(config, workflow)
+    caps = (settings.item, *settings.roles.values())
+    return any(getattr(cap, metric) is not None for cap in caps for metric in METRICS)
+
+
+def budget_record(state: EngineState) -> dict[str, Any]:
+    """The item's ``budget`` record in the engine state: ``raises`` (cap key -> amount
+    added), ``asked`` (the cap the gate's last visit is about: ``visit``, ``cap``,
+    ``unit``, ``step``), ``acted`` (the last visit whose answer was acted on)."""
+    found = state.get("budget")
+    return dict(found) if isinstance(found, Mapping) else {}
+
+
+def unacted_answer(state: EngineState) -> tuple[str, str, int] | None:
+    """The budget gate's answer not acted on yet: ``(choice, note, visit)``.
+
+    An answer is acted on once: ``budget.acted`` records the last visit whose
+    answer was (a raise added, or the run stopped).
+    """
+    decision = state.decisions.get(BUDGET_DECISION)
+    record = budget_record(state)
+    asked = record.get("asked")
+    if not isinstance(decision, Mapping) or not isinstance(asked, Mapping):
+        return None
+    answer = decision.get("answer")
+    if decision.get("status") != "answered" or not isinstance(answer, Mapping):
+        return None
+    visit = int(decision.get("visit", 0))
+    if visit != asked.get("visit") or visit <= int(record.get("acted", 0)):
+        return None
+    return str(answer.get("choice")), str(answer.get("note") or ""), visit
+
+
+def pending_raise(state: EngineState) -> tuple[str, float, int] | None:
+    """An answered ``raise`` of the budget gate not yet added: ``(cap key, amount, visit)``.
+
+    The amount is the answer's note when it gives one, else the cap's configured
+    amount (the ``step`` recorded when the gate was asked).
+    """
+    from phasegate.engine.gates import parse_amount
+
+    found = unacted_answer(state)
+    if found is None or found[0] != "raise":
+        return None
+    _, note, visit = found
+    asked = budget_record(state)["asked"]
+    extra = parse_amount(note) or float(asked.get("step", 0.0))
+    if asked.get("unit") == "tokens":
+        extra = float(round(extra))
+    return str(asked.get("cap")), extra, visit
+
+
+def raises_of(state: EngineState) -> dict[str, float]:
+    """How much each cap was raised for this item, an answered ``raise`` not yet added
+    included."""
+    found = budget_record(state).get("raises")
+    raises: dict[str, float] = {}
+    if isinstance(found, Mapping):
+        for key, value in found.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                raises[str(key)] = float(value)
+    waiting = pending_raise(state)
+    if waiting is not None:
+        key, extra, _ = waiting
+        raises[key] = raises.get(key, 0.0) + extra
+    return raises
+
+
+def caps_of(config: Config, workflow: str, state: EngineState) -> list[Cap]:
+    """Every cap of the item, role caps first (the more specific), raises applied."""
+    settings = settings_for(config, workflow)
+    raises = raises_of(state)
+    caps: list[Cap] = []
+    scopes: list[tuple[str | None, BudgetCap]] = [*settings.roles.items(), (None, settings.item)]
+    for role, cap in scopes:
+        for metric in METRICS:
+            value = getattr(cap, metric)
+            if value is not None:
+                found = Cap(role, metric, float(value))
+                caps.append(Cap(role, metric, float(value), raises.get(found.key, 0.0)))
+    return caps
+
+
+# -- the check --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reached:
+    """A cap the next call may not pass: what was spent, and what the call would add."""
+
+    cap: Cap
+    spent: float
+    estimate: float
+
+
+@dataclass(frozen=True)
+class Allowed:
+    """The call may go out; ``max_usd`` is the least USD any of its caps has left."""
+
+    max_usd: float | None
+
+
+def check(caps: list[Cap], spend: Spend, role: str) -> Reached | Allowed:
+    """Apply the rule (see the module docstring) to a call of ``role``."""
+    left: float | None = None
+    for cap in caps:
+        if not cap.applies_to(role):
+            continue
+        spent = spend.spent(cap.role, cap.metric)
+        estimate = spend.estimate(role, cap.metric)
+        if spent >= cap.limit - _EPS or spent + estimate > cap.limit + _EPS:
+            return Reached(cap, spent, estimate)
+        if cap.metric == "usd":
+            remaining = cap.limit - spent
+            left = remaining if left is None else min(left, remaining)
+    return Allowed(round(left, 6) if left is not None else None)
+
+
+def budget_status(config: Config, workflow: str, state: EngineState, journal: Path) -> Any:
+    """Spend against each cap (``status``'s ``budget``), or ``None`` when no cap applies:
+    ``{caps: [{cap, role, unit, configured, raised, limit, spent, remaining, reached}],
+    spent: {usd, tokens, attempts, failed, unreported}}``."""
+    if not configured(config, workflow):
+        return None
+    spend = read_spend(journal)
+    rows = []
+    for cap in caps_of(config, workflow, state):
+        spent = spend.spent(cap.role, cap.metric)
+        rows.append(
+            {
+                "cap": cap.key,
+                "role": cap.role,
+                "unit": cap.metric,
+                "configured": cap.configured,
+                "raised": cap.raised,
+                "limit": cap.limit,
+                "spent": round(spent, 6) if cap.metric == "usd" else round(spent),
+                "remaining": round(max(cap.limit - spent, 0.0), 6),
+                "reached": spent >= cap.limit - _EPS,
+            }
+        )
+    return {"caps": rows, "spent": spend.summary()}
+
+
+def budget_lines(budget: dict[str, Any] | None) -> list[str]:
+    """``Budget: item $1.20 of $5.00 (24%)``, one line per cap (none without caps)."""
+    if not budget:
+        return []
+    spent = budget.get("spent") or {}
+    extra = []
+    if spent.get("failed"):
+        extra.append(f"{spent['failed']} failed")
+    if spent.get("unreported"):
+        extra.append(f"{spent['unreported']} unreported, estimated")
+    attempts = f"{spent.get('attempts', 0)} attempts" + (f", {', '.join(extra)}" if extra else "")
+    lines = [f"Budget (spend of all {attempts}):"]
+    for cap in budget.get("caps") or []:
+        unit: Metric = "tokens" if cap["unit"] == "tokens" else "usd"
+        share = cap["spent"] / cap["limit"] if cap["limit"] else 0.0
+        who = "item" if cap["role"] is None else f"role {cap['role']}"
+        raised = f", raised by {amount(cap['raised'], unit)}" if cap["raised"] else ""
+        mark = "  REACHED" if cap["reached"] else ""
+        lines.append(
+            f"  {who}: {amount(cap['spent'], unit)} of {amount(cap['limit'], unit)} "
+            f"({share:.0%}{raised}){mark}"
+        )
+    return lines

@@ -1,0 +1,181 @@
+"""The ``budget`` gate: before each dispatch, stop at a reached cap and ask to raise it.
+
+:class:`BudgetGuard` is the dispatch guard a run installs on its backends
+(:attr:`phasegate.engine.calls.Backends.guard`); ``call_agent`` calls it before
+every attempt. When a cap would be passed (:func:`phasegate.engine.budget.check`)
+nothing is dispatched: the decision ``budget`` is asked like every gate
+(pending on disk before it is asked; at a terminal a prompt; else exit 3 with
+``phasegate answer ITEM budget raise``). Its choices:
+
+- ``raise``: the cap goes up by its configured amount (a $5 cap becomes $10),
+  or by the amount a note gives (``raise: 2.5``, in the cap's unit: USD, or
+  tokens), for this item only; the run goes on;
+- ``stop``: the run stops (exit 4) without calling the agent; running again
+  asks again.
+
+The raise is recorded in the item's engine state (``budget.raises``) together
+with the answer it came from, so it is added exactly once, even when the run
+stops between the answer and the next call.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from phasegate.engine.budget import (
+    BUDGET_DECISION,
+    Allowed,
+    Reached,
+    amount,
+    budget_record,
+    caps_of,
+    check,
+    configured,
+    pending_raise,
+    unacted_answer,
+)
+from phasegate.engine.gates import Question, ask
+from phasegate.engine.spend import read_spend
+from phasegate.errors import BlockedError, WaitingForHuman
+
+if TYPE_CHECKING:
+    from phasegate.engine.calls import CallSpec
+    from phasegate.engine.run import Run
+
+
+class BudgetReached(WaitingForHuman):
+    """A cap was reached where no person can be asked (a worker thread): run again."""
+
+
+class BudgetGuard:
+    """Checks each dispatch of one run against the item's caps (see the module docstring)."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.enabled = configured(run.item.config, run.item.workflow.name)
+        #: Gates are asked on the engine's thread only: the one that built the guard.
+        self._engine_thread = threading.get_ident()
+
+    def __call__(self, spec: CallSpec) -> float | None:
+        """The USD the call may spend at most (``None``: no USD cap), or stop at the gate."""
+        run = self.run
+        if not self.enabled:
+            self.withdraw_stale()
+            return None
+        while True:
+            on_engine_thread = threading.get_ident() == self._engine_thread
+            answered = unacted_answer(run.state) if on_engine_thread else None
+            if answered is not None and answered[0] == "raise":
+                self.add_raise(answered[2])
+                answered = None
+            caps = caps_of(run.item.config, run.item.workflow.name, run.state)
+            found = check(caps, read_spend(run.item.journal.path), spec.role)
+            if isinstance(found, Allowed):
+                if answered is not None:
+                    self.acted(answered[2])  # a stop no longer needed (the cap was changed)
+                self.withdraw_stale()
+                return found.max_usd
+            reached = self._reached(found, spec)
+            if not on_engine_thread:
+                raise BudgetReached(f"{reached} Run again to decide: phasegate run {run.item.name}")
+            if answered is not None:
+                self.acted(answered[2])
+                run.item.record("budget.stopped", cap=found.cap.key, node=spec.path, sync_now=True)
+                run.save(durable=True)
+                raise BlockedError(
+                    f"{reached} Stopped at the budget cap as answered ({answered[0]}); run "
+                    f"again to be asked again: phasegate run {run.item.name}"
+                )
+            self.ask(found, spec, reached)
+
+    def _reached(self, found: Reached, spec: CallSpec) -> str:
+        cap, unit = found.cap, found.cap.metric
+        line = (
+            f"{self.run.item.name}: the budget cap of {cap.scope} ({cap.key}) is "
+            f"{amount(cap.limit, unit)} and {amount(found.spent, unit)} is spent"
+        )
+        if found.spent < cap.limit and found.estimate:
+            line += f"; the next call is estimated at {amount(found.estimate, unit)}"
+        return line + f". The {spec.role} call of {spec.path} was not started."
+
+    def ask(self, found: Reached, spec: CallSpec, reached: str) -> None:
+        """Ask whether to raise ``found``'s cap (the caller acts on the answer)."""
+        run = self.run
+        cap, unit = found.cap, found.cap.metric
+        visit = _visit(run)
+        record = budget_record(run.state)
+        record["asked"] = {"visit": visit, "cap": cap.key, "unit": unit, "step": cap.configured}
+        run.state["budget"] = record  # saved with the pending decision, before it is asked
+        question = Question(
+            id=BUDGET_DECISION,
+            question=f"{reached} Raise the cap for this item, or stop?",
+            choices={
+                "raise": (
+                    f"raise it by {amount(cap.configured, unit)} for this item (another "
+                    f"amount as a note, in {'tokens' if unit == 'tokens' else 'USD'}: "
+                    "'raise: AMOUNT')"
+                ),
+                "stop": "stop here; no agent is called",
+            },
+            visit=visit,
+            unanswered_message=reached,
+            context=spec.path,
+            amount_notes=("raise",),
+        )
+        answer = ask(run, question)
+        if answer.by == "flag":
+            run.presets.pop(BUDGET_DECISION, None)  # --answer budget=raise raises it once
+
+    def withdraw_stale(self) -> None:
+        """A budget decision still pending although no cap stops the call now (the config
+        was changed instead of answering): it no longer waits for anyone."""
+        if threading.get_ident() != self._engine_thread:
+            return
+        record = self.run.state.decisions.get(BUDGET_DECISION)
+        if record is None or record.get("status") != "pending":
+            return
+        del self.run.state.decisions[BUDGET_DECISION]
+        self.run.item.record(
+            "decision.withdrawn",
+            id=BUDGET_DECISION,
+            visit=int(record.get("visit", 0)),
+            reason="no budget cap stops the call any more",
+        )
+
+    def acted(self, visit: int) -> None:
+        record = budget_record(self.run.state)
+        record["acted"] = visit
+        self.run.state["budget"] = record
+
+    def add_raise(self, visit: int) -> None:
+        """Add the raise the answer of ``visit`` gave, once (``budget.acted`` records it)."""
+        run = self.run
+        waiting = pending_raise(run.state)
+        self.acted(visit)
+        if waiting is None:
+            return
+        key, extra, _ = waiting
+        record = budget_record(run.state)
+        raises = dict(record.get("raises") or {})
+        raises[key] = round(float(raises.get(key, 0.0)) + extra, 6)
+        record["raises"] = raises
+        run.state["budget"] = record
+        unit = str((record.get("asked") or {}).get("unit", "usd"))
+        run.item.record(
+            "budget.raised",
+            cap=key,
+            by=extra,
+            raised=raises[key],
+            text=f"{key} raised by {amount(extra, 'tokens' if unit == 'tokens' else 'usd')}",
+            sync_now=True,
+        )
+        run.save(durable=True)
+
+
+def _visit(run: Run) -> int:
+    record = run.state.decisions.get(BUDGET_DECISION)
+    if record is None:  # never asked, or withdrawn: visits go on from the last one asked
+        return int((budget_record(run.state).get("asked") or {}).get("visit", 0)) + 1
+    visit = int(record.get("visit", 0))
+    return visit if record.get("status") == "pending" else visit + 1

@@ -1,0 +1,395 @@
+"""Git for a parallel foreach: a worktree and branch per item, merges in plan order.
+
+When a parallel fan-out starts, the work tree its agents would use is
+snapshotted into a commit (uncommitted and untracked files included, neither
+the index nor HEAD touched): the *base*. Each item then works in its own
+worktree on its own branch (``phasegate-tasks/ITEM/NODE/KEY``):
+
+* an item without dependencies starts from the base; one with dependencies
+  starts from the merge of their finished commits (so it sees their work,
+  and what it starts from does not depend on timing);
+* a finished item's changes are committed on its branch;
+* finished items are merged, in plan order, into the fan-out's merged ref
+  (``refs/phasegate/ITEM/NODE/merged``); when the fan-out ends, the difference
+  between the base and the merged commit is applied to the work tree, where a
+  sequential run would have left its changes (uncommitted, as agents leave them).
+
+Commits are made with a fixed identity and the fan-out's start time, so the
+same inputs give the same commits, after a crash too. Merges use ``git
+merge-tree`` (no work tree); a conflict is never resolved silently: it is
+checked out in a fresh worktree for a repair (see :mod:`phasegate.engine.nodes.parallel`).
+phasegate's own files (``.phasegate/`` and the item's folder) are never part
+of an item's commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from phasegate.errors import BadInputError, BlockedError
+from phasegate.repo_paths import CONFIG_DIR, WORKTREES_DIR
+
+BRANCH_PREFIX = "phasegate-tasks"
+REF_PREFIX = "refs/phasegate"
+#: Lines that mark an unresolved conflict in a file.
+_MARKER = re.compile(rb"^(<{7} |={7}$|>{7} )", re.MULTILINE)
+#: git's complaint about a lock file left by a killed command.
+_LOCK = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def slug(text: str) -> str:
+    """``text`` usable in a branch and a folder name (a short hash keeps it unique)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip(".-").replace("..", "-")
+    cleaned = cleaned[:60].rstrip(".-")
+    if cleaned != text or not cleaned or cleaned.endswith(".lock"):
+        cleaned = f"{cleaned or 'item'}-{hashlib.sha1(text.encode()).hexdigest()[:6]}"
+    return cleaned
+
+
+@dataclass(frozen=True)
+class Merge:
+    """A merge of two commits: the commit made, or the files that conflict."""
+
+    commit: str | None
+    conflicts: tuple[str, ...] = ()
+
+
+class FanoutGit:
+    """The git side of one parallel foreach of one work item."""
+
+    def __init__(
+        self, repo: Path, workdir: Path, item: str, node: str, exclude: tuple[str, ...], date: str
+    ) -> None:
+        self.repo = repo
+        self.workdir = workdir
+        self.item = item
+        self.node = slug(node)
+        self.exclude = exclude
+        self.date = date
+        self.ref_base = f"{REF_PREFIX}/{slug(item)}/{self.node}"
+
+    # -- plumbing -----------------------------------------------------------------
+
+    def git(
+        self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", "-C", str(cwd or self.workdir), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            errors="replace",
+            env={**os.environ, **self._identity(), **(env or {})},
+            stdin=subprocess.DEVNULL,
+        )
+
+    def must(self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+        out = self.git(*args, cwd=cwd, env=env)
+        if out.returncode != 0 and self._stale_lock_removed(out.stderr):
+            out = self.git(*args, cwd=cwd, env=env)  # a run killed mid-command left a lock
+        if out.returncode != 0:
+            detail = (out.stderr or out.stdout).strip().splitlines()
+            raise BlockedError(
+                f"git {' '.join(args[:3])} failed in {cwd or self.workdir} for the parallel "
+                f"items of {self.item}: {detail[0] if detail else f'exit {out.returncode}'}"
+            )
+        return out.stdout.strip()
+
+    def _stale_lock_removed(self, stderr: str) -> bool:
+        """Remove a lock file git names as left behind, if it is one of this repository's.
+
+        The item's run lock is held, so no other phasegate run works here; a lock
+        file git complains about was left by a run that was killed mid-command.
+        """
+        found = _LOCK.search(stderr)
+        if found is None:
+            return False
+        lock = Path(found.group(1))
+        if not lock.resolve().is_relative_to(self._common_dir()):
+            return False
+        lock.unlink(missing_ok=True)
+        return True
+
+    def _identity(self) -> dict[str, str]:
+        return {
+            "GIT_AUTHOR_NAME": "phasegate",
+            "GIT_AUTHOR_EMAIL": "phasegate@localhost",
+            "GIT_COMMITTER_NAME": "phasegate",
+            "GIT_COMMITTER_EMAIL": "phasegate@localhost",
+            "GIT_AUTHOR_DATE": self.date,
+            "GIT_COMMITTER_DATE": self.date,
+        }
+
+    def _pathspec(self) -> list[str]:
+        return ["--", ".", *(f":(exclude){p}" for p in self.exclude)]
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        return self.git("merge-base", "--is-ancestor", older, newer).returncode == 0
+
+    # -- the base -----------------------------------------------------------------
+
+    def snapshot(self) -> str:
+        """A commit of the work tree as it is now (HEAD when nothing differs)."""
+        head = self.git("rev-parse", "--verify", "-q", "HEAD^{commit}").stdout.strip()
+        if not head:
+            raise BadInputError(
+                f"{self.item}: a parallel foreach runs its items in git worktrees, and "
+                f"{self.workdir} has no commit to start them from: commit first (or run "
+                "with --jobs 1, or set isolation: none)"
+            )
+        with tempfile.TemporaryDirectory(prefix="phasegate-index-") as tmp:
+            env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self.must("read-tree", "HEAD", env=env)
+            self.must("add", "-A", *self._pathspec(), env=env)
+            tree = self.must("write-tree", env=env)
+        if tree == self.must("rev-parse", "HEAD^{tree}"):
+            base = head
+        else:
+            base = self.must(
+                "commit-tree",
+                tree,
+                "-p",
+                head,
+                "-m",
+                f"phasegate: the work tree of {self.item} before its parallel items",
+            )
+        self.must("update-ref", f"{self.ref_base}/base", base)
+        return base
+
+    # -- one item's worktree --------------------------------------------------------
+
+    def branch(self, key: str) -> str:
+        return f"{BRANCH_PREFIX}/{slug(self.item)}/{self.node}/{slug(key)}"
+
+    def path(self, key: str, suffix: str = "") -> Path:
+        name = f"{slug(self.item)}--{self.node}--{slug(key)}{suffix}"
+        return self.repo / CONFIG_DIR / WORKTREES_DIR / name
+
+    def _ignore_worktrees(self) -> None:
+        ignore = self.repo / CONFIG_DIR / WORKTREES_DIR / ".gitignore"
+        if not ignore.exists():
+            ignore.parent.mkdir(parents=True, exist_ok=True)
+            ignore.write_text("*\n", encoding="utf-8")
+
+    def _checkout_ok(self, path: Path) -> bool:
+        out = self.git("rev-parse", "--show-toplevel", cwd=path)
+        return out.returncode == 0 and Path(out.stdout.strip()).resolve() == path.resolve()
+
+    def _drop(self, path: Path) -> None:
+        """Remove a worktree (or what is left of one) and git's record of it."""
+        admin = self._admin(path)
+        if not path.exists() and admin is None:
+            return
+        if path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+        # Twice forced: a worktree whose creation was killed is still marked locked.
+        self.git("worktree", "prune", cwd=self.repo)
+        if admin is not None and admin.exists():
+            shutil.rmtree(admin, ignore_errors=True)
+
+    def _admin(self, path: Path) -> Path | None:
+        """git's record of the worktree at ``path`` (``.git/worktrees/NAME``), if any."""
+        common = self._common_dir()
+        folder = common / "worktrees" / path.name
+        return folder if folder.is_dir() else None
+
+    def _common_dir(self) -> Path:
+        if not hasattr(self, "_common"):
+            found = self.must("rev-parse", "--git-common-dir", cwd=self.repo)
+            self._common = (self.repo / found).resolve()
+        return self._common
+
+    def prepare(self, key: str, start: str, reuse: bool) -> Path:
+        """The worktree of ``key`` on its branch, starting at ``start``.
+
+        With ``reuse`` (the item was started before and not finished) a worktree
+        that is still a working checkout is kept as it is, with the agents' work
+        in it; a half-made one is removed and made again from its branch.
+        """
+        path, branch = self.path(key), self.branch(key)
+        self._ignore_worktrees()
+        if reuse and path.is_dir() and self._checkout_ok(path):
+            return path
+        self._drop(path)
+        if reuse and self.is_ancestor(start, f"refs/heads/{branch}"):
+            self.must("worktree", "add", "-q", str(path), branch, cwd=self.repo)
+        else:
+            self.must("worktree", "add", "-q", "-B", branch, str(path), start, cwd=self.repo)
+        return path
+
+    def commit(self, path: Path, message: str) -> str:
+        """Commit everything the item changed (phasegate's files aside); the commit's id.
+
+        Committing twice is harmless: with nothing new, the branch head is returned.
+        """
+        self.must("add", "-A", *self._pathspec(), cwd=path)
+        made = self.git("commit", "-q", "--no-verify", "-m", message, cwd=path)
+        if made.returncode != 0 and self.git("diff", "--cached", "--quiet", cwd=path).returncode:
+            self.must("commit", "-q", "--no-verify", "-m", message, cwd=path)  # says why
+        return self.must("rev-parse", "HEAD", cwd=path)
+
+    def remove_worktree(self, name: str) -> None:
+        self._drop(self.path(name))
+
+    def remove(self, key: str) -> None:
+        self._drop(self.path(key))
+
+    def remove_all(self, keys: list[str]) -> None:
+        """Remove the worktrees and branches of ``keys`` (their work is merged)."""
+        for key in keys:
+            path = self.path(key)
+            if path.exists():
+                shutil.rmtree(path, ignore_errors=True)
+        self.git("worktree", "prune", cwd=self.repo)
+        branches = [self.branch(k) for k in keys]
+        for start in range(0, len(branches), 100):
+            self.git("branch", "-D", *branches[start : start + 100], cwd=self.repo)
+
+    # -- merges -----------------------------------------------------------------------
+
+    def merge(self, ours: str, theirs: str, message: str) -> Merge:
+        """``theirs`` merged into ``ours`` without a work tree (the same inputs, the same
+        commit); or the files that conflict."""
+        base = self.git("merge-base", ours, theirs).stdout.strip()
+        if base == theirs:
+            return Merge(ours)
+        if base == ours:
+            return Merge(theirs)
+        out = self.git("merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs)
+        lines = out.stdout.strip().splitlines()
+        if out.returncode == 1 and lines:
+            return Merge(None, tuple(dict.fromkeys(lines[1:])))
+        if out.returncode != 0 or not lines:
+            self.must("merge-tree", "--write-tree", ours, theirs)  # raises with git's message
+        commit = self.must("commit-tree", lines[0], "-p", ours, "-p", theirs, "-m", message)
+        return Merge(commit)
+
+    def merge_all(self, start: str, commits: list[str], message: str) -> Merge:
+        """``commits`` merged into ``start`` one after another (stops at a conflict)."""
+        head = start
+        for commit in commits:
+            merged = self.merge(head, commit, message)
+            if merged.commit is None:
+                return Merge(None, merged.conflicts)
+            head = merged.commit
+        return Merge(head)
+
+    def conflict_worktree(self, name: str, ours: str, theirs: str) -> tuple[Path, list[str]]:
+        """A worktree at ``ours`` with ``theirs`` merged in and the conflicts left in the files.
+
+        Kept across runs: when it is still mid-merge (or the merge was committed there)
+        it is reused as it is.
+        """
+        path = self.path(name)
+        self._ignore_worktrees()
+        if path.is_dir() and self._checkout_ok(path):
+            merging = self.git("rev-parse", "-q", "--verify", "MERGE_HEAD", cwd=path)
+            if merging.returncode == 0 and merging.stdout.strip() == theirs:
+                return path, self.unmerged(path)
+            if self.resolved_merge(path, ours, theirs) is not None:
+                return path, []
+        self._drop(path)
+        self.must("worktree", "add", "-q", "--detach", str(path), ours, cwd=self.repo)
+        self.git("merge", "--no-ff", "--no-commit", theirs, cwd=path)
+        return path, self.unmerged(path)
+
+    def resolved_merge(self, path: Path, ours: str, theirs: str) -> str | None:
+        """The merge commit of ``theirs`` into ``ours`` already made in ``path``, if any."""
+        out = self.git("rev-parse", "HEAD", "HEAD^1", "HEAD^2", cwd=path)
+        lines = out.stdout.split()
+        if out.returncode == 0 and len(lines) == 3 and lines[1:] == [ours, theirs]:
+            return lines[0]
+        return None
+
+    def unmerged(self, path: Path) -> list[str]:
+        out = self.git("diff", "--name-only", "--diff-filter=U", cwd=path)
+        return [line for line in out.stdout.splitlines() if line.strip()]
+
+    def fingerprints(self, path: Path, files: list[str]) -> dict[str, str | None]:
+        """The content hash of each of ``files`` (``None`` when absent)."""
+        found: dict[str, str | None] = {}
+        for name in files:
+            try:
+                found[name] = hashlib.sha1((path / name).read_bytes()).hexdigest()
+            except (FileNotFoundError, IsADirectoryError):
+                found[name] = None
+        return found
+
+    def still_conflicted(
+        self, path: Path, files: list[str], initial: dict[str, str | None]
+    ) -> list[str]:
+        """Which of ``files`` are not resolved yet: they hold conflict markers, or git still
+        marks them unmerged and nobody has touched them since (a conflict without markers,
+        such as one side deleting the file, is never taken as resolved)."""
+        unmerged = set(self.unmerged(path))
+        now = self.fingerprints(path, files)
+        left = []
+        for name in files:
+            try:
+                marked = bool(_MARKER.search((path / name).read_bytes()))
+            except (FileNotFoundError, IsADirectoryError):
+                marked = False
+            if marked or (name in unmerged and now.get(name) == initial.get(name)):
+                left.append(name)
+        return left
+
+    def finish_merge(self, path: Path, message: str) -> str:
+        """Commit a resolved merge in its worktree; the merge commit's id."""
+        self.must("add", "-A", *self._pathspec(), cwd=path)
+        self.must("commit", "-q", "--no-verify", "-m", message, cwd=path)
+        return self.must("rev-parse", "HEAD", cwd=path)
+
+    # -- landing ------------------------------------------------------------------------
+
+    def record_merged(self, commit: str) -> None:
+        self.must("update-ref", f"{self.ref_base}/merged", commit)
+
+    def apply(self, base: str, merged: str) -> None:
+        """Put the difference between ``base`` and ``merged`` into the work tree.
+
+        Applying twice is harmless (an already applied difference is left alone).
+        A work tree changed meanwhile by someone else is left alone too, with an
+        error saying how to apply the merged work by hand.
+        """
+        if base == merged:
+            return
+        diff = self.git("diff", "--binary", base, merged, *self._pathspec()).stdout
+        if not diff.strip():
+            return
+        check = subprocess.run(
+            ["git", "-C", str(self.workdir), "apply", "--check", "--whitespace=nowarn", "-"],
+            input=diff,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if check.returncode != 0:
+            undone = subprocess.run(
+                ["git", "-C", str(self.workdir), "apply", "--check", "-R", "-"],
+                input=diff,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if undone.returncode == 0:
+                return  # already in the work tree
+            reason = (check.stderr.strip().splitlines() or ["it does not apply"])[0]
+            raise BlockedError(
+                f"{self.item}: the merged work of its parallel items could not be put into "
+                f"{self.workdir} ({reason}); it is kept at {self.ref_base}/merged: apply it "
+                f"with: git diff {base[:12]} {self.ref_base}/merged | git apply"
+            )
+        subprocess.run(
+            ["git", "-C", str(self.workdir), "apply", "--whitespace=nowarn", "-"],
+            input=diff,
+            capture_output=True,
+            text=True,
+            check=True,
+        )

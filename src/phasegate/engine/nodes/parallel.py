@@ -1,0 +1,655 @@
+"""A parallel ``foreach``: items whose dependencies are done run at once, each isolated.
+
+The engine's thread is the only one that touches the state: it starts items,
+advances each item's body (a generator of effects, exactly as a sequential
+foreach runs it) and commits. Agent calls and check rounds run on a bounded
+pool of worker threads; each journals its own result (the write-ahead record)
+and returns it. Results that arrive together are applied in plan order.
+
+With ``isolation: worktree`` (the default) each item works in its own git
+worktree and branch (see :mod:`phasegate.engine.fanout_git`): it starts from
+the fan-out's base, or from the merge of its dependencies' commits; its work
+is committed when its body ends; finished items are merged in plan order, and
+the merged work is put into the work tree when the fan-out ends. A merge
+conflict is repaired by an agent in a fresh worktree, then asked about.
+
+An item that stops for a person, is blocked or fails is parked: the others
+go on; when nothing more can run, the first parked item's error (in plan
+order) ends the run, and the next run resumes every item where it was.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable, Generator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from phasegate.agents.base import Access
+from phasegate.engine.calls import CallSpec, call_agent, recover_call, usage_of
+from phasegate.engine.checks import recorded_round, run_check_round
+from phasegate.engine.fanout_git import FanoutGit
+from phasegate.engine.gates import Question, ask
+from phasegate.engine.plugin_api import Task
+from phasegate.errors import BlockedError, PhasegateError
+from phasegate.process import stop_running_children
+from phasegate.state.journal import utc_now
+from phasegate.workflow.model import AgentNode, ForeachNode
+
+if TYPE_CHECKING:
+    from phasegate.engine.run import Effect, End, Outcome, Run
+
+DONE = "done"
+SETTLED = ("done", "skipped")
+
+
+@dataclass
+class _Active:
+    """An item whose body is under way."""
+
+    key: str
+    steps: Generator[Effect, Any, End]
+    effect: Effect | None = None
+    future: Future[Any] | None = None
+
+
+class FanOut:
+    """One run of one parallel foreach (see the module docstring)."""
+
+    def __init__(self, run: Run, path: str, node: ForeachNode, task: Task | None, jobs: int):
+        self.run, self.path, self.node, self.task, self.jobs = run, path, node, task, jobs
+        self.item = run.item
+        self.order: list[str] = list(run.state.node(path)["order"])
+        self.rank = {key: i for i, key in enumerate(self.order)}
+        self.active: dict[str, _Active] = {}
+        #: Items that stopped with an error this run (waiting, blocked, failed), by key.
+        self.parked: dict[str, BaseException] = {}
+        self.halted = False  # an item ended other than done: no new item starts
+        self.stop = threading.Event()
+        self.git: FanoutGit | None = None
+        #: The order ready items start in: longest chain of dependents first, then plan order.
+        self._priority: list[str] | None = None
+
+    # -- state ---------------------------------------------------------------------------
+
+    def entries(self) -> dict[str, Any]:
+        return self.run.state.node(self.path).mapping("items")
+
+    def fan(self) -> dict[str, Any]:
+        return self.run.state.node(self.path).mapping("fanout")
+
+    def prefix(self, key: str) -> str:
+        return f"{self.path}[{key}]/"
+
+    def save(self, *, lazy: bool = False, durable: bool = False) -> None:
+        """Commit the state; the loop's node is marked changed first (its entries and
+        records are changed in place, between commits)."""
+        self.run.state.touched(self.path)
+        self.run.save(lazy=lazy, durable=durable)
+
+    def journal(self, event: str, **data: Any) -> None:
+        self.item.record(event, node=self.path, **data)
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def run_all(self) -> Outcome:
+        from phasegate.engine.run import Outcome
+
+        self.begin()
+        pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="phasegate-item")
+        try:
+            with self.item.grouped():
+                while True:
+                    self.integrate()
+                    started = self.start_ready()
+                    if not self.active:
+                        if started:
+                            continue  # they ended as they resumed: their dependents may be ready
+                        break
+                    self.submit(pool)
+                    # Commits are grouped (the journal holds every result meanwhile) and
+                    # made while the agents just started work.
+                    self.item.flush_if_due()
+                    self.collect()
+                outcome = self.conclude()
+        except BaseException:
+            self.abandon()
+            raise
+        finally:
+            self.item.flush()
+            pool.shutdown(wait=True, cancel_futures=True)
+        return Outcome(outcome)
+
+    def begin(self) -> None:
+        from phasegate.engine.nodes.foreach import dependency_order
+
+        entries = self.entries()
+        # Items wait for their dependencies whatever the order: a cycle would never start.
+        dependency_order([Task.from_dict(k, entries[k]) for k in self.order], self.path)
+        fan = self.fan()
+        if not fan.get("started"):
+            fan["started"] = utc_now()
+            fan["date"] = fan["started"].replace("Z", "+00:00")
+        if self.node.isolation == "worktree":
+            self.git = self.make_git(str(fan["date"]))
+            if not fan.get("base"):
+                fan["base"] = self.git.snapshot()
+                fan["merged"] = fan["base"]
+                fan["integrated"] = 0
+        self.journal(
+            "fanout.started",
+            jobs=self.jobs,
+            isolation=self.node.isolation,
+            items=[k for k in self.order if self.entries()[k]["status"] not in SETTLED],
+        )
+        self.save(lazy=True)
+
+    def make_git(self, date: str) -> FanoutGit:
+        workdir = self.item.workdir(self.run.state)
+        exclude = [".phasegate"]
+        rel = self.run.rel("", self.item.item_dir)
+        if not rel.startswith("/"):
+            exclude.append(rel)
+        return FanoutGit(self.item.repo, workdir, self.item.name, self.path, tuple(exclude), date)
+
+    def ready(self, key: str) -> bool:
+        entries = self.entries()
+        entry = entries[key]
+        if entry["status"] in SETTLED or key in self.active or key in self.parked:
+            return False
+        if entry["status"] not in ("pending", "running"):
+            return False  # ended other than done
+        for dep in entry.get("deps") or ():
+            found = entries.get(dep)
+            if found is not None and found["status"] not in SETTLED:
+                return False  # a skipped dependency (ticked in the plan) holds nothing back
+        return True
+
+    def heights(self) -> dict[str, int]:
+        """How long a chain of items waits on each one (1: none): the longest go first."""
+        entries = self.entries()
+        dependents: dict[str, list[str]] = {k: [] for k in self.order}
+        for key in self.order:
+            for dep in entries[key].get("deps") or ():
+                if dep in dependents:
+                    dependents[dep].append(key)
+        height: dict[str, int] = {}
+        for key in reversed(self.order):  # dependency order: dependents come later
+            height[key] = 1 + max((height.get(k, 0) for k in dependents[key]), default=0)
+        return height
+
+    def start_ready(self) -> bool:
+        """Start the ready items (longest chains of dependents first) while there is room;
+        whether any started or was skipped.
+
+        Items are marked running in one commit before their worktrees are made,
+        so a resumed run keeps what their agents did there. An item whose calls were
+        all recorded before a crash ends as it starts.
+        """
+        if self._priority is None:
+            height = self.heights()
+            self._priority = sorted(self.order, key=lambda k: (-height[k], self.rank[k]))
+        starting: list[tuple[str, str | None, bool]] = []
+        skipped = False
+        for key in self._priority:
+            if self.halted or self.stop.is_set() or len(self.active) + len(starting) >= self.jobs:
+                break
+            entry = self.entries()[key]
+            if (
+                entry["status"] == "pending"
+                and self.node.skip_done
+                and entry.get("done")
+                and not entry.get("started_at")
+            ):
+                entry["status"] = "skipped"
+                self.journal("foreach.item", key=key, status="skipped", reason="already done")
+                self.save(lazy=True)
+                skipped = True
+                continue
+            if not self.ready(key):
+                continue
+            resuming = entry["status"] == "running"
+            entry.pop("parked", None)
+            begun: str | None = None
+            if self.git is not None:
+                try:
+                    begun = self.start_commit(key)
+                except PhasegateError as exc:
+                    self.park(key, exc)
+                    continue
+                if begun is None:
+                    continue  # its dependencies conflict: it waits, or the loop ends
+            if not resuming:
+                entry["status"] = "running"
+                entry["started_at"] = utc_now()
+                if self.git is not None:
+                    entry["worktree"] = str(self.git.path(key).relative_to(self.item.repo))
+                self.journal(
+                    "foreach.item",
+                    key=key,
+                    status="running",
+                    title=entry.get("title", ""),
+                    worktree=entry.get("worktree"),
+                )
+            starting.append((key, begun, resuming))
+        if self.git is not None and any(not resuming for _, _, resuming in starting):
+            self.save()
+        for key, begun, resuming in starting:
+            self.start(key, begun, resuming)
+        return skipped or bool(starting)
+
+    def start(self, key: str, begun: str | None, resuming: bool) -> None:
+        """Make ``key``'s worktree (or take it back) and run its body to its first call."""
+        from phasegate.engine.run import ItemCursor, Workspace, definition_path
+
+        if self.git is not None and begun is not None:
+            where = self.git.prepare(key, begun, reuse=resuming)
+            self.run.workspaces[self.prefix(key)] = Workspace(where, begun)
+        current = Task.from_dict(key, self.entries()[key])
+        steps = self.run.frame(
+            definition_path(self.path) + "/",
+            self.prefix(key),
+            tuple(self.node.body),
+            ItemCursor(self.run.state, self.path, key),
+            self.node.body[0].id,
+            current,
+        )
+        active = _Active(key, steps)
+        self.active[key] = active
+        self.advance(active, None, first=True)
+
+    def start_commit(self, key: str) -> str | None:
+        """Where ``key``'s worktree starts: the base, or its dependencies' work merged into
+        it in plan order (``None``: they conflict and the loop ends with merge-conflict)."""
+        assert self.git is not None
+        entry = self.entries()[key]
+        if entry.get("start"):
+            return str(entry["start"])
+        wanted = set(entry.get("deps") or ())
+        head = str(self.fan()["base"])
+        for dep in (d for d in self.order if d in wanted and self.entries()[d].get("commit")):
+            commit = str(self.entries()[dep]["commit"])
+            merged = self.git.merge(head, commit, f"phasegate: {dep}'s work, for {key}")
+            if merged.commit is not None:
+                head = merged.commit
+                continue
+            resolved = self.resolve_conflict(key, f"deps:{dep}", head, commit, merged.conflicts)
+            if resolved is None:
+                return None  # waiting for that conflict, or the loop ends with merge-conflict
+            head = resolved
+        entry["start"] = head
+        self.save(lazy=True)
+        return head
+
+    # -- effects ---------------------------------------------------------------------------
+
+    def advance(self, active: _Active, value: Any, *, first: bool = False) -> None:
+        """Send ``value`` into the item's body until it needs a worker (or ends)."""
+        from phasegate.engine.run import Call
+
+        while True:
+            # Other items committed since this one last ran: what its body holds on to
+            # must be written by its next commit, as in a sequential run.
+            self.run.state.touched_under(self.prefix(active.key))
+            try:
+                effect = next(active.steps) if first else active.steps.send(value)
+            except StopIteration as stop:
+                self.ended(active.key, stop.value)
+                return
+            except PhasegateError as exc:
+                self.park(active.key, exc)
+                return
+            first = False
+            immediate = self.recorded(effect)
+            if immediate is None:
+                active.effect, active.future = effect, None
+                if isinstance(effect, Call):
+                    self.run.backends.for_role(effect.spec.role)  # made here, not in a worker
+                return
+            value = immediate[0]
+            self.item.applied(effect.spec.key if isinstance(effect, Call) else effect.round.key)
+
+    def recorded(self, effect: Effect) -> tuple[Any] | None:
+        from phasegate.engine.run import Call
+
+        if isinstance(effect, Call):
+            found = recover_call(self.item, effect.spec)
+        else:
+            found = recorded_round(self.item, effect.round)  # type: ignore[assignment]
+        return (found,) if found is not None else None
+
+    def submit(self, pool: ThreadPoolExecutor) -> None:
+        from phasegate.engine.run import Call
+
+        waiting = [a for a in self.active.values() if a.effect is not None and a.future is None]
+        for active in sorted(waiting, key=lambda a: self.rank[a.key]):
+            effect = active.effect
+            if isinstance(effect, Call) and self.run.backends.guard is not None:
+                # Budget caps are checked here, on the engine's thread, where a gate can
+                # be asked and saved; the item waits (parked) if a cap stops its call.
+                try:
+                    self.run.backends.guard(effect.spec)
+                except PhasegateError as exc:
+                    self.park(active.key, exc)
+                    continue
+            if isinstance(effect, Call):
+                # Built on this thread: building reads the state the engine changes.
+                spec = replace(effect.spec, build_prompt=_fixed(effect.spec.build_prompt()))
+                work = contextvars.copy_context().run
+                active.future = pool.submit(work, self.call, spec)
+            elif effect is not None:
+                work = contextvars.copy_context().run
+                active.future = pool.submit(
+                    work, run_check_round, self.item, self.run.state, effect.round, in_worker=True
+                )
+
+    def call(self, spec: CallSpec) -> Any:
+        return call_agent(
+            self.item,
+            self.run.state,
+            self.run.backends,
+            spec,
+            in_worker=True,
+            stopping=self.stop.is_set,
+        )
+
+    def collect(self) -> None:
+        """Wait for at least one worker; apply what finished, in plan order."""
+        from phasegate.engine.run import Call
+
+        futures = {a.future: a for a in self.active.values() if a.future is not None}
+        done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+        for future in sorted(done, key=lambda f: self.rank[futures[f].key]):
+            active = futures[future]
+            effect = active.effect
+            active.effect, active.future = None, None
+            try:
+                value = future.result()
+            except PhasegateError as exc:
+                self.park(active.key, exc)
+                continue
+            assert effect is not None
+            self.item.applied(effect.spec.key if isinstance(effect, Call) else effect.round.key)
+            self.advance(active, value)
+
+    def park(self, key: str, exc: BaseException) -> None:
+        """``key`` stopped with an error: the others go on; the error ends the run later."""
+        from phasegate.errors import WaitingForHuman
+
+        self.active.pop(key, None)
+        self.parked[key] = exc
+        reason = (str(exc).splitlines() or [exc.__class__.__name__])[0]
+        kind = "waiting" if isinstance(exc, WaitingForHuman) else "failed"
+        self.entries()[key]["parked"] = f"{kind}: {reason}"
+        self.journal("foreach.item", key=key, status="parked", reason=reason)
+        self.save(lazy=True)
+
+    def ended(self, key: str, end: End) -> None:
+        self.active.pop(key, None)
+        entry = self.entries()[key]
+        if end.outcome == DONE and self.git is not None:
+            where = self.run.workspaces[self.prefix(key)].workdir
+            title = f": {entry.get('title')}" if entry.get("title") else ""
+            entry["commit"] = self.git.commit(where, f"{self.item.name} {key}{title}")
+        entry["status"] = DONE if end.outcome == DONE else end.outcome
+        self.run.workspaces.pop(self.prefix(key), None)
+        if end.outcome != DONE:
+            self.halted = True
+        self.journal("foreach.item", key=key, status=entry["status"], commit=entry.get("commit"))
+        self.save(lazy=True)
+
+    def abandon(self) -> None:
+        """The run is stopping (Ctrl-C, a stop signal, an error of the engine itself): kill
+        every agent's process tree, wait for the workers, journal the calls abandoned."""
+        from phasegate.engine.run import Call
+
+        self.stop.set()
+        stop_running_children()
+        for active in self.active.values():
+            if active.future is None:
+                continue
+            try:
+                active.future.result(timeout=60)
+                continue  # it finished: its result is journaled and will be reused
+            except BaseException:
+                pass
+            if isinstance(active.effect, Call):
+                self.item.record(
+                    "agent.abandoned",
+                    key=active.effect.spec.key,
+                    role=active.effect.spec.role,
+                    node=active.effect.spec.path,
+                    reason="phasegate was stopped",
+                    sync_now=True,
+                )
+
+    # -- merging -------------------------------------------------------------------------------
+
+    def integrate(self, *, past_unfinished: bool = False) -> None:
+        """Merge finished items into the merged ref, strictly in plan order.
+
+        An item still under way (or parked) holds back the items after it, so the
+        merged history never depends on timing; ``past_unfinished`` (the loop is
+        ending other than done) merges the finished ones past it.
+        """
+        if self.git is None:
+            return
+        fan = self.fan()
+        while int(fan["integrated"]) < len(self.order):
+            key = self.order[int(fan["integrated"])]
+            if key in self.parked:
+                return
+            entry = self.entries()[key]
+            status = entry["status"]
+            if status == DONE and entry.get("commit"):
+                ours, theirs = str(fan["merged"]), str(entry["commit"])
+                merged = self.git.merge(ours, theirs, f"phasegate: merge {key}")
+                head = merged.commit
+                if head is None:
+                    try:
+                        head = self.resolve_conflict(key, "merge", ours, theirs, merged.conflicts)
+                    except PhasegateError as exc:
+                        self.park(key, exc)
+                        return
+                    if head is None:
+                        return
+                fan["merged"] = head
+                self.git.record_merged(head)
+                self.journal("foreach.merged", key=key, commit=head)
+            elif status in ("pending", "running") and not past_unfinished:
+                return
+            fan["integrated"] = int(fan["integrated"]) + 1
+            self.save(lazy=True)
+
+    def land(self) -> None:
+        """Put the merged work into the work tree, then remove the finished items' branches."""
+        if self.git is None:
+            return
+        fan = self.fan()
+        if not fan.get("landed"):
+            self.git.apply(str(fan["base"]), str(fan["merged"]))
+            fan["landed"] = utc_now()
+            self.journal("fanout.landed", base=fan["base"], merged=fan["merged"])
+            self.save(durable=True)
+        self.git.remove_all([k for k in self.order if self.entries()[k]["status"] == DONE])
+
+    def conclude(self) -> str:
+        """The loop's outcome once nothing more can run.
+
+        A parked item's error ends the run (the next run resumes it); otherwise
+        the first item that ended other than done gives the outcome (what
+        finished is merged and landed all the same); otherwise ``done``.
+        """
+        entries = self.entries()
+        parked = [k for k in self.order if k in self.parked]
+        if parked:
+            raise self.parked[parked[0]]
+        ended = [
+            str(entries[k]["status"])
+            for k in self.order
+            if entries[k]["status"] not in (*SETTLED, "pending", "running")
+        ]
+        stuck = [k for k in self.order if entries[k]["status"] in ("pending", "running")]
+        if stuck and not ended:
+            raise BlockedError(
+                f"{self.item.name}: items {', '.join(stuck)} of {self.path} never became ready "
+                "(they depend on items that are not in the list or not done)"
+            )
+        outcome = ended[0] if ended else DONE
+        self.integrate(past_unfinished=outcome != DONE)
+        self.land()
+        self.journal("fanout.finished", outcome=outcome)
+        return outcome
+
+    # -- conflicts -------------------------------------------------------------------------
+
+    def resolve_conflict(
+        self, key: str, stage: str, ours: str, theirs: str, conflicts: tuple[str, ...]
+    ) -> str | None:
+        """Repair a conflict merging ``theirs`` into ``ours``: agent repairs, then a person.
+
+        Conflicts are kept by the pair of commits, so the same merge met again (an
+        item's integration, then a dependent's start) is resolved once. Returns the
+        resolved merge commit; ``None`` when ``key`` must wait (the pair waits for a
+        person through another item) or the loop ends with merge-conflict. Raises
+        WaitingForHuman when a person must answer and cannot now.
+        """
+        assert self.git is not None
+        pair = f"{ours}+{theirs}"
+        known = self.fan().setdefault("conflicts", {})
+        record = known.get(pair)
+        if record is not None and record.get("commit"):
+            return str(record["commit"])
+        if record is not None and record["owner"] != key and record["owner"] in self.parked:
+            return None  # being asked through its owner: wait for that answer
+        name = f"conflict-{slug_of(pair)}"
+        where, files = self.git.conflict_worktree(name, ours, theirs)
+        if record is None:
+            files = files or list(conflicts)
+            record = known[pair] = {
+                "owner": key,
+                "stage": stage,
+                "files": files,
+                "worktree": str(where),
+                "repairs": 0,
+                "acted": 0,
+                "fingerprints": self.git.fingerprints(where, files),
+            }
+            self.journal("foreach.conflict", key=key, stage=stage, files=files, worktree=str(where))
+            self.save()
+        record["owner"] = key
+        files = list(record["files"])
+        while True:
+            done = self.git.resolved_merge(where, ours, theirs)
+            left = [] if done else self.git.still_conflicted(where, files, record["fingerprints"])
+            if not left:
+                message = f"phasegate: merge for {key}, conflict resolved"
+                record["commit"] = done or self.git.finish_merge(where, message)
+                self.journal("foreach.conflict_resolved", key=key, commit=record["commit"])
+                self.save()
+                self.git.remove_worktree(name)
+                return str(record["commit"])
+            if int(record["repairs"]) < self.node.conflicts.attempts:
+                record["repairs"] = int(record["repairs"]) + 1
+                self.save()
+                self.repair(key, name, where, left, int(record["repairs"]))
+                continue
+            if self.node.conflicts.then == "outcome":
+                choice = "stop"
+            else:
+                choice = self.ask_person(key, record, where, left)
+            if choice == "retry":
+                record["repairs"] = 0
+                self.save()
+                continue
+            if choice == "stop":
+                self.entries()[key]["status"] = "merge-conflict"
+                self.halted = True
+                self.journal("foreach.item", key=key, status="merge-conflict", files=left)
+                self.save()
+                return None
+            # "resolved": a person resolved it in the worktree; checked on the next turn.
+
+    def repair(self, key: str, name: str, where: Path, files: list[str], attempt: int) -> None:
+        """One agent call to resolve the conflicts left in ``where``."""
+        from phasegate.agents.base import PromptPart
+
+        role = self.node.conflicts.role or next(
+            n.executor for n in self.node.body if isinstance(n, AgentNode) and n.executor
+        )
+        listing = "\n".join(f"- {file}" for file in files)
+        text = (
+            f"Two pieces of work on {self.item.name} done in parallel changed the same lines "
+            f"(merging item {key}), and git could not merge them. The merge is under way in "
+            f"this work tree; the conflicts are marked with <<<<<<<, ======= and >>>>>>> "
+            f"in:\n\n{listing}\n\nResolve every conflict so that the intent of both "
+            "changes is kept, remove every marker, and leave the files ready to commit. "
+            "Do not commit."
+        )
+        visit = self.run.state.node(self.path).visit
+        spec = CallSpec(
+            key=f"{self.path}#{visit}/{name}/{attempt}",
+            role=str(role),
+            path=f"{self.prefix(key)}merge",
+            label=self.run.label(self.path),
+            iteration=attempt,
+            stage="repair",
+            access=Access.WRITE,
+            output_schema=None,
+            build_prompt=lambda: ("Resolve the merge conflict.", (PromptPart("Conflict", text),)),
+            task=key,
+            workdir=where,
+        )
+        result = call_agent(self.item, self.run.state, self.run.backends, spec)
+        self.run.state.add_usage(self.path, str(role), usage_of(result))
+        self.save()
+
+    def ask_person(self, key: str, record: dict[str, Any], where: Path, files: list[str]) -> str:
+        """The person's choice after the repairs: retry, resolved (by hand) or stop.
+
+        An answer is acted on once: one given before a crash is used, not asked again.
+        """
+        decision = f"conflict-{key}"
+        found = self.run.state.decisions.get(decision)
+        visit = int(found.get("visit", 0)) if found else 0
+        if found is not None and found.get("status") == "answered" and visit > record["acted"]:
+            record["acted"] = visit
+            return str((found.get("answer") or {}).get("choice"))
+        if found is None or found.get("status") != "pending":
+            visit += 1
+        question = Question(
+            id=decision,
+            question=(
+                f"Merging {key} conflicts with the work merged before it, and the agent did "
+                f"not resolve it (still conflicted: {', '.join(files)}). The merge is in "
+                f"{where}."
+            ),
+            choices={
+                "retry": "ask the agent to resolve it again",
+                "resolved": f"resolved by hand in {where}: check and commit it",
+                "stop": "end the loop with outcome merge-conflict",
+            },
+            visit=visit,
+            context=self.path,
+        )
+        choice = ask(self.run, question).choice
+        record["acted"] = visit
+        return choice
+
+
+def slug_of(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha1(text.encode()).hexdigest()[:10]
+
+
+def _fixed(built: tuple[str, tuple[Any, ...]]) -> Callable[[], tuple[str, tuple[Any, ...]]]:
+    return lambda: built
+
+
+def run_parallel(run: Run, path: str, node: ForeachNode, task: Task | None, jobs: int) -> Outcome:
+    """Run a parallel foreach's items (called by the foreach handler); the loop's outcome."""
+    return FanOut(run, path, node, task, jobs).run_all()

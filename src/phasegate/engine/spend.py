@@ -1,0 +1,160 @@
+"""What a work item's agents spent, read from its journal (the budget caps count it).
+
+Each ``agent.finished`` event (failed attempts too) adds the cost and the
+tokens (input plus output) its backend reported, to the role that made the
+call. An attempt dispatched that never reported (phasegate was killed during
+it, or it is still running) counts as the mean of the role's reported calls
+(nothing while the role has none).
+A journal is read once: each later read takes only the lines added since.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Metric = Literal["usd", "tokens"]
+
+
+@dataclass
+class RoleSpend:
+    """What one role's attempts on the item spent, as their results reported it."""
+
+    attempts: int = 0
+    failed: int = 0
+    reported: int = 0
+    usd: float = 0.0
+    tokens: int = 0
+    #: Attempts dispatched that never reported (killed, or still running).
+    open: set[str] = field(default_factory=set)
+
+    def total(self, metric: Metric) -> float:
+        return self.usd if metric == "usd" else float(self.tokens)
+
+
+@dataclass(frozen=True)
+class Spend:
+    """An item's spend by role, read from its journal."""
+
+    roles: Mapping[str, RoleSpend]
+
+    def _mean(self, role: str, metric: Metric) -> float:
+        found = self.roles.get(role)
+        if found is None or not found.reported:
+            return 0.0
+        return found.total(metric) / found.reported
+
+    def estimate(self, role: str, metric: Metric) -> float:
+        """What the next call of ``role`` is expected to spend."""
+        return self._mean(role, metric)
+
+    def spent(self, role: str | None, metric: Metric) -> float:
+        """What ``role`` (``None``: the whole item) spent, unreported attempts estimated."""
+        names = list(self.roles) if role is None else [role]
+        total = 0.0
+        for name in names:
+            found = self.roles.get(name)
+            if found is not None:
+                total += found.total(metric) + len(found.open) * self._mean(name, metric)
+        return total
+
+    def summary(self) -> dict[str, Any]:
+        """The item's totals, as ``status --json`` shows them under ``budget.spent``."""
+        return {
+            "usd": round(self.spent(None, "usd"), 6),
+            "tokens": round(self.spent(None, "tokens")),
+            "attempts": sum(r.attempts for r in self.roles.values()),
+            "failed": sum(r.failed for r in self.roles.values()),
+            "unreported": sum(len(r.open) for r in self.roles.values()),
+        }
+
+
+class SpendLedger:
+    """The spend of one journal, read incrementally: each call reads only the new lines."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._reset(None)
+
+    def _reset(self, inode: int | None) -> None:
+        self._offset = 0
+        self._inode = inode
+        self._roles: dict[str, RoleSpend] = {}
+        self._owner: dict[str, str] = {}  # attempt id -> role
+
+    def read(self) -> Spend:
+        """The spend recorded so far (complete lines only: a line being written waits)."""
+        with self._lock:
+            try:
+                with open(self.path, "rb") as handle:
+                    info = os.fstat(handle.fileno())
+                    if info.st_ino != self._inode or info.st_size < self._offset:
+                        self._reset(info.st_ino)  # a new or replaced journal
+                    handle.seek(self._offset)
+                    data = handle.read()
+            except FileNotFoundError:
+                self._reset(None)
+                data = b""
+            end = data.rfind(b"\n")
+            if end >= 0:
+                for line in data[:end].split(b"\n"):
+                    if b'"agent.' in line:
+                        self._add(line)
+                self._offset += end + 1
+            return Spend({k: _copy(v) for k, v in self._roles.items()})
+
+    def _add(self, line: bytes) -> None:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return  # the engine reports a corrupt journal line when it reads it
+        if not isinstance(event, dict):
+            return
+        name, attempt = event.get("event"), str(event.get("attempt"))
+        if name == "agent.dispatched":
+            role = str(event.get("role"))
+            spend = self._roles.setdefault(role, RoleSpend())
+            spend.attempts += 1
+            spend.open.add(attempt)
+            self._owner[attempt] = role
+        elif name == "agent.finished":
+            role = self._owner.get(attempt, str(event.get("role")))
+            spend = self._roles.setdefault(role, RoleSpend())
+            spend.open.discard(attempt)
+            spend.reported += 1
+            spend.failed += 0 if event.get("ok") else 1
+            usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
+            assert isinstance(usage, dict)
+            spend.tokens += _count(usage.get("input_tokens")) + _count(usage.get("output_tokens"))
+            cost = event.get("cost_usd")
+            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
+                spend.usd += float(cost)
+
+
+def _count(value: object) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _copy(spend: RoleSpend) -> RoleSpend:
+    return RoleSpend(
+        spend.attempts, spend.failed, spend.reported, spend.usd, spend.tokens, set(spend.open)
+    )
+
+
+_LEDGERS: dict[Path, SpendLedger] = {}
+_LEDGERS_LOCK = threading.Lock()
+
+
+def read_spend(journal: Path) -> Spend:
+    """The spend recorded in the journal at ``journal`` (cached per file, read incrementally)."""
+    with _LEDGERS_LOCK:
+        ledger = _LEDGERS.get(journal)
+        if ledger is None:
+            ledger = _LEDGERS[journal] = SpendLedger(journal)
+    return ledger.read()

@@ -1,0 +1,1 @@
+"""Item parsers every workflow may use (the ``phasegate.parsers`` entry-point group)."""

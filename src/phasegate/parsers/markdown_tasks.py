@@ -1,0 +1,92 @@
+"""``markdown-tasks``: the tasks of a Markdown file, one foreach item each.
+
+A task is what the ``change`` workflow's tasks.md reader counts as one
+(:mod:`phasegate.change.taskformats`): checkbox items (``- [ ] ...``), task
+headings (``#### Task 1.2: ...``), or, in a file with neither, each top-level
+list item. Fences, code and comments never hold tasks, and sections titled as
+checklists or notes are skipped. A ticked task is done (a foreach with
+``skip_done`` skips it). An item's key is the task's own id (``T012``,
+``1.2``) or else its position (``1``, ``2``...); its title is the task's text
+without its id. ``(after T1, T2)`` or ``(depends on T1)`` in the text names the
+items it depends on (a foreach with ``order: deps`` runs those first, and a
+parallel one starts it once they are done)::
+
+    - [ ] T1: Add the bucket model
+    - [ ] T2: Add the middleware (after T1)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from phasegate.change.frontmatter import split_frontmatter
+from phasegate.change.markdown import outline, split_lines
+from phasegate.change.taskformats import TaskEntry, find_tasks
+from phasegate.engine.plugin_api import ItemParser, Parsed, PluginContext, Task
+from phasegate.errors import BadInputError, NotFoundError
+
+_DEPS = re.compile(r"\s*\((?:after|depends on)\s+([^)]*)\)", re.IGNORECASE)
+_LEADING_ID = re.compile(r"^\s*(?:\*\*)?([A-Za-z]*\d+(?:\.\d+)*)(?:\*\*)?\s*[:.)-]?\s+")
+
+
+def title_and_deps(entry: TaskEntry) -> tuple[str, tuple[str, ...]]:
+    """A task's title (its text without its id) and the keys it names as dependencies."""
+    text = entry.text.strip()
+    deps: list[str] = []
+    for match in _DEPS.finditer(text):
+        deps += [d for d in re.split(r"[,\s]+", match.group(1)) if d and d.lower() != "and"]
+    text = _DEPS.sub("", text).strip()
+    found = _LEADING_ID.match(text)
+    if found is not None and found.group(1) == entry.id:
+        text = text[found.end() :].strip() or text
+    return text, tuple(deps)
+
+
+def read_entries(path: Path) -> list[tuple[TaskEntry, int]]:
+    """The tasks of the Markdown file at ``path`` with their 1-based lines, in order."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NotFoundError(f"{path} does not exist, so its tasks cannot be read") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"{path}: cannot read tasks ({exc})") from None
+    _, body, _ = split_frontmatter(text)
+    offset = len(split_lines(text[: len(text) - len(body)]))  # the body is a suffix
+    entries, _ = find_tasks(outline(body))
+    return [(entry, entry.line + offset + 1) for entry in entries]
+
+
+class MarkdownTasksParser(ItemParser):
+    """Each task of a Markdown task list (checkboxes, task headings or list items)."""
+
+    name = "markdown-tasks"
+
+    def parse(self, ctx: PluginContext, path: Path | None) -> Parsed:
+        if path is None:
+            raise BadInputError("the markdown-tasks parser needs a 'file' to read")
+        items: list[Task] = []
+        used: set[str] = set()
+        for position, (entry, line) in enumerate(read_entries(path), start=1):
+            key = entry.id or str(position)
+            if key in used:
+                key = f"{key}-{position}"
+            used.add(key)
+            title, deps = title_and_deps(entry)
+            items.append(
+                Task(
+                    key=key,
+                    title=title,
+                    deps=deps,
+                    done=entry.done,
+                    line=line,
+                    data={"parallel": entry.parallel},
+                )
+            )
+        return Parsed(tuple(items), "document")
+
+    def count(self, path: Path) -> int:
+        return len(read_entries(path))
+
+
+MARKDOWN_TASKS = MarkdownTasksParser()
