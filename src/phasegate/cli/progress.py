@@ -9,6 +9,7 @@ item; without a terminal every line names its item (``[T3] ...``).
 from __future__ import annotations
 
 import re
+import signal
 import threading
 import time
 from typing import Any
@@ -19,6 +20,8 @@ from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 
+from phasegate.cli.output import OutputClosed
+from phasegate.interrupts import stopped_by
 from phasegate.verdicts.model import BLOCKING_SEVERITIES
 
 _ITEM = re.compile(r"\[([^\]]+)\]")
@@ -55,16 +58,34 @@ class ProgressPrinter:
         self._rows: dict[str, tuple[str, float]] | None = None
         self._live: Live | None = None
         self._current: dict[str, Any] | None = None
+        #: The reader of the progress lines went away: the run stops.
+        self.output_closed = False
+        self._stopped = False
 
     def __call__(self, event: dict[str, Any]) -> None:
+        if self.output_closed:
+            self._stop_for_closed_output()
+            return
         if self.quiet:
             return
         name = str(event.get("event", ""))
         handler = getattr(self, "_on_" + name.replace(".", "_"), None)
         if handler is not None:
-            with self._lock:
-                self._current = event
-                handler(event)
+            try:
+                with self._lock:
+                    self._current = event
+                    handler(event)
+            except (OutputClosed, BrokenPipeError):
+                # `phasegate run 2>&1 | head`: the run stops as a SIGPIPE would stop it
+                # (exit 141), in the engine's thread, where a stop signal is raised too.
+                self.output_closed = True
+                self._stop_for_closed_output()
+
+    def _stop_for_closed_output(self) -> None:
+        if self._stopped or threading.current_thread() is not threading.main_thread():
+            return  # a worker thread: the engine's thread stops at its next event
+        self._stopped = True
+        raise stopped_by(signal.SIGPIPE)
 
     @property
     def live(self) -> bool:
