@@ -41,7 +41,9 @@ def _strict(node: Any, definitions: Mapping[str, Any]) -> Any:
         return node
     if "$ref" in node:
         name = str(node["$ref"]).rsplit("/", 1)[-1]
-        return _strict(definitions[name], definitions)
+        # A field's own keywords (its description) go with the definition it refers to.
+        own = {k: v for k, v in node.items() if k != "$ref"}
+        return _strict({**definitions[name], **own}, definitions)
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in _DROPPED:
