@@ -237,6 +237,9 @@ _watchdog = _Watchdog()
 atexit.register(_watchdog.close)
 _live: dict[int, _Child] = {}
 _live_lock = threading.Lock()
+#: How many times :func:`stop_running_children` ran: a child started while it ran
+#: (not yet in ``_live`` when it looked) is stopped as soon as it is registered.
+_stops = 0
 
 
 def stop_running_children(grace: float = GRACE_SECONDS) -> list[int]:
@@ -245,7 +248,9 @@ def stop_running_children(grace: float = GRACE_SECONDS) -> list[int]:
     For the moment phasegate stops: the call running in the main thread has
     already killed its own child; this catches children of other threads.
     """
+    global _stops
     with _live_lock:
+        _stops += 1
         children = list(_live.values())
     killed: list[int] = []
     with stop_signals_deferred():
@@ -287,6 +292,8 @@ def _start(
 ) -> _Child:
     tag = proctree.new_tag()
     base = dict(env) if env is not None else dict(os.environ)
+    with _live_lock:
+        stops = _stops
     proc = subprocess.Popen(
         argv,
         shell=isinstance(argv, str),
@@ -301,6 +308,11 @@ def _start(
     child = _Child(proc, tag)
     with _live_lock:
         _live[proc.pid] = child
+        missed = _stops != stops
+    if missed:
+        # phasegate was stopping while this child started: it must not outlive the stop.
+        with stop_signals_deferred():
+            child.stop(GRACE_SECONDS)
     groups = active_groups()
     if groups is not None:
         try:

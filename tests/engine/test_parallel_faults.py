@@ -137,6 +137,36 @@ def outcome_of(root: Path) -> dict[str, Any]:
     }
 
 
+def test_a_kill_after_a_conflict_is_resolved_leaves_no_worktree_behind(tmp_path: Path) -> None:
+    """Killed after the repaired merge is recorded but before its worktree is removed: the
+    next run uses the recorded merge and removes that worktree with the others."""
+    root = fan_repo(tmp_path / "repo")
+    new_item(root)
+    killed = subprocess.run(
+        [sys.executable, str(HERE / "parallel_run.py"), str(root), "crash"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        env={**os.environ, "PHASEGATE_CRASH_AT": "fanout.conflict_resolved"},
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert any("conflict-" in path for path in worktrees(root))
+    finished = subprocess.run(
+        [sys.executable, str(HERE / "parallel_run.py"), str(root), "crash"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert worktrees(root) == []
+    assert (root / "src" / "shared.py").read_text() == "LIMIT = 13\n"
+    assert duplicate_dispatches(journal(root)) == []
+
+
 @pytest.mark.slow
 def test_kill_9_at_random_moments_of_a_fan_out_changes_nothing_but_time(tmp_path: Path) -> None:
     """At least 50 SIGKILLs at random moments of parallel runs (one of them through a merge

@@ -35,6 +35,7 @@ from phasegate.engine.fanout_git import FanoutGit
 from phasegate.engine.gates import Question, ask
 from phasegate.engine.plugin_api import Task
 from phasegate.errors import BlockedError, PhasegateError
+from phasegate.faults import crash_point
 from phasegate.process import stop_running_children
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import AgentNode, ForeachNode
@@ -475,6 +476,9 @@ class FanOut:
             self.journal("fanout.landed", base=fan["base"], merged=fan["merged"])
             self.save(durable=True)
         self.git.remove_all([k for k in self.order if self.entries()[k]["status"] == DONE])
+        for pair, record in (fan.get("conflicts") or {}).items():
+            if record.get("commit"):  # resolved; a crash may have come before its removal
+                self.git.remove_worktree(f"conflict-{slug_of(pair)}")
 
     def conclude(self) -> str:
         """The loop's outcome once nothing more can run.
@@ -550,6 +554,7 @@ class FanOut:
                 record["commit"] = done or self.git.finish_merge(where, message)
                 self.journal("foreach.conflict_resolved", key=key, commit=record["commit"])
                 self.save()
+                crash_point("fanout.conflict_resolved")
                 self.git.remove_worktree(name)
                 return str(record["commit"])
             if int(record["repairs"]) < self.node.conflicts.attempts:
