@@ -151,3 +151,24 @@ def test_concurrent_calls_share_one_record_of_the_files(tmp_path: Path) -> None:
     for name in ("first", "second"):
         (violation,) = results[name]
         assert violation.paths == (".phasegate/config.yaml",)
+
+
+def test_a_backends_own_log_is_never_a_violation_of_a_call_overlapping_another(
+    tmp_path: Path,
+) -> None:
+    """Protected files: a file of .phasegate/ a backend declares its own (the scripted
+    backend's calls log) is not recorded, even for a call that begins while another runs."""
+    root = fan_repo(tmp_path / "repo", parallel=1)
+    repo = open_repo(root)
+    repo.new("guarded", workflow="fan", description="guarded")
+    item = repo.item("guarded")
+    item.load()
+    guard = guard_of(item)
+    log = root / ".phasegate" / "calls.jsonl"
+    log.write_text("")
+    with guard.watching() as first:
+        with guard.watching([log]) as second:
+            log.write_text('{"call": 1}\n')
+        log.write_text('{"call": 2}\n')
+    assert (first, second) == ([], [])
+    assert log.read_text() == '{"call": 2}\n'

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from phasegate.agents.schema import strict_json_schema
+from phasegate.agents.schema import tool_json_schema
 from phasegate.change.frontmatter import split_frontmatter
 from phasegate.errors import BadInputError, StateCorruptError
 from phasegate.state.atomic import atomic_write_text
@@ -108,7 +108,7 @@ class RecordedReview(_Strict):
 
 #: JSON schema of ``create_review``'s arguments, as agents are shown it: generated from
 #: :class:`ReviewSubmission`, the model that reads them, so the two never disagree.
-CREATE_REVIEW_SCHEMA: dict[str, Any] = strict_json_schema(ReviewSubmission)
+CREATE_REVIEW_SCHEMA: dict[str, Any] = tool_json_schema(ReviewSubmission)
 
 
 def validate_submission(arguments: Mapping[str, Any]) -> ReviewSubmission:

@@ -119,6 +119,7 @@ class Guard:
                 self.item.journal.observer = self._own_append
             else:
                 self._sweep()
+                self._snapshot.exempt_too(exempt)
             token, self._next = self._next, self._next + 1
             found: list[Violation] = []
             self._running[token] = found

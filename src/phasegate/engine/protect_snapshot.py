@@ -96,6 +96,14 @@ class Snapshot:
             if _absolute(path) not in self.exempt:
                 yield path
 
+    def exempt_too(self, paths: Iterable[Path]) -> None:
+        """Files a backend of a call that began later writes itself: no longer recorded."""
+        more = frozenset(_absolute(p) for p in paths) - self.exempt
+        if more:
+            self.exempt |= more
+            for path in [p for p in self.files if _absolute(p) in more]:
+                del self.files[path]
+
     def refresh(self, paths: Iterable[Path]) -> None:
         """phasegate itself just wrote ``paths``: record them as they are now."""
         for path in paths:
