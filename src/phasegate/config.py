@@ -88,11 +88,15 @@ class BudgetSettings(BaseModel):
 
 
 class WorkflowSettings(BaseModel):
+    """``workflows.NAME``: where its items live, and settings its plug-ins read."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     items_dir: str | None = None
     #: Overrides the top-level ``budget`` cap by cap for this workflow's items.
     budget: BudgetSettings | None = None
+    #: Read (and validated) by the workflow's own plug-ins (e.g. ``implement``'s escalation).
+    settings: dict[str, Any] = {}
 
 
 class Concurrency(BaseModel):

@@ -142,7 +142,8 @@ def _feature_on_openai_change_on_missing_codex(
 
 
 def test_doctor_passes_when_only_an_unused_workflows_roles_cannot_run(tmp_path: Path) -> None:
-    """Roles of a workflow with no work items (here `change`) do not fail doctor; it says so."""
+    """Roles of workflows with no work items (here `change` and `implement`, which both have
+    an `implementer`) do not fail doctor; it says so."""
     root = init_git_repo(tmp_path / "repo")
     with StubLLMServer() as stub:
         _feature_on_openai_change_on_missing_codex(root, stub, tmp_path / "nowhere" / "codex")
@@ -150,7 +151,7 @@ def test_doctor_passes_when_only_an_unused_workflows_roles_cannot_run(tmp_path: 
         as_json = phasegate(root, "doctor", "--json")
     assert result.returncode == 0, result.stderr
     line = next(x for x in result.stdout.splitlines() if x.strip().startswith("implementer "))
-    assert "not needed: change has no work items" in line
+    assert "not needed: change, implement have no work items" in line
     roles = {r["role"]: r for r in json.loads(as_json.stdout)["roles"]}
     assert roles["implementer"]["needed"] is False and roles["executor"]["needed"] is True
 

@@ -172,3 +172,29 @@ def test_a_backends_own_log_is_never_a_violation_of_a_call_overlapping_another(
         log.write_text('{"call": 2}\n')
     assert (first, second) == ([], [])
     assert log.read_text() == '{"call": 2}\n'
+
+
+def test_items_kept_under_phasegates_folder_are_their_runs_own(tmp_path: Path) -> None:
+    """Protected files: a workflow may keep its items under .phasegate/; the item's own
+    journal lines and another item's run (another process) there are no violation, while
+    a change to the config next to them still is."""
+    root = fan_repo(tmp_path / "repo", parallel=1)
+    workflow = root / ".phasegate" / "workflows" / "fan.yaml"
+    workflow.write_text(
+        workflow.read_text().replace("items_dir: work/fan", "items_dir: .phasegate/fan")
+    )
+    repo = open_repo(root)
+    repo.new("guarded", workflow="fan", description="guarded")
+    repo.new("other", workflow="fan", description="another item")
+    item = repo.item("guarded")
+    item.load()
+    other = Journal(root / ".phasegate" / "fan" / "other" / ".journal.jsonl")
+    guard = guard_of(item)
+    with guard.watching() as quiet:
+        item.record("own.line")
+        other.append("node.started", node="plan")
+    assert quiet == []
+    with guard.watching() as found:
+        (root / ".phasegate" / "config.yaml").write_text("tampered: true\n")
+    (violation,) = found
+    assert violation.paths == (".phasegate/config.yaml",)

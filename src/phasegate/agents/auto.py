@@ -1,9 +1,9 @@
 """The ``auto`` backend: smoke-run any workflow without a model and without a script.
 
-Every executor call writes the node's declared outputs with placeholder text;
-every review gives the answer the workflow maps to ``pass`` (through the MCP
-tool the reviewer must call, when the verdict is read from a file a tool
-writes). Gates still stop for a person. Bind it with
+Every executor call writes the node's declared outputs (the valid example its
+parser offers, else placeholder text); every review gives the answer the
+workflow maps to ``pass`` (through the MCP tool the reviewer must call, when
+the verdict is read from a file a tool writes). Gates still stop for a person. Bind it with
 ``roles: {default: {backend: auto}}`` to walk a workflow end to end and see
 every node, edge and state file it produces.
 """
@@ -31,7 +31,9 @@ class AutoBackend(Backend):
         hints = request.hints
         try:
             if request.access is Access.WRITE:
-                self._write_outputs(request, hints.get("outputs") or [])
+                self._write_outputs(
+                    request, hints.get("outputs") or [], hints.get("examples") or {}
+                )
             answer = hints.get("answer") or {}
             structured = answer.get("structured")
             if "tool" in answer:
@@ -46,7 +48,10 @@ class AutoBackend(Backend):
             duration_s=time.monotonic() - started,
         )
 
-    def _write_outputs(self, request: AgentRequest, outputs: list[str]) -> None:
+    def _write_outputs(
+        self, request: AgentRequest, outputs: list[str], examples: Mapping[str, str]
+    ) -> None:
+        """Each output: the example its parser offers (a valid file), else a placeholder."""
         root = request.workdir.resolve()
         allowed = [root, *(d.resolve() for d in request.extra_dirs)]
         for name in outputs:
@@ -57,6 +62,9 @@ class AutoBackend(Backend):
                 target.mkdir(parents=True, exist_ok=True)
                 target = target / "placeholder.md"
             target.parent.mkdir(parents=True, exist_ok=True)
+            if name in examples:
+                target.write_text(examples[name], encoding="utf-8")
+                continue
             text = PLACEHOLDER.format(
                 name=target.name, role=request.role, node=request.labels.get("node", "?")
             )

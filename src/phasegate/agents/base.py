@@ -109,6 +109,10 @@ class TokenUsage:
         )
 
 
+#: The exit status of a call phasegate stopped at its timeout (the one ``timeout(1)`` uses).
+TIMEOUT_EXIT = 124
+
+
 @dataclass(frozen=True)
 class AgentResult:
     """What one agent call produced.
@@ -131,6 +135,11 @@ class AgentResult:
     @property
     def ok(self) -> bool:
         return self.error is None and self.exit_status == 0
+
+    @property
+    def timed_out(self) -> bool:
+        """Whether phasegate stopped the call at its timeout."""
+        return self.exit_status == TIMEOUT_EXIT and self.error is not None
 
 
 @dataclass(frozen=True)

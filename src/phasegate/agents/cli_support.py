@@ -33,14 +33,19 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from phasegate.agents.base import AgentRequest, AgentResult, Availability, Backend, TokenUsage
+from phasegate.agents.base import (
+    TIMEOUT_EXIT,
+    AgentRequest,
+    AgentResult,
+    Availability,
+    Backend,
+    TokenUsage,
+)
 from phasegate.agents.cli_probe import CliProbe, FlagCheck, version_tuple
 from phasegate.errors import BackendUnavailable, ConfigError
 from phasegate.process import DEFAULT_OUTPUT_LIMIT, ProcessResult, run_process
 from phasegate.redact import Redactor, secret_values
 
-#: Exit status recorded when phasegate's wall-clock limit ended the call.
-TIMEOUT_EXIT = 124
 #: How much of a CLI's stderr a result keeps.
 STDERR_TAIL = 2000
 

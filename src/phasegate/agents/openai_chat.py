@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from phasegate.agents.base import (
+    TIMEOUT_EXIT,
     Access,
     AgentRequest,
     AgentResult,
@@ -37,7 +38,7 @@ from phasegate.agents.base import (
     Backend,
     TokenUsage,
 )
-from phasegate.agents.cli_support import TIMEOUT_EXIT, Pricing, parse_settings, redacted
+from phasegate.agents.cli_support import Pricing, parse_settings, redacted
 from phasegate.agents.file_edits import (
     FILE_EDITS_SCHEMA,
     FileEdits,

@@ -20,7 +20,8 @@ reply repeats)::
 Reply keys: ``text``, ``write`` (path -> content, relative to the working
 directory, ``{item_dir}``/``{item}``/``{phase}``/``{node}``/``{task}`` filled in), ``delete``,
 ``verdict`` or ``json`` (structured output), ``fail`` (``{exit, error}``),
-``sleep`` (seconds, to simulate a slow agent), ``cost_usd`` and ``usage``
+``sleep`` (seconds, to simulate a slow agent; a sleep reaching the call's timeout
+ends it as timed out, as a real backend's would), ``cost_usd`` and ``usage``
 (``{input_tokens, output_tokens}``: what the call reports it spent; by default
 $0 and a token count guessed from the text). Keying replies by iteration
 rather than by call count makes a resumed run get the same answers.
@@ -36,7 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from phasegate.agents.base import Access, AgentRequest, AgentResult, Backend, TokenUsage
+from phasegate.agents.base import (
+    TIMEOUT_EXIT,
+    Access,
+    AgentRequest,
+    AgentResult,
+    Backend,
+    TokenUsage,
+)
 from phasegate.errors import ConfigError
 
 
@@ -190,8 +198,10 @@ class ScriptedBackend(Backend):
         keys = [f"{node}:{task}"] if task else []
         keys += [k for k in dict.fromkeys((node, phase)) if k]
         replies = None
-        # Most specific first: the role's node (and item), its phase, "*"; then "*"'s.
-        for role_key in (request.role, "*"):
+        # Most specific first: the role's node (and item), its phase, "*"; then the
+        # workflow role it plays (an agent chosen at run time), then "*"'s.
+        plays = labels.get("plays")
+        for role_key in dict.fromkeys((request.role, *((plays,) if plays else ()), "*")):
             by_role = script.get(role_key)
             if not isinstance(by_role, Mapping):
                 continue
@@ -239,6 +249,14 @@ class ScriptedBackend(Backend):
             )
         if reply.sleep:
             time.sleep(min(reply.sleep, request.timeout))
+            if reply.sleep >= request.timeout:
+                # As a real backend does: the call is stopped at its timeout.
+                return AgentResult(
+                    text="",
+                    exit_status=TIMEOUT_EXIT,
+                    error=f"scripted agent did not finish within {request.timeout:g}s",
+                    duration_s=time.monotonic() - started,
+                )
         if (reply.write or reply.delete) and request.access is Access.READ_ONLY:
             return AgentResult(
                 text="",

@@ -48,6 +48,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "phasegate.cli.doctor",
     "phasegate.cli.integrations",
     "phasegate.cli.change",
+    "phasegate.cli.implement",
     "phasegate.cli.logs",
     "phasegate.cli.serve",
 )

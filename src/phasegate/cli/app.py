@@ -107,6 +107,28 @@ class TerminalAsker:
     def confirm(self, question: str, default: bool) -> bool:
         return Confirm.ask(question, default=default, console=err)
 
+    def choose_within(
+        self, question: str, choices: Sequence[str], default: str | None, seconds: float
+    ) -> str | None:
+        """Ask, waiting at most ``seconds`` for a line; ``None`` when none came in time."""
+        import select
+
+        err.print(question, markup=False)
+        shown = f" [{default}]" if default else ""
+        err.print(
+            f"Answer ({' / '.join(choices)}){shown}, within {max(seconds, 0):.0f}s: ",
+            end="",
+            markup=False,
+        )
+        ready, _, _ = select.select([sys.stdin], [], [], max(seconds, 0.0))
+        if not ready:
+            err.print("", markup=False)
+            return None
+        line = sys.stdin.readline()
+        if not line:
+            return None
+        return line.strip() or (default or "")
+
 
 def _repo(repo: Path | None) -> Path:
     start = repo or Path.cwd()
@@ -173,7 +195,10 @@ def new(
     mode: Annotated[
         str | None,
         typer.Option(
-            "--mode", "-m", help="Mode (sets review iterations); default: the workflow's."
+            "--mode",
+            "-m",
+            help="The workflow's mode (phasegate workflows lists them; team: full or lean); "
+            "default: the workflow's.",
         ),
     ] = None,
     description: Annotated[
@@ -187,19 +212,41 @@ def new(
             "(phasegate/NAME); its agents work there.",
         ),
     ] = False,
+    plan: Annotated[
+        str | None,
+        typer.Option(
+            "--plan", help="The PLAN.md an implement item works through (default: spec NAME)."
+        ),
+    ] = None,
     repo: RepoOption = None,
 ) -> None:
     """Create a work item under a workflow."""
     root = _repo(repo)
     config = load_config(root)
     loaded = WorkflowRegistry(root).get(workflow)
+    data: dict[str, Any] = {}
+    if plan is not None or loaded.workflow.name == "implement":
+        from phasegate.cli.implement import plan_item
+
+        if loaded.workflow.name != "implement":
+            raise BadInputError(f"--plan is for the implement workflow, not {workflow!r}")
+        _, data["plan"] = plan_item(root, config, plan or name, name)
     item = create_item(
-        root, name, loaded, config, mode=mode, description=description, worktree=worktree
+        root,
+        name,
+        loaded,
+        config,
+        mode=mode,
+        description=description,
+        worktree=worktree,
+        data=data,
     )
     state = item.load(read_journal=False)
     commands = list(loaded.workflow.commands)
     # A workflow with commands runs its items through them.
     how = f"phasegate run {name} --command {commands[0]}" if commands else f"phasegate run {name}"
+    if loaded.workflow.name == "implement":
+        how = f"phasegate implement {name}"
     out.print(
         f"Created {name} ({workflow}, mode {state.mode}) in "
         f"{item.item_dir.relative_to(root)}.\nNext: {how}"
@@ -228,13 +275,14 @@ def run_item(
     workflow: str | None = None,
     quiet: bool = False,
     show_status: bool = True,
+    progress: type[ProgressPrinter] = ProgressPrinter,
 ) -> RunOutcome:
     """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
     config = load_config(root)
     item = locate_item(
         root, name, WorkflowRegistry(root), config, workflow, command=options.command
     )
-    printer = ProgressPrinter(err, quiet=quiet)
+    printer = progress(err, quiet=quiet)
     item.sink = printer
     asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
     with notifying(

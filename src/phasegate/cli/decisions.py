@@ -10,7 +10,7 @@ from rich.markup import escape
 from phasegate.cli.app import RepoOption, _repo, app, out
 from phasegate.cli.output import write_json
 from phasegate.config import load_config
-from phasegate.engine.gates import answer_decision, pending
+from phasegate.engine.gates import answer_decision, pending, record_command
 from phasegate.engine.items import iter_items, locate_item
 from phasegate.errors import PhasegateError
 from phasegate.workflow.registry import WorkflowRegistry
@@ -44,14 +44,12 @@ def decisions(
     for item in targets:
         state = item.load()
         for record in pending(state):
-            choices = list(record.get("choices") or {})
             found.append(
                 {
                     "item": item.name,
                     "workflow": item.workflow.name,
                     **record,
-                    "command": f"phasegate answer {item.name} {record['id']} "
-                    f"{choices[0] if choices else 'CHOICE'}",
+                    "command": record_command(item.name, record),
                 }
             )
     if as_json:

@@ -27,8 +27,10 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     if status["description"]:
         console.print(f"  {escape(status['description'])}")
     progress = status["inProgress"]
+    if status.get("currentState"):  # a workflow whose state file names its state (team)
+        console.print(f"  State: [bold]{escape(str(status['currentState']))}[/]")
     kind = progress.get("kind", "agent") if progress else None
-    if progress and kind == "gate":
+    if progress and (kind == "gate" or status.get("pendingDecisions")):
         console.print(f"  Phase: [bold]{progress['phase']}[/], waiting on a decision")
     elif progress and kind == "foreach" and "itemsDone" in progress:
         console.print(
@@ -62,9 +64,12 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     for phase in status["phases"]:
         usage = phase["usage"] or {}
         tokens = int(usage.get("inputTokens", 0)) + int(usage.get("outputTokens", 0))
+        # Several nodes of a graph workflow share a label (a phase): name the node too.
+        node = phase.get("node")
+        name = phase["name"] if node in (None, phase["name"]) else f"{phase['name']} [dim]{node}[/]"
         table.add_row(
             _MARKS.get(phase["status"], "?"),
-            phase["name"],
+            name,
             str(phase["iterations"] or ""),
             phase["review"] or "",
             str(tokens or ""),
@@ -73,6 +78,8 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     for phase in status["phases"]:
         if phase.get("items"):
             _print_items(console, phase["name"], phase["items"])
+    if status.get("tasks"):
+        print_tasks(console, status["tasks"])
     if status["unresolvedConcerns"]:
         console.print("  [yellow]Unresolved reviewer concerns:[/]")
         for concern in status["unresolvedConcerns"]:
@@ -89,6 +96,50 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         console.print(f"  {escape(line)}")
     if status.get("worktree"):
         console.print(f"  Worktree: {status['worktree']} (branch {status.get('branch') or '?'})")
+
+
+_TASK_MARKS = {
+    "done": "[green]✔[/]",
+    "accepted": "[yellow]✔[/]",
+    "fixed by hand": "[green]✔[/]",
+    "skipped": "[yellow]![/]",
+    "implementing": "[yellow]…[/]",
+    "in review": "[yellow]…[/]",
+    "escalated": "[red]?[/]",
+    "pending": "·",
+}
+
+
+def task_state(task: dict[str, Any]) -> str:
+    """One task's state as ``status`` shows it (cycle, reviewer and focus while in review)."""
+    state = str(task.get("state", ""))
+    if state in ("in review", "implementing") and task.get("cycle"):
+        state += f" (cycle {task['cycle']}/{task.get('maxCycles', '?')}"
+        if task.get("reviewer"):
+            state += f", {task['reviewer']}"
+        if task.get("focus"):
+            state += f", focus: {', '.join(task['focus'])}"
+        state += ")"
+    elif state == "escalated" and task.get("decision"):
+        state += f" (decision {task['decision']})"
+    return state
+
+
+def print_tasks(console: Console, tasks: list[dict[str, Any]]) -> None:
+    """The tasks of a workflow that has them (the implement workflow's plan)."""
+    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+    table.add_column("")
+    table.add_column("task")
+    table.add_column("state")
+    table.add_column("agent")
+    for task in tasks:
+        table.add_row(
+            _TASK_MARKS.get(str(task.get("state")), "·"),
+            escape(str(task.get("title", ""))),
+            escape(task_state(task)),
+            escape(str(task.get("implementer") or "")),
+        )
+    console.print(table)
 
 
 #: How many items of a loop are listed one by one (beyond: counts only).

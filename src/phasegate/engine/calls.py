@@ -72,20 +72,20 @@ class Backends:
             name: threading.BoundedSemaphore(cap) for name, cap in caps.backends.items()
         }
 
-    def backend_name(self, role: str) -> str:
+    def backend_name(self, role: str, plays: str | None = None) -> str:
         """The backend kind serving ``role`` (``claude``, ``codex``, ``scripted``...)."""
-        override = self.overrides.get(role) or self.overrides.get("default")
+        override = self._override(role, plays)
         if override is not None:
             return override.name
-        return self.config.binding(role).backend
+        return self.config.binding(self._bound(role, plays)).backend
 
     @contextmanager
-    def slot(self, role: str) -> Iterator[None]:
+    def slot(self, role: str, plays: str | None = None) -> Iterator[None]:
         """Hold one of the agent processes ``concurrency`` allows (globally and per backend)
         while an agent of ``role`` runs."""
         held: list[threading.BoundedSemaphore] = []
         try:
-            for sem in (self._per_backend.get(self.backend_name(role)), self._agents):
+            for sem in (self._per_backend.get(self.backend_name(role, plays)), self._agents):
                 if sem is not None:
                     sem.acquire()
                     held.append(sem)
@@ -94,24 +94,40 @@ class Backends:
             for sem in reversed(held):
                 sem.release()
 
-    def binding(self, role: str) -> RoleBinding | None:
-        if role in self.overrides or "default" in self.overrides:
-            return None
-        return self.config.binding(role)
+    def _bound(self, role: str, plays: str | None) -> str:
+        """The configured role that serves ``role``: its own, else the one it ``plays``.
 
-    def describe(self, role: str) -> str:
+        An agent chosen at run time (seed 004's agents from ``.claude/agents``) plays a
+        workflow role; without a binding of its own it gets that role's backend.
+        """
+        if plays and role not in self.config.roles and plays in self.config.roles:
+            return plays
+        return role
+
+    def _override(self, role: str, plays: str | None) -> Backend | None:
+        found = self.overrides.get(role)
+        if found is None and plays:
+            found = self.overrides.get(plays)
+        return found or self.overrides.get("default")
+
+    def binding(self, role: str, plays: str | None = None) -> RoleBinding | None:
+        if self._override(role, plays) is not None:
+            return None
+        return self.config.binding(self._bound(role, plays))
+
+    def describe(self, role: str, plays: str | None = None) -> str:
         """A short label of the backend serving ``role`` (for progress and the journal)."""
-        override = self.overrides.get(role) or self.overrides.get("default")
+        override = self._override(role, plays)
         if override is not None:
             return override.name
-        binding = self.config.binding(role)
+        binding = self.config.binding(self._bound(role, plays))
         return f"{binding.backend}:{binding.model}" if binding.model else binding.backend
 
-    def for_role(self, role: str) -> Backend:
-        override = self.overrides.get(role) or self.overrides.get("default")
+    def for_role(self, role: str, plays: str | None = None) -> Backend:
+        override = self._override(role, plays)
         if override is not None:
             return override
-        binding = self.config.binding(role)
+        binding = self.config.binding(self._bound(role, plays))
         key = f"{binding.backend}|{sorted(binding.backend_settings().items())!r}"
         if key not in self._cache:
             settings: dict[str, Any] = dict(self.config.backends.get(binding.backend, {}))
@@ -120,8 +136,8 @@ class Backends:
             self._cache[key] = create_backend(binding.backend, settings)
         return self._cache[key]
 
-    def timeout(self, role: str) -> float:
-        binding = self.binding(role)
+    def timeout(self, role: str, plays: str | None = None) -> float:
+        binding = self.binding(role, plays)
         if binding is not None and binding.timeout:
             return binding.timeout
         return self.config.timeouts.agent
@@ -147,6 +163,10 @@ class CallSpec:
     hints: Mapping[str, Any] = field(default_factory=dict)
     #: Where the agent works when not in the item's work tree (a parallel item's worktree).
     workdir: Path | None = None
+    #: The workflow role an agent chosen at run time plays (its backend's fallback).
+    plays: str | None = None
+    #: A timed-out attempt is the call's result (not retried): the node decides.
+    timeout_ends: bool = False
 
 
 class CallStopped(Exception):
@@ -174,7 +194,7 @@ def call_agent(
         if recovered is not None:
             return recovered
     try:
-        backend = backends.for_role(spec.role)
+        backend = backends.for_role(spec.role, spec.plays)
     except (ConfigError, BackendUnavailable) as exc:
         raise type(exc)(f"{spec.role}: {exc}") from None
     # Each run gets the whole retry budget: a person re-running after a
@@ -184,13 +204,13 @@ def call_agent(
     for tries in range(1, limit + 1):
         # Asked before a concurrency slot is taken: a person may be asked at a terminal.
         max_usd = backends.guard(spec) if backends.guard is not None else None
-        with backends.slot(spec.role):
+        with backends.slot(spec.role, spec.plays):
             if stopping is not None and stopping():
                 raise CallStopped(spec.key)
             result, attempt_id = _attempt(
                 item, state, backends, backend, spec, tries, max_usd, in_worker=in_worker
             )
-        if result.ok:
+        if result.ok or (spec.timeout_ends and result.timed_out):
             return result
         last_error = result.error or f"exit status {result.exit_status}"
         item.record(
@@ -206,7 +226,8 @@ def call_agent(
             sync_now=True,
         )
     raise AgentError(
-        f"{spec.role} ({backends.describe(spec.role)}) failed in phase {_where(spec)} "
+        f"{spec.role} ({backends.describe(spec.role, spec.plays)}) failed in phase "
+        f"{_where(spec)} "
         f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
     )
 
@@ -272,13 +293,15 @@ def _attempt(
     }
     if spec.task is not None:
         labels["task"] = spec.task
+    if spec.plays is not None:
+        labels["plays"] = spec.plays
     request = AgentRequest(
         role=spec.role,
         prompt=parts,
         instructions=instructions,
         workdir=workdir,
         access=spec.access,
-        timeout=spec.timeout or backends.timeout(spec.role),
+        timeout=spec.timeout or backends.timeout(spec.role, spec.plays),
         output_schema=spec.output_schema,
         # The item folder is writable too when it lies outside the work tree
         # (a worktree's agents write artifacts to the main checkout's folder).
@@ -293,7 +316,7 @@ def _attempt(
         key=spec.key,
         attempt=attempt_id,
         role=spec.role,
-        backend=backends.describe(spec.role),
+        backend=backends.describe(spec.role, spec.plays),
         phase=spec.label,
         path=spec.path,
         iteration=spec.iteration,
@@ -345,15 +368,17 @@ def _attempt(
     crash_point("dispatch.after_call")
     # Written to the OS now (a killed process keeps it) and fsync'd by the
     # commit that applies it, before the state file is replaced.
+    final_timeout = spec.timeout_ends and result.timed_out
     item.record_result(
         "agent.finished",
-        spec.key if result.ok else None,
+        spec.key if result.ok or final_timeout else None,
         **result_to_event(result, item),
         key=spec.key,
         attempt=attempt_id,
         role=spec.role,
         phase=spec.label,
         iteration=spec.iteration,
+        **({"timed_out": True, "final": True} if final_timeout else {}),
     )
     # The result is journaled but not yet applied: where a resumed run must recover it.
     crash_point("agent.returned")

@@ -68,6 +68,8 @@ class Question:
     context: str = ""
     #: Choices not offered now, and what choosing one anyway says.
     unavailable: Mapping[str, str] = field(default_factory=dict)
+    #: An empty answer at a terminal is no answer (no default is offered).
+    explicit: bool = False
     #: Choices whose note, when given, must be an amount (see :func:`parse_amount`).
     amount_notes: Sequence[str] = ()
 
@@ -112,10 +114,37 @@ def canonical(question: Mapping[str, Any], raw: str, note: str = "") -> Answer:
     return Answer(choice, text)
 
 
-def answer_command(item: str, decision: str, choices: Sequence[str]) -> str:
-    """The command that answers ``decision`` (first choice as the example)."""
-    example = choices[0] if choices else "CHOICE"
-    return f"phasegate answer {item} {decision} {example}"
+def answer_command(
+    item: str, decision: str, choices: Sequence[str], recommendation: str | None = None
+) -> str:
+    """The command that answers ``decision`` (the recommended choice, else the first)."""
+    example = recommendation if recommendation in choices else (choices[0] if choices else None)
+    return f"phasegate answer {item} {decision} {example or 'CHOICE'}"
+
+
+def record_command(item: str, record: Mapping[str, Any]) -> str:
+    """The answer command of a decision record (as the state holds it)."""
+    choices = list(record.get("choices") or {})
+    recommendation = record.get("recommendation")
+    return answer_command(item, str(record["id"]), choices, recommendation)
+
+
+def classified(item: WorkItem, state: EngineState, record: Mapping[str, Any], raw: str) -> str:
+    """``raw`` as the gate's ``classify`` predicate reads it (``raw`` when it has none)."""
+    from phasegate.engine.plugin_api import PluginContext, plugin
+    from phasegate.engine.run import definition_path
+
+    context = str(record.get("context") or "")
+    try:
+        node = item.workflow.node(definition_path(context)) if context else None
+    except KeyError:
+        return raw
+    name = getattr(node, "classify", None)
+    if not name:
+        return raw
+    ctx = PluginContext(item, state, context, node, None, {"answer": raw})
+    found = plugin("predicates", name)(ctx)
+    return str(found) if found else raw
 
 
 # -- the run side -----------------------------------------------------------------------
@@ -181,6 +210,7 @@ def ask(run: Run, q: Question) -> Answer:
     # again in the same run (say a budget it extended is spent again) asks again.
     preset = run.presets.pop(q.id, None)
     if preset is not None:
+        preset = classified(item, state, record, preset)
         wanted = split_choice(preset)[0]
         if wanted in q.unavailable:
             raise BlockedError(q.unavailable[wanted])
@@ -190,12 +220,12 @@ def ask(run: Run, q: Question) -> Answer:
         return _persist(run, q, Answer(q.timeout_choice, "no answer in time", "timeout"))
     asker = run.asker
     if q.ask_at_terminal and asker.interactive:
-        return _persist(run, q, _prompt(run, q))
+        return _persist(run, q, _prompt(run, q, record))
     if q.default is not None:
         return _persist(run, q, Answer(q.default, "", "default"))
     if run.options.wait:
         return _persist(run, q, _wait(run, q, record), journal=False)
-    how = answer_command(item.name, q.id, list(q.choices))
+    how = answer_command(item.name, q.id, list(q.choices), q.recommendation)
     message = q.unanswered_message or f"{q.question}"
     text = f"{message} Answer with: {how} (choices: {', '.join(q.choices)})"
     if q.unanswered_exit == "blocked":
@@ -204,16 +234,42 @@ def ask(run: Run, q: Question) -> Answer:
 
 
 def _expired(record: Mapping[str, Any], minutes: float) -> bool:
+    left = _seconds_left(record, minutes)
+    return left is not None and left <= 0
+
+
+def _seconds_left(record: Mapping[str, Any], minutes: float) -> float | None:
+    """Seconds until a gate asked at ``record['asked_at']`` times out (``None``: unknown)."""
     from datetime import UTC, datetime
 
     try:
         asked = datetime.strptime(str(record.get("asked_at")), "%Y-%m-%dT%H:%M:%SZ")
     except ValueError:
-        return False
-    return (datetime.now(UTC).replace(tzinfo=None) - asked).total_seconds() >= minutes * 60
+        return None
+    return minutes * 60 - (datetime.now(UTC).replace(tzinfo=None) - asked).total_seconds()
 
 
-def _prompt(run: Run, q: Question) -> Answer:
+def _timed_choice(run: Run, q: Question, record: Mapping[str, Any]) -> Any:
+    """How to ask within the gate's time limit (``None``: ask without one).
+
+    An asker that can wait a bounded time offers ``choose_within(question, choices,
+    default, seconds)``, which returns ``None`` when nobody answered in time.
+    """
+    within = getattr(run.asker, "choose_within", None)
+    if q.timeout_minutes is None or not q.timeout_choice or not callable(within):
+        return None
+    minutes = q.timeout_minutes
+
+    def choose(text: str, offered: Sequence[str], default: str | None) -> str | None:
+        left = _seconds_left(record, minutes)
+        seconds = max(left if left is not None else minutes * 60, 0.0)
+        found: str | None = within(text, offered, default, seconds)
+        return found
+
+    return choose
+
+
+def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> Answer:
     classify = run.classifier(q)
     choices = list(q.choices)
     lines = [q.question]
@@ -227,8 +283,17 @@ def _prompt(run: Run, q: Question) -> Answer:
     offered = list(choices)
     if q.files:
         offered.insert(max(len(offered) - 1, 0), "view")  # view comes before the last choice
+    timed = _timed_choice(run, q, record or {})
+    default = None if q.explicit else (q.recommendation or q.default or offered[0])
     for _ in range(q.attempts):
-        raw = run.asker.choose(text, offered, q.recommendation or q.default or offered[0])
+        if timed is not None:
+            found = timed(text, offered, default)
+            if found is None:
+                assert q.timeout_choice is not None
+                return Answer(q.timeout_choice, "no answer in time", "timeout")
+            raw = found
+        else:
+            raw = run.asker.choose(text, offered, default)
         if raw.strip() == "view" and "view" in offered:
             _show_files(run, q.files)
             offered.remove("view")
@@ -273,7 +338,7 @@ def _show_files(run: Run, files: Sequence[str]) -> None:
 
 def _wait(run: Run, q: Question, record: Mapping[str, Any]) -> Answer:
     item = run.item
-    how = answer_command(item.name, q.id, list(q.choices))
+    how = answer_command(item.name, q.id, list(q.choices), q.recommendation)
     item.record("decision.waiting", id=q.id, command=how)
     while True:
         time.sleep(POLL_SECONDS)
@@ -384,7 +449,7 @@ def answer_decision(
                 f"decision {decision} of {item.name} was already answered: "
                 f"{earlier.get('choice')!r} by {earlier.get('by', 'someone')}; nothing changed"
             )
-        given = canonical(record, raw, note)
+        given = canonical(record, classified(item, state, record, raw), note)
         item.record(
             "decision.answered",
             id=decision,

@@ -36,6 +36,8 @@ class Task:
     done: bool = False
     line: int | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    #: The item may run at the same time as the other parallel items next to it.
+    parallel: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,6 +46,7 @@ class Task:
             "done": self.done,
             "line": self.line,
             "data": dict(self.data),
+            "parallel": self.parallel,
         }
 
     @classmethod
@@ -55,6 +58,7 @@ class Task:
             done=bool(data.get("done")),
             line=data.get("line"),
             data=dict(data.get("data") or {}),
+            parallel=bool(data.get("parallel")),
         )
 
 
@@ -114,6 +118,14 @@ class ItemParser:
         """How many items ``path`` holds (for an output's ``min_items`` postcondition)."""
         raise NotImplementedError
 
+    def problems(self, ctx: PluginContext, path: Path) -> list[str]:
+        """What is wrong with ``path`` as an output (each a blocker fed back to the executor)."""
+        return []
+
+    def example(self, ctx: PluginContext, path: Path) -> str | None:
+        """A valid ``path`` the ``auto`` backend may write when smoke-running a workflow."""
+        return None
+
 
 class Predicate:
     """Answers a question about the work item: ``when`` a reviewer runs, a gate's advice."""
@@ -135,7 +147,10 @@ class Selection:
 
 
 class ReviewerSelector:
-    """Picks the role that reviews this time (seed 004's dynamic reviewer selection)."""
+    """Picks the role that reviews this time (seed 004's dynamic reviewer selection).
+
+    The same protocol picks an agent node's executor at run time (``executor_selector``).
+    """
 
     name = "selector"
 
@@ -152,6 +167,11 @@ class Action:
 
     def run(self, ctx: PluginContext) -> str:
         raise NotImplementedError
+
+    def replay(self, ctx: PluginContext, outcome: str) -> None:
+        """Called instead of :meth:`run` when a resumed run reuses the outcome the journal
+        recorded: an action whose effect lives in the engine state (which the crash may have
+        lost) applies it again here. Nothing by default."""
 
 
 class ContextProvider:
@@ -209,6 +229,10 @@ class StateView:
     def status_fields(self, state: EngineState) -> dict[str, Any]:
         """Fields of ``phasegate status`` the workflow's own state decides (e.g. its phase)."""
         return {}
+
+    def summary(self, state: EngineState) -> str | None:
+        """The one line a completed item keeps (``None``: the engine's own)."""
+        return None
 
 
 def load_view(item: WorkItem) -> StateView:

@@ -155,19 +155,21 @@ class PromptFor:
     # -- executor ----------------------------------------------------------------------
 
     def executor(
-        self, iteration: int, feedback: list[dict[str, Any]]
+        self, iteration: int, feedback: list[dict[str, Any]], role: str | None = None
     ) -> tuple[str, tuple[PromptPart, ...]]:
+        """The executor's prompt (``role``: the agent chosen to play ``executor``)."""
         node = self.node
         assert node.executor is not None
+        role = role or node.executor
         revising = bool(feedback) or iteration > 1 or node.start_with == "review"
         template = (
             node.revise_prompt
             if revising and node.revise_prompt
             else node.prompt or f"{node.id}.md"
         )
-        instructions = self._instructions(template, iteration, node.executor)
+        instructions = self._instructions(template, iteration, role)
         parts = [self._work_item_part(iteration), *self._inputs()]
-        parts += self._context(node.context, node.executor)
+        parts += self._context(node.context, role)
         if iteration == 1 or not feedback:
             parts += self._incoming()
         if feedback:

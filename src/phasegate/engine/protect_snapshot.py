@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from phasegate.engine.item import WorkItem
+from phasegate.engine.state import ENGINE_FILE
 from phasegate.errors import StateCorruptError
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, LOCKS_DIR, WORKTREES_DIR
 from phasegate.state.atomic import atomic_write_bytes
@@ -73,6 +74,9 @@ class Snapshot:
     exempt: frozenset[Path] = frozenset()
     journal: Path | None = None
     record: _JournalRecord | None = None
+    #: Work-item folders inside ``config_dir`` (a workflow may keep its items there): this
+    #: item's files are recorded as its state files, other items' are their runs' own.
+    item_dirs: frozenset[Path] = frozenset()
 
     @classmethod
     def take(cls, item: WorkItem, exempt: Iterable[Path] = ()) -> Snapshot:
@@ -82,6 +86,7 @@ class Snapshot:
             config_dir=config_dir,
             exempt=frozenset(_absolute(p) for p in exempt),
             journal=item.journal.path,
+            item_dirs=_item_dirs(config_dir, item),
         )
         for path in snapshot._config_files():
             snapshot.files[path] = _read(path)
@@ -92,7 +97,7 @@ class Snapshot:
 
     def _config_files(self) -> Iterator[Path]:
         assert self.config_dir is not None
-        for path in _config_files(self.config_dir):
+        for path in _config_files(self.config_dir, self.item_dirs):
             if _absolute(path) not in self.exempt:
                 yield path
 
@@ -192,14 +197,32 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def _config_files(folder: Path) -> Iterator[Path]:
-    """Every file or link below ``folder``, without the folders runs write themselves."""
+def _item_dirs(config_dir: Path, item: WorkItem) -> frozenset[Path]:
+    """Work-item folders inside ``config_dir``: the folder of ``item``'s workflow's items
+    when it lies there, and any folder holding an engine state file."""
+    found: set[Path] = set()
+    items = _absolute(item.item_dir).parent
+    if _absolute(config_dir) in items.parents:
+        found.add(items)
+    elif _absolute(config_dir) in _absolute(item.item_dir).parents:
+        found.add(_absolute(item.item_dir))
+    for state in config_dir.glob(f"*/*/{ENGINE_FILE}"):
+        if not any(part in UNPROTECTED_DIRS for part in state.relative_to(config_dir).parts):
+            found.add(_absolute(state.parent))
+    return frozenset(found)
+
+
+def _config_files(folder: Path, skipped: frozenset[Path] = frozenset()) -> Iterator[Path]:
+    """Every file or link below ``folder``, without the folders runs write themselves
+    (and without ``skipped`` folders)."""
     if not folder.is_dir() or folder.is_symlink():
         return
     for root, dirs, files in os.walk(folder):
         here = Path(root)
         if here == folder:
             dirs[:] = [d for d in dirs if d not in UNPROTECTED_DIRS]
+        if skipped:
+            dirs[:] = [d for d in dirs if _absolute(here / d) not in skipped]
         dirs.sort()
         for name in sorted(files):
             yield here / name

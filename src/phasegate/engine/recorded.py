@@ -40,7 +40,7 @@ def result_key(event: Mapping[str, Any]) -> str | None:
     """The key of a result a resumed run reuses (an agent's, a check round's, an action's,
     a decision's answer), ``None`` for other events."""
     name = event.get("event")
-    if name == "agent.finished" and event.get("ok"):
+    if name == "agent.finished" and (event.get("ok") or event.get("final")):
         return str(event["key"])
     if name in ("checks.completed", "action.done"):
         return str(event["key"])
@@ -68,7 +68,8 @@ class RecordedCalls:
             self._attempts.setdefault(str(event["key"]), []).append(str(event["attempt"]))
         elif name == "agent.finished":
             self._finished.add(str(event["attempt"]))
-            if event.get("ok"):
+            # A timed-out call the node itself handles is a result too (``final``).
+            if event.get("ok") or event.get("final"):
                 self._results.setdefault(str(event["key"]), event)
         elif name == "checks.completed":
             self._checks[str(event["key"])] = list(event["outcomes"])
@@ -78,7 +79,7 @@ class RecordedCalls:
             self._answers.setdefault((str(event["id"]), int(event["visit"])), event)
 
     def result(self, key: str) -> Mapping[str, Any] | None:
-        """The ``agent.finished`` event of a successful call with ``key``, if recorded."""
+        """The ``agent.finished`` event of a finished call with ``key``, if recorded."""
         return self._results.get(key)
 
     def abandoned(self, key: str) -> str | None:

@@ -363,7 +363,8 @@ class Run:
                 return self.reach_end(path, node)
             if not def_prefix:
                 self.before_node(path, node)
-            if not def_prefix and node.id in self.workflow.modes[self.state.mode].skip:
+            mode_skips = not def_prefix and node.id in self.workflow.modes[self.state.mode].skip
+            if mode_skips or self.unwanted(path, node, task):
                 outcome = self.skip(path, node)
             else:
                 outcome = yield from self.execute(path, node, task)
@@ -526,8 +527,17 @@ class Run:
             and peeked.get("outcome") is not None
         }
 
+    def unwanted(self, path: str, node: AnyNode, task: Task | None) -> bool:
+        """Whether ``node``'s ``when`` predicate says to skip it (asked before it starts only)."""
+        if node.when is None:
+            return False
+        found = self.state.peek(path)
+        if found is not None and (found.get("started") or found.get("outcome") is not None):
+            return False
+        return not plugin("predicates", node.when)(self.context(path, node, task, {}))
+
     def skip(self, path: str, node: AnyNode) -> Outcome:
-        self.item.record("node.skipped", node=path, mode=self.state.mode)
+        self.item.record("node.skipped", node=path, mode=self.state.mode, when=node.when)
         ns = self.state.node(path)
         ns["skipped"] = True
         return Outcome("done" if isinstance(node, ForeachNode) else "pass")

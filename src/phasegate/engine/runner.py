@@ -276,7 +276,7 @@ class Runner:
             raise BlockedError(end.message or f"{self.item.name} ended blocked at {end.label}")
         state.status = "completed" if end.status == "completed" else end.status
         state["completed"] = now
-        state["summary"] = completion_summary(self.workflow, state)
+        state["summary"] = self.item.view.summary(state) or completion_summary(self.workflow, state)
         self.item.save(state, durable=True)
         self.item.view.completed(state)
         self.item.record("item.completed", summary=state["summary"], sync_now=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from phasegate.engine.gates import record_command
 from phasegate.engine.state import EngineState, NodeState
 from phasegate.workflow.model import AgentNode, EndNode, ForeachNode, Workflow
 from phasegate.workflow.prompts import render
@@ -101,7 +102,7 @@ def completion_summary(workflow: Workflow, state: EngineState) -> str:
 def _node_status(
     workflow: Workflow, state: EngineState, node_id: str, found: NodeState | None
 ) -> str:
-    if node_id in workflow.modes[state.mode].skip:
+    if node_id in workflow.modes[state.mode].skip or (found is not None and found.get("skipped")):
         return "skipped"
     if found is None or not found.get("started"):
         return "pending"
@@ -207,8 +208,7 @@ def item_status(
                 "id": d["id"],
                 "question": d.get("question"),
                 "choices": list(d.get("choices") or {}),
-                "command": f"phasegate answer {name} {d['id']} "
-                f"{next(iter(d.get('choices') or {}), 'CHOICE')}",
+                "command": record_command(name, d),
             }
             for d in decisions
         ],
@@ -301,9 +301,7 @@ def next_command(
     if state.status == "completed":
         return None
     if decisions:
-        first = decisions[0]
-        choices = list(first.get("choices") or {})
-        return f"phasegate answer {state.item} {first['id']} {choices[0] if choices else 'CHOICE'}"
+        return record_command(state.item, decisions[0])
     if blocked:
         return f"fix the block, then: phasegate run {state.item}"
     return next_for_label(workflow, state, label)

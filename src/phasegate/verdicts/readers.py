@@ -30,7 +30,10 @@ from phasegate.agents.base import AgentResult
 from phasegate.verdicts.model import UNCLEAR, Issue, Verdict, unclear
 from phasegate.verdicts.schema import strict_schema
 from phasegate.verdicts.text import (
+    REVISION_PATTERNS,
     approval_naming_a_problem,
+    detect_review_status,
+    first_line,
     first_line_word,
     fuzzy_status,
     json_document,
@@ -255,7 +258,12 @@ class WordsReader(VerdictReader):
 
 
 class FuzzyReader(VerdictReader):
-    """Seed 004's fuzzy approval detection (a JSON verdict in the answer wins)."""
+    """Seed 004's fuzzy approval detection (a JSON verdict in the answer wins), with one
+    rule more: a first-line approval whose rest names a blocker or an issue is unclear.
+
+    Structured output and a JSON document in the answer are read first; free
+    text then goes through :func:`~phasegate.verdicts.text.detect_review_status`.
+    """
 
     name = "fuzzy"
     words = ("APPROVED", "NEEDS_REVISION")
@@ -276,7 +284,7 @@ class FuzzyReader(VerdictReader):
             return unclear(FREE_TEXT)
         if approval_naming_a_problem(result.text):
             return _approval_naming_a_problem(result.text)
-        status = fuzzy_status(result.text)
+        status = detect_review_status(result.text)
         text = result.text.strip()
         if status == UNCLEAR:
             return unclear(
@@ -285,7 +293,11 @@ class FuzzyReader(VerdictReader):
         first, _, rest = text.partition("\n")
         if status == "APPROVED":
             return Verdict(word="APPROVED", summary=text, source="fuzzy")
-        issue = Issue(severity="high", description=rest.strip() or first.strip())
+        # After a NEEDS_REVISION first line the rest is the feedback; an answer read
+        # from its implicit signals is feedback as a whole.
+        said = any(p.search(first_line(result.text)) for p in REVISION_PATTERNS)
+        feedback = (rest.strip() or first.strip()) if said else text
+        issue = Issue(severity="high", description=feedback)
         return Verdict(
             word="NEEDS_REVISION", issues=(issue,), summary=first.strip(), source="fuzzy"
         )

@@ -8,38 +8,53 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
-# Seed 004's patterns, matched against the first line of a free-text answer.
-APPROVAL_PATTERNS = tuple(
-    re.compile(p, re.I)
-    for p in (
-        r"^APPROVED$",
-        r"^LOOKS\s+GOOD$",
-        r"^LGTM$",
-        r"^SHIP\s+IT$",
-        r"^\+1$",
-        r"^READY\s+TO\s+(MERGE|SHIP)$",
-        r"^ALL\s+GOOD$",
-        r"^PASSED\s+REVIEW$",
-        r"^✅",
-        r"^👍",
-    )
+#: JavaScript's white space (``\\s`` and ``String.prototype.trim``): seed 004's rules are
+#: JavaScript, so its first line is trimmed and its patterns match exactly as there.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
-REVISION_PATTERNS = tuple(
-    re.compile(p, re.I)
-    for p in (
-        r"^NEEDS[\s_]REVISION$",
-        r"^REQUIRES?\s+CHANGES?$",
-        r"^NEEDS?\s+WORK$",
-        r"^NOT\s+READY$",
-        r"^-1$",
-        r"^BLOCKED$",
-        r"^FIX\s+REQUIRED$",
-        r"^❌",
-        r"^👎",
-    )
+
+
+def _js(pattern: str, ignore_case: bool = True) -> re.Pattern[str]:
+    """A JavaScript regular expression without the ``u`` flag, as Python matches it.
+
+    ``\\s`` is JavaScript's white space; ``/i`` and ``\\b`` are ASCII-only, as they are
+    in JavaScript without ``u`` (so ``ſ`` or the Kelvin sign never stand in for a letter).
+    """
+    escaped = "".join(f"\\u{ord(c):04x}" for c in JS_WHITESPACE)
+    flags = re.ASCII | (re.IGNORECASE if ignore_case else 0)
+    inside_class = pattern.replace("[\\s_]", f"[{escaped}_]")
+    return re.compile(inside_class.replace("\\s", f"[{escaped}]"), flags)
+
+
+# Seed 004's APPROVAL_PATTERNS and REVISION_PATTERNS, flags as written there.
+APPROVAL_PATTERNS = (
+    _js(r"^APPROVED$"),
+    _js(r"^LOOKS\s+GOOD$"),
+    _js(r"^LGTM$"),
+    _js(r"^SHIP\s+IT$"),
+    _js(r"^\+1$", ignore_case=False),
+    _js(r"^READY\s+TO\s+(MERGE|SHIP)$"),
+    _js(r"^ALL\s+GOOD$"),
+    _js(r"^PASSED\s+REVIEW$"),
+    _js(r"^✅", ignore_case=False),
+    _js(r"^👍", ignore_case=False),
 )
-ISSUE_WORDS = re.compile(r"\b(issue|problem|error|bug|wrong|incorrect|missing)\b")
-APPROVAL_WORDS = re.compile(r"\b(good|great|excellent|perfect|works|correct)\b")
+REVISION_PATTERNS = (
+    _js(r"^NEEDS[\s_]REVISION$"),
+    _js(r"^REQUIRES?\s+CHANGES?$"),
+    _js(r"^NEEDS?\s+WORK$"),
+    _js(r"^NOT\s+READY$"),
+    _js(r"^-1$", ignore_case=False),
+    _js(r"^BLOCKED$"),
+    _js(r"^FIX\s+REQUIRED$"),
+    _js(r"^❌", ignore_case=False),
+    _js(r"^👎", ignore_case=False),
+)
+ISSUE_WORDS = _js(r"\b(issue|problem|error|bug|wrong|incorrect|missing)\b", ignore_case=False)
+APPROVAL_WORDS = _js(r"\b(good|great|excellent|perfect|works|correct)\b", ignore_case=False)
 #: Words that name a problem in the rest of an answer whose first line approves.
 _PROBLEM_AFTER_APPROVAL = re.compile(
     r"\b(blockers?|issues?|problems?|errors?|bugs?|wrong|incorrect|missing|must fix|fails?)\b",
@@ -101,38 +116,57 @@ def first_line_word(text: str, words: tuple[str, ...]) -> tuple[str, str] | None
     return None
 
 
-def fuzzy_status(text: str, *, implicit_approval: bool = True) -> str:
-    """Seed 004's ``detectReviewStatus``: APPROVED, NEEDS_REVISION or UNCLEAR.
+def first_line(feedback: str) -> str:
+    """``feedback.split('\\n')[0].trim()`` as seed 004 writes it (JavaScript's trim)."""
+    return feedback.split("\n", 1)[0].strip(JS_WHITESPACE)
 
-    The first line is matched against the approval then the revision
-    patterns; otherwise the implicit signals decide (issue words without
-    approval words: revision; approval words without issue words: approval,
-    unless ``implicit_approval`` is off, when praise alone is UNCLEAR). One
-    rule is added: a first line that approves while the rest of the answer
-    names a blocker or an issue is UNCLEAR, never an approval.
+
+def detect_review_status(feedback: str) -> str:
+    """Seed 004's ``detectReviewStatus``, exactly: APPROVED, NEEDS_REVISION or UNCLEAR.
+
+    The trimmed first line is tried against every approval pattern, then every
+    revision pattern; otherwise the implicit signals of the whole (lower-cased)
+    answer decide: issue words without approval words ask for revision,
+    approval words without issue words approve, anything else is UNCLEAR
+    (which a workflow never maps to approval).
     """
-    first = text.split("\n", 1)[0].strip()
-    rest = text.split("\n", 1)[1] if "\n" in text else ""
-    for pattern in APPROVAL_PATTERNS:
-        if pattern.search(first):
-            return "UNCLEAR" if names_a_problem(rest) else "APPROVED"
-    for pattern in REVISION_PATTERNS:
-        if pattern.search(first):
-            return "NEEDS_REVISION"
-    lower = text.lower()
+    first = first_line(feedback)
+    if any(pattern.search(first) for pattern in APPROVAL_PATTERNS):
+        return "APPROVED"
+    if any(pattern.search(first) for pattern in REVISION_PATTERNS):
+        return "NEEDS_REVISION"
+    lower = feedback.lower()
     has_issues = bool(ISSUE_WORDS.search(lower))
     has_approval = bool(APPROVAL_WORDS.search(lower))
     if has_issues and not has_approval:
         return "NEEDS_REVISION"
-    if has_approval and not has_issues and implicit_approval:
+    if has_approval and not has_issues:
         return "APPROVED"
     return "UNCLEAR"
 
 
 def approval_naming_a_problem(text: str) -> bool:
     """Whether ``text``'s first line approves while the rest names a blocker or an issue."""
-    first, _, rest = text.strip().partition("\n")
-    return any(p.search(first.strip()) for p in APPROVAL_PATTERNS) and names_a_problem(rest)
+    rest = text.split("\n", 1)[1] if "\n" in text else ""
+    return any(p.search(first_line(text)) for p in APPROVAL_PATTERNS) and names_a_problem(rest)
+
+
+def fuzzy_status(text: str, *, implicit_approval: bool = True) -> str:
+    """A stricter reading of free text than seed 004's, for readers that want one.
+
+    Seed 004's rules (:func:`detect_review_status`) with two changes: praise alone
+    is UNCLEAR unless ``implicit_approval``, and a first line that approves while
+    the rest of the answer names a blocker or an issue is UNCLEAR, never approval.
+    """
+    status = detect_review_status(text)
+    first = first_line(text)
+    explicit = any(pattern.search(first) for pattern in APPROVAL_PATTERNS)
+    if status == "APPROVED" and explicit:
+        rest = text.split("\n", 1)[1] if "\n" in text else ""
+        return "UNCLEAR" if names_a_problem(rest) else "APPROVED"
+    if status == "APPROVED" and not implicit_approval:
+        return "UNCLEAR"
+    return status
 
 
 def names_a_problem(text: str) -> bool:

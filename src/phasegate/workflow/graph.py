@@ -38,7 +38,7 @@ Problem = tuple[Location, str]
 #: Outcomes that go to the next node of the scope when ``on`` does not map them.
 SEQUENTIAL = frozenset({"pass", "done"})
 #: Outcomes that stop the run, blocked, when ``on`` does not map them.
-BLOCKING = frozenset({"checks-failed", "invalid", "exhausted", "merge-conflict"})
+BLOCKING = frozenset({"checks-failed", "invalid", "exhausted", "interrupted", "merge-conflict"})
 
 
 def default_target(scope: Sequence[Any], index: int, outcome: str) -> str | None:
@@ -77,8 +77,10 @@ def outcomes(node: AnyNode) -> list[str]:
                 found.append(reviewer.on_timeout)
         if node.budget.on_exhausted != COMPLETE:
             found.append(node.budget.on_exhausted)
-        if node.checks:
+        if node.checks or node.checks_from is not None:
             found.append("checks-failed")
+        if node.at_most_once:
+            found.append("interrupted")
         if node.max_visits:
             found.append("exhausted")
         return list(dict.fromkeys(found))
@@ -351,6 +353,10 @@ def _agent_problems(
     reviewers = node.all_reviewers()
     if node.executor is None and node.start_with == "execute":
         problems.append(((*where, "executor"), "an agent node needs an 'executor' role"))
+    if node.executor_selector is not None and node.executor is None:
+        problems.append(
+            ((*where, "executor_selector"), "name the 'executor' role the chosen agent plays")
+        )
     if node.executor is not None and node.executor not in workflow.roles:
         problems.append(((*where, "executor"), f"unknown role {node.executor!r} (roles: {roles})"))
     if node.start_with == "review" and not reviewers:
@@ -361,8 +367,8 @@ def _agent_problems(
         problems += _reviewer_role(workflow, node.reviewer, (*where, "reviewer"))
     for position, reviewer in enumerate(node.reviewers):
         at: Location = (*where, "reviewers", position)
-        if (reviewer.role is None) == (reviewer.selector is None):
-            problems.append((at, "a reviewer names exactly one of 'role' or 'selector'"))
+        if reviewer.role is None and reviewer.selector is None:
+            problems.append((at, "a reviewer names a 'role', a 'selector', or both"))
         if reviewer.role is not None:
             problems += _reviewer_role(workflow, reviewer.role, (*at, "role"))
         problems += _vocabulary(reviewer.reader, reviewer.on, (*at, "on"))
@@ -497,7 +503,12 @@ def _plugin_problems(workflow: Workflow, base: Location) -> list[Problem]:
     need("views", workflow.view.plugin, ("view",))
     problems += _view_paths(workflow)
     for where, node in _located(workflow.nodes, base):
+        need("predicates", node.when, (*where, "when"))
         if isinstance(node, AgentNode):
+            if node.executor_selector is not None:
+                need("selectors", node.executor_selector.plugin, (*where, "executor_selector"))
+            if node.checks_from is not None:
+                need("parsers", node.checks_from.parser, (*where, "checks_from", "parser"))
             for position, reviewer in enumerate(node.reviewers):
                 at: Location = (*where, "reviewers", position)
                 need("readers", reviewer.reader, (*at, "reader"))

@@ -167,10 +167,14 @@ class Reviewer(_Strict):
     """One reviewer of an agent node.
 
     ``role`` names the agent role, or ``selector`` a plug-in that picks one at
-    run time. ``reader`` turns the answer into a verdict word; ``on`` maps
-    each word to ``pass`` (on to the next reviewer), ``revise`` (back to the
-    executor with the issues) or an outcome name that ends the node.
-    ``UNCLEAR`` must be mapped and may never map to ``pass``.
+    run time; with both, the selector picks the agent that plays ``role`` (and
+    gets its backend when it has no binding of its own). ``reader`` turns the
+    answer into a verdict word; ``on`` maps each word to ``pass`` (on to the
+    next reviewer), ``revise`` (back to the executor with the issues) or an
+    outcome name that ends the node. ``UNCLEAR`` must be mapped and may never
+    map to ``pass``. ``timeout`` is seconds, or the name of a number of seconds
+    in the item's data; with ``on_timeout`` a review that runs out of time is
+    not retried: it ends with that action (``pass``, ``revise`` or an outcome).
     """
 
     name: str | None = None
@@ -181,15 +185,34 @@ class Reviewer(_Strict):
     when: str | None = None
     expectations: str | None = None
     on: dict[str, str] = Field(default_factory=dict)
-    #: Seconds the review may take before ``on_timeout`` applies (default: config timeouts).
-    timeout: float | None = Field(default=None, gt=0)
+    #: Seconds the review may take before ``on_timeout`` applies (default: config timeouts),
+    #: or the name of such a number in the item's data (a value a state view reads).
+    timeout: float | str | None = None
     on_timeout: str | None = None
+
+    @field_validator("timeout")
+    @classmethod
+    def _positive_timeout(cls, value: float | str | None) -> float | str | None:
+        if isinstance(value, int | float) and value <= 0:
+            raise ValueError("a timeout must be greater than 0")
+        return value
 
     _selector = field_validator("selector", mode="before")(_plugin_ref)
 
     @property
     def key(self) -> str:
         return self.name or self.role or (self.selector.plugin if self.selector else "reviewer")
+
+
+class ItemsSource(_Strict):
+    """Where a foreach gets its items: a parser plug-in over a file of the item folder."""
+
+    parser: str
+    file: str | None = None
+    with_: PluginSettings = Field(default_factory=dict, alias="with")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    _file = field_validator("file")(lambda v: confined_path(v) if v else v)
 
 
 class _Node(_Strict):
@@ -202,6 +225,10 @@ class _Node(_Strict):
     max_visits: int | None = Field(default=None, ge=1)
     #: Nodes a person may run next instead (``run --phase``) without a skip warning.
     also: tuple[str, ...] = ()
+    #: A predicate plug-in, asked when the node is about to start: when it does not hold,
+    #: the node is skipped (journaled ``node.skipped``) and ends ``pass`` (``done`` for a
+    #: foreach). A node already started is never skipped on resume.
+    when: str | None = None
 
     _id = field_validator("id")(_check_name)
 
@@ -211,6 +238,8 @@ class AgentNode(_Node):
 
     kind: Literal["agent"] = "agent"
     executor: str | None = None
+    #: A selector plug-in that picks, at run time, the agent who plays ``executor``.
+    executor_selector: PluginRef | None = None
     prompt: str | None = None
     revise_prompt: str | None = None
     #: ``review``: the first round starts with the reviewers (the work is already there).
@@ -221,6 +250,12 @@ class AgentNode(_Node):
     outputs: tuple[OutputFile, ...] = ()
     reviews_code: bool = False
     checks: tuple[CheckRef, ...] = ()
+    #: More check commands, listed by a parser plug-in (e.g. acceptance checks of a file).
+    checks_from: ItemsSource | None = None
+    #: The executor's call is made at most once: its intent is committed before the
+    #: call, and a run resuming after dying inside the call (no result journaled) does not
+    #: call again; the node ends with outcome ``interrupted`` instead (default: blocked).
+    at_most_once: bool = False
     expectations: str = ""
     reviewer: str | None = None
     reviewer_prompt: str | None = None
@@ -241,6 +276,7 @@ class AgentNode(_Node):
     _refs = field_validator("context", "on_enter", "after_execute", "after_verdict", mode="before")(
         lambda v: [_plugin_ref(x) for x in v] if isinstance(v, list | tuple) else v
     )
+    _executor_selector = field_validator("executor_selector", mode="before")(_plugin_ref)
     _previous = field_validator("previous")(lambda v: confined_path(v) if v else v)
 
     def all_reviewers(self) -> tuple[Reviewer, ...]:
@@ -276,10 +312,21 @@ class Choice(_Strict):
 
 
 class GateTimeout(_Strict):
-    """An unanswered gate takes ``choice`` after ``minutes``."""
+    """An unanswered gate takes ``choice`` after ``minutes``.
 
-    minutes: float = Field(gt=0)
+    ``minutes`` may name a number in the item's data (a value a state view reads
+    from the configuration); when that value is missing or 0 the gate never times out.
+    """
+
+    minutes: float | str
     choice: str
+
+    @field_validator("minutes")
+    @classmethod
+    def _positive_minutes(cls, value: float | str) -> float | str:
+        if isinstance(value, int | float) and value <= 0:
+            raise ValueError("minutes must be greater than 0")
+        return value
 
 
 class Unanswered(_Strict):
@@ -297,17 +344,26 @@ class GateNode(_Node):
     question: str
     #: A predicate plug-in whose text fills ``{{ detail }}`` in the question.
     detail: str | None = None
+    #: Files of the item folder shown with the question (globs list every match).
     show: tuple[str, ...] = ()
     choices: dict[str, Choice]
     default: str | None = None
     timeout: GateTimeout | None = None
+    #: A predicate plug-in turning a person's words into a canonical choice (``"looks
+    #: good"`` -> ``approved``; it reads ``settings["answer"]``), applied to every answer:
+    #: at a terminal, by ``phasegate answer`` and by ``--answer``.
     classify: str | None = None
+    #: A predicate plug-in naming the recommended choice (shown, and used in the answer
+    #: command ``status`` and ``decisions`` print).
     recommend: str | None = None
     #: ``terminal``: asked at a terminal; ``command``: only answered by a command or flag.
     ask: Literal["terminal", "command"] = "terminal"
     unanswered: Unanswered = Unanswered()
     #: Invalid answers at a terminal before the gate ends with outcome ``invalid``.
     attempts: int = Field(default=3, ge=1)
+    #: The answer must be typed: at a terminal an empty answer takes no default or
+    #: recommendation; it counts as no answer and is asked again (a mandatory gate).
+    explicit: bool = False
 
     _choices = field_validator("choices", mode="before")(
         lambda v: (
@@ -317,17 +373,6 @@ class GateNode(_Node):
         )
     )
     _show = field_validator("show")(lambda v: tuple(confined_path(x) for x in v))
-
-
-class ItemsSource(_Strict):
-    """Where a foreach gets its items: a parser plug-in over a file of the item folder."""
-
-    parser: str
-    file: str | None = None
-    with_: PluginSettings = Field(default_factory=dict, alias="with")
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-    _file = field_validator("file")(lambda v: confined_path(v) if v else v)
 
 
 class CheckNode(_Node):

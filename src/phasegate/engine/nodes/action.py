@@ -20,10 +20,11 @@ def run_action(run: Run, path: str, node: ActionNode, task: Task | None) -> Step
         return Outcome("exhausted")
     key = f"{path}#{ns.visit}/action"
     recorded = run.item.recorded().action(key)
+    action: Action = plugin("actions", node.action)
     if recorded is not None:
+        action.replay(run.context(path, node, task, node.with_), recorded)
         run.item.applied(key)  # its outcome is recorded below, before the next commit
         return Outcome(recorded)
-    action: Action = plugin("actions", node.action)
     outcome = action.run(run.context(path, node, task, node.with_))
     if outcome not in action.outcomes:
         raise WorkflowError(

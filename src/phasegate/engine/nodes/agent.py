@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from phasegate.agents.base import Access, AgentResult, McpServer
 from phasegate.engine.calls import CallSpec, usage_of
 from phasegate.engine.checks import CheckRound, resolve
+from phasegate.engine.nodes.roles import executor_role, plays, review_timeout, timed_out
 from phasegate.engine.plugin_api import Action, ItemParser, PluginContext, Task, plugin
 from phasegate.engine.prompting import PromptFor, read_file
 from phasegate.errors import AgentError
@@ -54,10 +55,12 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
         ns = run.state.node(path)
         stage = ns.stage
         if stage == "execute":
-            yield from _execute(run, path, node, task, prompts)
+            executed: Outcome = yield from _execute(run, path, node, task, prompts)
+            if executed.name == "interrupted":
+                return executed
             continue
         if stage == "checks":
-            verdict = yield from _checks(run, path, node)
+            verdict = yield from _checks(run, path, node, task)
             if verdict is not None:
                 outcome = _conclude(run, path, node, verdict, REVISE, "checks", -1)
                 if outcome is not None:
@@ -69,7 +72,7 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
         if stage.startswith("review:"):
             index = int(stage.removeprefix("review:"))
             if index >= len(reviewers) or run.options.no_review or ns.get("no_review"):
-                outcome = _no_more_reviewers(run, path, node, reviewers, index)
+                outcome = _no_more_reviewers(run, path, node, task, reviewers, index)
                 if outcome is not None:
                     return outcome
                 continue
@@ -89,11 +92,12 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
 def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: PromptFor) -> Steps:
     from phasegate.engine.run import Call, Outcome
 
+    role = executor_role(run, path, node, task)
+    workflow_role = str(node.executor)
     ns = run.state.node(path)
-    role = str(node.executor)
     iteration, tries = ns.iteration, int(ns.get("tries", 0))
     feedback = list(ns.get("feedback") or [])
-    access = Access(run.workflow.roles[role].access)
+    access = Access(run.workflow.roles[workflow_role].access)
     outputs = prompts.outputs()
     spec = CallSpec(
         key=f"{path}#{ns.visit}/{iteration}/execute/{tries}",
@@ -104,12 +108,29 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         stage="execute",
         access=access,
         output_schema=None,
-        build_prompt=lambda: prompts.executor(iteration, feedback),
-        mcp_servers=mcp_servers(run, role),
+        build_prompt=lambda: prompts.executor(iteration, feedback, role),
+        mcp_servers=mcp_servers(run, workflow_role),
         task=task.key if task else None,
-        hints={"outputs": [run.rel(path, run.item.item_dir / o) for o in outputs]},
+        hints={
+            "outputs": [run.rel(path, run.item.item_dir / o) for o in outputs],
+            "examples": _examples(run, node, prompts),
+        },
         workdir=run.workspace_dir(path),
+        plays=plays(role, workflow_role),
     )
+    if node.at_most_once:
+        if ns.get("dispatching") == spec.key and run.item.recorded().result(spec.key) is None:
+            # The run stopped after this call was dispatched and before its result was
+            # journaled: the work may be half done, so it is never dispatched again.
+            run.item.record(
+                "agent.not_redispatched", node=path, key=spec.key, role=role, sync_now=True
+            )
+            _complete(run, path, "none", [], "the call was interrupted before it returned")
+            run.save(lazy=True)
+            return Outcome("interrupted")
+        if ns.get("dispatching") != spec.key:
+            ns["dispatching"] = spec.key
+            run.save(durable=True)  # the intent is on disk before the call is made
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
     run.state.add_usage(path, role, usage_of(result))
@@ -130,7 +151,8 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         )
         if tries >= limit:
             raise AgentError(
-                f"{role} ({run.backends.describe(role)}) finished {run.label(path)} "
+                f"{role} ({run.backends.describe(role, plays(role, workflow_role))}) finished "
+                f"{run.label(path)} "
                 f"({node.id}) of {run.item.name!r} {limit} time{'s' if limit > 1 else ''} "
                 f"without writing {', '.join(missing)}; run the same command again to retry"
             )
@@ -138,14 +160,26 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         run.save()
         return Outcome("again")
     ns["tries"] = 0
-    ns.stage = "checks" if node.checks else f"review:{int(ns.get('resume_review', 0))}"
+    has_checks = bool(node.checks) or node.checks_from is not None
+    ns.stage = "checks" if has_checks else f"review:{int(ns.get('resume_review', 0))}"
     run.save(lazy=True)
     return Outcome("executed")
 
 
 def _missing(run: Run, node: AgentNode, prompts: PromptFor, policy: str) -> list[str]:
-    """The outputs with ``policy`` that are absent, empty, or hold too few items."""
-    absent: list[str] = []
+    """The outputs with ``policy`` that are absent, empty, hold too few items or are invalid."""
+    return [
+        f"{rel}: {problem}" if problem else rel
+        for rel, problem in _output_problems(run, node, prompts, policy)
+    ]
+
+
+def _output_problems(
+    run: Run, node: AgentNode, prompts: PromptFor, policy: str
+) -> list[tuple[str, str | None]]:
+    """``(output, problem)`` per output that is wrong; ``problem`` is ``None`` when it is
+    absent or empty, else what its parser found wrong with it."""
+    found: list[tuple[str, str | None]] = []
     node_path = prompts.path
     for output, name in zip(node.outputs, prompts.outputs(), strict=True):
         if output.missing != policy:
@@ -154,17 +188,32 @@ def _missing(run: Run, node: AgentNode, prompts: PromptFor, policy: str) -> list
         rel = run.rel(node_path, path)
         if name.endswith("/"):
             if not path.is_dir() or not any(p.is_file() for p in path.rglob("*")):
-                absent.append(rel)
+                found.append((rel, None))
             continue
         text = read_file(path)
         if text is None or not text.strip():
-            absent.append(rel)
+            found.append((rel, None))
             continue
         if output.parser is not None:
             parser: ItemParser = plugin("parsers", output.parser)
-            if parser.count(path) < output.min_items:
-                absent.append(f"{rel} (it lists no items)")
-    return absent
+            problems = parser.problems(prompts.ctx, path)
+            if not problems and parser.count(path) < output.min_items:
+                problems = ["it lists no items"]
+            found += [(rel, problem) for problem in problems]
+    return found
+
+
+def _examples(run: Run, node: AgentNode, prompts: PromptFor) -> dict[str, str]:
+    """Valid examples of the outputs whose parsers offer one (the ``auto`` backend writes them)."""
+    examples: dict[str, str] = {}
+    for output, name in zip(node.outputs, prompts.outputs(), strict=True):
+        if output.parser is None:
+            continue
+        path = run.item.item_dir / name
+        text = plugin("parsers", output.parser).example(prompts.ctx, path)
+        if text is not None:
+            examples[run.item.relative(path, run.state)] = text
+    return examples
 
 
 def _hooks(
@@ -223,16 +272,20 @@ def mcp_servers(run: Run, role: str) -> tuple[McpServer, ...]:
 # -- checks -------------------------------------------------------------------------------
 
 
-def _checks(run: Run, path: str, node: AgentNode) -> Any:
+def _checks(run: Run, path: str, node: AgentNode, task: Task | None) -> Any:
+    from phasegate.engine.nodes.check import listed_commands
     from phasegate.engine.run import Checks
 
     ns = run.state.node(path)
+    commands = resolve(node.checks, run.item.config)
+    if node.checks_from is not None:
+        commands += listed_commands(run, path, node, task, node.checks_from)
     round_ = CheckRound(
         key=f"{path}#{ns.visit}/{ns.iteration}/checks",
         path=path,
         label=run.label(path),
         iteration=ns.iteration,
-        commands=resolve(node.checks, run.item.config),
+        commands=commands,
         workdir=run.workspace_dir(path),
     )
     outcomes = yield Checks(round_)
@@ -252,7 +305,12 @@ def _checks(run: Run, path: str, node: AgentNode) -> Any:
 
 
 def _no_more_reviewers(
-    run: Run, path: str, node: AgentNode, reviewers: tuple[Reviewer, ...], index: int
+    run: Run,
+    path: str,
+    node: AgentNode,
+    task: Task | None,
+    reviewers: tuple[Reviewer, ...],
+    index: int,
 ) -> Outcome | None:
     """Past the last reviewer (or reviews skipped): engine checks, then the node passes."""
     from phasegate.engine.run import Outcome
@@ -260,7 +318,7 @@ def _no_more_reviewers(
     skipped = run.options.no_review or bool(run.state.node(path).get("no_review"))
     if index == 0 or skipped:
         verdict = precheck(
-            run, path, node, PromptFor(run, path, node, run.context(path, node, None, {}))
+            run, path, node, PromptFor(run, path, node, run.context(path, node, task, {}))
         )
         if verdict is not None and not skipped:
             return _conclude(
@@ -318,7 +376,7 @@ def _review(
         run.save(lazy=True)
         return None
     reader: VerdictReader = plugin("readers", reviewer.reader)
-    backend = run.backends.for_role(role)
+    backend = run.backends.for_role(role, plays(role, reviewer.role))
     words = _words(reviewer, reader)
     rctx = ReadContext(
         words=words,
@@ -373,15 +431,19 @@ def _review(
         build_prompt=lambda: prompts.reviewer(
             role, template, iteration, expectations, previous, answer, focus
         ),
-        mcp_servers=mcp_servers(run, role),
+        mcp_servers=mcp_servers(run, reviewer.role or role),
         task=task.key if task else None,
-        timeout=reviewer.timeout,
+        timeout=review_timeout(run, reviewer),
         hints={"answer": _hint(approving)},
         workdir=run.workspace_dir(path),
+        plays=plays(role, reviewer.role),
+        timeout_ends=reviewer.on_timeout is not None,
     )
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
     run.state.add_usage(path, role, usage_of(result))
+    if result.timed_out and reviewer.on_timeout is not None:
+        return timed_out(run, path, node, reviewer, index, role, result)
     verdict = reader.read(result, rctx)
     if verdict is None:
         return _no_verdict(run, path, reviewer, reader, rctx, result, tries)
@@ -411,9 +473,8 @@ def _words(reviewer: Reviewer, reader: VerdictReader) -> tuple[str, ...]:
 def _reviewer_role(
     run: Run, path: str, reviewer: Reviewer, ctx: PluginContext
 ) -> tuple[str | None, tuple[str, ...]]:
-    if reviewer.role is not None:
+    if reviewer.selector is None:
         return reviewer.role, ()
-    assert reviewer.selector is not None
     ns = run.state.node(path)
     chosen = ns.mapping("selected").get(f"{ns.iteration}:{reviewer.key}")
     if chosen is not None:
@@ -491,8 +552,11 @@ def precheck(run: Run, path: str, node: AgentNode, prompts: PromptFor) -> Verdic
         made_by = producers(run.workflow, str(node.previous))
         hint = f" (run the {made_by[0]} phase first)" if made_by else ""
         problems.append(f"The previous artifact {node.previous} is missing or empty{hint}.")
-    for name in _missing(run, node, prompts, "revise"):
-        problems.append(f"The artifact {name} is missing or empty.")
+    for name, problem in _output_problems(run, node, prompts, "revise"):
+        if problem is None:
+            problems.append(f"The artifact {name} is missing or empty.")
+        else:
+            problems.append(f"The artifact {name} is not valid: {problem}.")
     if node.reviews_code and not node.outputs and not implementation_changes(run, path).strip():
         problems.append("No implementation changes were found in the work tree.")
     if not problems:

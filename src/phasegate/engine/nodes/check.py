@@ -6,10 +6,24 @@ from typing import TYPE_CHECKING
 
 from phasegate.engine.checks import CheckCommand, CheckRound, resolve
 from phasegate.engine.plugin_api import ItemParser, Task, plugin
-from phasegate.workflow.model import CheckNode
+from phasegate.workflow.model import AnyNode, CheckNode, ItemsSource
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run, Steps
+
+
+def listed_commands(
+    run: Run, path: str, node: AnyNode, task: Task | None, source: ItemsSource
+) -> tuple[CheckCommand, ...]:
+    """The check commands a parser plug-in lists (each item's ``data["command"]``)."""
+    parser: ItemParser = plugin("parsers", source.parser)
+    file = run.item.item_dir / source.file if source.file else None
+    ctx = run.context(path, node, task, source.with_)
+    found = []
+    for item in parser.parse(ctx, file).items:
+        command = item.data.get("command")
+        found.append(CheckCommand(item.key, str(command) if command else None))
+    return tuple(found)
 
 
 def run_check(run: Run, path: str, node: CheckNode, task: Task | None) -> Steps:
@@ -20,13 +34,7 @@ def run_check(run: Run, path: str, node: CheckNode, task: Task | None) -> Steps:
         return Outcome("exhausted")
     commands = list(resolve(node.run, run.item.config))
     if node.commands_from is not None:
-        parser: ItemParser = plugin("parsers", node.commands_from.parser)
-        source = node.commands_from
-        file = run.item.item_dir / source.file if source.file else None
-        ctx = run.context(path, node, task, source.with_)
-        for found in parser.parse(ctx, file).items:
-            command = found.data.get("command")
-            commands.append(CheckCommand(found.key, str(command) if command else None))
+        commands += listed_commands(run, path, node, task, node.commands_from)
     round_ = CheckRound(
         key=f"{path}#{ns.visit}/checks",
         path=path,

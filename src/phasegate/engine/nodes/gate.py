@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from phasegate.engine.gates import Question, ask
 from phasegate.engine.plugin_api import Task, plugin
 from phasegate.faults import crash_point
-from phasegate.workflow.model import GateNode
+from phasegate.workflow.model import BLOCKED_TARGET, GateNode
 from phasegate.workflow.prompts import render
 
 if TYPE_CHECKING:
@@ -29,6 +29,34 @@ def gate_values(run: Run, path: str, task: Task | None) -> dict[str, Any]:
         "task": task.key if task else "",
         "task_title": task.title if task else "",
     }
+
+
+def timeout_minutes(run: Run, node: GateNode) -> float | None:
+    """After how many minutes an unanswered gate takes its timeout choice (``None``: never).
+
+    A name instead of a number reads the item's data; a missing or 0 value is no timeout.
+    """
+    if node.timeout is None:
+        return None
+    minutes = node.timeout.minutes
+    if isinstance(minutes, str):
+        raw = run.state.data.get(minutes)
+        if isinstance(raw, bool) or not isinstance(raw, int | float) or raw <= 0:
+            return None
+        return float(raw)
+    return minutes
+
+
+def _shown(run: Run, names: list[str]) -> list[str]:
+    """The files a gate shows: a glob stands for every file it matches (sorted)."""
+    found: list[str] = []
+    for name in names:
+        if not any(c in name for c in "*?["):
+            found.append(name)
+            continue
+        matches = sorted(p for p in run.item.item_dir.glob(name) if p.is_file())
+        found += [p.relative_to(run.item.item_dir).as_posix() for p in matches]
+    return found
 
 
 def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
@@ -61,11 +89,11 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         question=" ".join(render(node.question, values).split()),
         choices=offered,
         visit=ns.visit,
-        files=[render(f, values) for f in node.show],
+        files=_shown(run, [render(f, values) for f in node.show]),
         default=node.default if node.default in offered else None,
         recommendation=recommendation,
         notes_required=[n for n, c in node.choices.items() if c.note == "required"],
-        timeout_minutes=node.timeout.minutes if node.timeout else None,
+        timeout_minutes=timeout_minutes(run, node),
         timeout_choice=node.timeout.choice if node.timeout else None,
         ask_at_terminal=node.ask == "terminal",
         unanswered_exit=node.unanswered.exit,
@@ -73,6 +101,7 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         attempts=node.attempts,
         context=path,
         unavailable=unavailable,
+        explicit=node.explicit,
     )
     answer = ask(run, question)
     # The answer is on disk; nothing has acted on it yet (the crash tests stop here).
@@ -81,11 +110,10 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
     if answer.choice not in offered:
         return Outcome("invalid")
     choice = node.choices[answer.choice]
-    issues = (
-        [{"severity": "blocker", "description": answer.note, "location": None}]
-        if answer.note
-        else []
-    )
+    cause = " ".join(render(choice.description, values).split()) or None
+    said = answer.note or (cause if choice.to == BLOCKED_TARGET else None)
+    # A choice that blocks says why in the run's message: the note, else what it means.
+    issues = [{"severity": "blocker", "description": said, "location": None}] if said else []
     extend = None
     if choice.extend is not None:
         extend = (
@@ -99,5 +127,5 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         issues=issues,
         extend=extend,
         start_with=choice.start_with,
-        cause=" ".join(render(choice.description, values).split()) or None,
+        cause=cause,
     )

@@ -308,7 +308,9 @@ class FanOut:
             if immediate is None:
                 active.effect, active.future = effect, None
                 if isinstance(effect, Call):
-                    self.run.backends.for_role(effect.spec.role)  # made here, not in a worker
+                    self.run.backends.for_role(  # made here, not in a worker
+                        effect.spec.role, effect.spec.plays
+                    )
                 return
             value = immediate[0]
             self.item.applied(effect.spec.key if isinstance(effect, Call) else effect.round.key)

@@ -1,0 +1,152 @@
+"""``phasegate implement SPEC-ID|PATH``: the implement workflow (seed 004) in one command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from phasegate.cli.app import RepoOption, _repo, app, out, parse_answers, run_item
+from phasegate.cli.progress import ProgressPrinter
+from phasegate.config import Config, load_config
+from phasegate.engine.item import WorkItem, validate_item_name
+from phasegate.engine.items import create_item
+from phasegate.engine.runner import RunOptions
+from phasegate.errors import BadInputError, NotFoundError
+from phasegate.implement.settings import implement_settings
+from phasegate.implement.spec import item_name_for, plan_title, resolve_plan
+from phasegate.workflow.registry import WorkflowRegistry
+
+WORKFLOW = "implement"
+
+
+class ImplementProgress(ProgressPrinter):
+    """Progress lines for the implement workflow's own events."""
+
+    def _on_implement_context(self, e: dict[str, Any]) -> None:
+        docs = ", ".join(e.get("documents") or {}) or "no BRD/PRD/SDD"
+        self._line(
+            f"  plan {escape(str(e.get('plan')))}: {e.get('open')} of {e.get('tasks')} task(s) "
+            f"open in {e.get('phases')} phase(s); context: {escape(docs)}"
+        )
+        for note in e.get("notes") or []:
+            self._line(f"[yellow]  ! {escape(str(note))}[/]")
+
+    def _on_executor_selected(self, e: dict[str, Any]) -> None:
+        self._line(f"  implementer: {escape(str(e.get('role')))}")
+
+    def _on_implement_pattern(self, e: dict[str, Any]) -> None:
+        self._line(
+            f"[yellow]  recurring issues ({e.get('same_issue_count')}): next reviewer "
+            f"{escape(str(e.get('suggested')))} ({escape(str(e.get('reason')))})[/]"
+        )
+
+    def _on_review_timeout(self, e: dict[str, Any]) -> None:
+        self._line(f"[yellow]  review by {escape(str(e.get('role')))} timed out[/]")
+
+    def _on_implement_ticked(self, e: dict[str, Any]) -> None:
+        how = e.get("how")
+        self._line(f"  [green]☑[/] PLAN.md line {e.get('line')} ticked ({how})")
+
+    def _on_implement_checkpoint(self, e: dict[str, Any]) -> None:
+        checks = ", ".join(e.get("checks") or []) or "none configured"
+        self._line(f"  validation checkpoint of {escape(str(e.get('phase')))}: {checks}")
+
+
+def plan_item(root: Path, config: Config, target: str, name: str | None = None) -> tuple[str, str]:
+    """``(item name, plan)`` for ``target`` (a spec id or a path)."""
+    settings = implement_settings(config, root)
+    plan = resolve_plan(root, target, settings.specs_dir)
+    return (name or item_name_for(plan)), plan
+
+
+def existing_item(root: Path, config: Config, target: str) -> tuple[str, str] | None:
+    """``(item name, plan)`` of the implement item named ``target``, if there is one.
+
+    An item made with ``phasegate new NAME --workflow implement --plan PATH`` is
+    resumed by its name, like the item of a spec.
+    """
+    try:
+        validate_item_name(target)
+    except BadInputError:
+        return None
+    item = WorkItem(root, target, WorkflowRegistry(root).get(WORKFLOW), config)
+    if not item.exists():
+        return None
+    plan = item.load(read_journal=False).data.get("plan")
+    return (target, plan) if isinstance(plan, str) and plan else None
+
+
+def ensure_item(root: Path, config: Config, name: str, plan: str, mode: str | None) -> WorkItem:
+    """The implement item ``name`` for ``plan``, created when it does not exist yet."""
+    loaded = WorkflowRegistry(root).get(WORKFLOW)
+    item = WorkItem(root, name, loaded, config)
+    if not item.exists():
+        description = plan_title(root / plan) or f"Implement {plan}"
+        item = create_item(
+            root, name, loaded, config, mode=mode, description=description, data={"plan": plan}
+        )
+        out.print(f"Created {name} (implement) for {plan}.")
+        return item
+    recorded = item.load(read_journal=False).data.get("plan")
+    if recorded != plan:
+        raise BadInputError(
+            f"work item {name!r} implements {recorded}, not {plan}; give this plan its own "
+            f"item: phasegate new NAME --workflow implement --plan {plan}"
+        )
+    return item
+
+
+@app.command()
+def implement(
+    target: Annotated[
+        str,
+        typer.Argument(
+            help="A spec id (006: docs/specs/006*/PLAN.md), a PLAN.md path, or the name of "
+            "an implement item."
+        ),
+    ],
+    answer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--answer",
+            "-a",
+            help="Answer a decision before it is asked: DECISION=CHOICE (repeatable).",
+        ),
+    ] = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="At a decision without a terminal, wait for 'phasegate answer' (an escalation "
+            "takes its default action after its timeout) instead of exiting 3.",
+        ),
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    repo: RepoOption = None,
+) -> None:
+    """Implement a spec's PLAN.md task by task: each task's agent, a reviewer chosen for it,
+    revisions, escalation, the plan ticked.
+
+    Creates the work item on first use (named after the spec: 006) and runs or
+    resumes it; running again after an interruption resumes the review cycle it
+    was in without calling an agent whose answer is recorded.
+    """
+    root = _repo(repo)
+    config = load_config(root)
+    try:
+        name, plan = plan_item(root, config, target)
+    except NotFoundError:
+        found = existing_item(root, config, target)
+        if found is None:
+            raise
+        name, plan = found
+    ensure_item(root, config, name, plan, None)
+    options = RunOptions(answers=parse_answers(answer), wait=wait, command=None)
+    outcome = run_item(
+        root, name, options, workflow=WORKFLOW, quiet=quiet, progress=ImplementProgress
+    )
+    if outcome.status in ("stopped", "completed"):
+        out.print(escape(outcome.message))

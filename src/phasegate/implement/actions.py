@@ -1,0 +1,286 @@
+"""The implement workflow's actions and predicates: context loading, review tracking,
+ticking PLAN.md, escalation.
+
+Every action can run again after a crash without doing anything twice: a
+tick or a note already in PLAN.md is left as it is, and the review-cycle
+record is keyed by visit and cycle.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from phasegate.engine.plugin_api import Action, PluginContext, Predicate
+from phasegate.errors import BadInputError
+from phasegate.implement import cycles
+from phasegate.implement.checkboxes import tick_task
+from phasegate.implement.context import load_documents
+from phasegate.implement.settings import ACTIONS
+from phasegate.implement.snapshots import snapshot
+from phasegate.implement.where import (
+    agent_node,
+    implementer_of,
+    load_plan,
+    plan_path,
+    plan_rel,
+    roster,
+    settings_of,
+    spec_dir_rel,
+    task_prefix,
+)
+
+
+class LoadContext(Action):
+    """Seed 004's Phase 0: PLAN.md (required) and BRD/PRD/SDD read once; agents checked."""
+
+    name = "implement-load-context"
+
+    def run(self, ctx: PluginContext) -> str:
+        plan = load_plan(ctx)
+        where = plan_rel(ctx.state)
+        found = roster(ctx)
+        unknown = [
+            f"{where}:{t.line} names agent {t.agent!r}"
+            for t in plan.tasks()
+            if not t.done and t.agent and t.agent not in found.agents
+        ]
+        if unknown:
+            raise BadInputError(
+                f"{'; '.join(unknown)}; known agents: {', '.join(found.names()) or 'none'} "
+                "(add .claude/agents/NAME.md, or roles.NAME in .phasegate/config.yaml)"
+            )
+        docs = load_documents(ctx.workdir / spec_dir_rel(ctx.state))
+        ctx.state.node(ctx.path)["documents"] = docs
+        ctx.record(
+            "implement.context",
+            plan=where,
+            phases=len(plan.phases),
+            tasks=len([t for t in plan.tasks() if not t.checkpoint]),
+            open=len([t for t in plan.tasks() if not t.done and not t.checkpoint]),
+            documents={name: len(text) for name, text in docs.items()},
+            agents=found.names(),
+            notes=[*plan.notes(where), *found.problems],
+        )
+        return "done"
+
+
+class SnapshotTask(Action):
+    """When a task starts: the work tree as it is, to tell later what the task changed."""
+
+    name = "implement-snapshot"
+
+    def run(self, ctx: PluginContext) -> str:
+        assert ctx.task is not None
+        entry = cycles.task_entry(ctx.state, ctx.task.key, ctx.task.title)
+        if not entry.get("_base_tree"):
+            entry["_base_tree"] = snapshot(ctx.workdir)
+        return "done"
+
+
+class TrackReview(Action):
+    """After each verdict: the reviewer's entry, failure rates, recurring patterns."""
+
+    name = "implement-track-review"
+
+    def run(self, ctx: PluginContext) -> str:
+        verdict, node = ctx.verdict, ctx.state.peek(ctx.path)
+        if verdict is None or ctx.task is None or node is None:
+            return "done"
+        entry = cycles.task_entry(ctx.state, ctx.task.key, ctx.task.title)
+        # The issues are the feedback; an answer without any is its summary.
+        issues = [i.description.strip() for i in verdict.issues if i.description.strip()]
+        feedback = "\n".join(dict.fromkeys(issues)) or verdict.summary.strip()
+        word = verdict.word if verdict.word in ("APPROVED", "NEEDS_REVISION") else "UNCLEAR"
+        suggestion = cycles.reviewer_answered(
+            ctx.state, entry, node.visit, node.iteration, word, feedback
+        )
+        tracking = entry["pattern_tracking"]
+        if suggestion is not None:
+            ctx.record(
+                "implement.pattern",
+                task=ctx.task.key,
+                same_issue_count=tracking["same_issue_count"],
+                recurring_patterns=list(tracking["recurring_patterns"]),
+                suggested=suggestion.agent,
+                reason=suggestion.reason,
+            )
+        return "done"
+
+
+def _why(ctx: PluginContext) -> str:
+    """Why a task is accepted or skipped without an approval, in one line."""
+    node = agent_node(ctx)
+    outcome = node.get("outcome") if node is not None else None
+    records = list(node.get("iterations") or []) if node is not None else []
+    last = records[-1] if records else {}
+    if outcome == "review-timeout":
+        return f"the review timed out ({last.get('summary', '')})".replace(" ()", "")
+    summary = " ".join(str(last.get("summary") or "").split())[:200]
+    if outcome == "unclear":
+        return "the review was unclear"
+    if records:
+        return f"still {last.get('word')} after {len(records)} review cycle(s): {summary}"
+    return "no review"
+
+
+class TickTask(Action):
+    """An approved task: its checkbox ticked, nothing else in PLAN.md changed."""
+
+    name = "implement-tick"
+    how = "approved"
+
+    def note(self, ctx: PluginContext) -> str | None:
+        return None
+
+    def run(self, ctx: PluginContext) -> str:
+        assert ctx.task is not None
+        note = self.note(ctx)
+        line = tick_task(plan_path(ctx), ctx.task.key, note)
+        entry = cycles.task_entry(ctx.state, ctx.task.key, ctx.task.title)
+        cycles.outcome(entry, self.how, note or "")
+        ctx.record(
+            "implement.ticked", task=ctx.task.key, line=line, how=self.how, note=note, sync_now=True
+        )
+        return "done"
+
+
+class FixedTask(TickTask):
+    """Fixed by hand and declared done by a person: ticked."""
+
+    name = "implement-fixed"
+    how = "fixed by hand"
+
+
+class AcceptTask(TickTask):
+    """Accepted as it is (a person's choice or the default action): ticked, with a note."""
+
+    name = "implement-accept"
+    how = "accepted"
+
+    def note(self, ctx: PluginContext) -> str | None:
+        return f"Accepted as is (phasegate): {_why(ctx)}"
+
+
+class SkipTask(TickTask):
+    """Skipped with a warning: ticked and marked, with the reason noted under it."""
+
+    name = "implement-skip"
+    how = "skipped"
+
+    def note(self, ctx: PluginContext) -> str | None:
+        return f"⚠️ Skipped with warning (phasegate): {_why(ctx)}"
+
+
+class DefaultAction(Action):
+    """Seed 004's timeout handling: log the event with context, take ``default_action``,
+    notify, and go on (unless the action is ``abort_process``)."""
+
+    name = "implement-default-action"
+    outcomes = ACTIONS
+
+    def run(self, ctx: PluginContext) -> str:
+        assert ctx.task is not None
+        escalation = settings_of(ctx).escalation
+        node = agent_node(ctx)
+        timed_out = node is not None and node.get("outcome") == "review-timeout"
+        entry = cycles.task_entry(ctx.state, ctx.task.key, ctx.task.title)
+        reviewer = None
+        if node is not None:
+            selected = (node.get("selected") or {}).get(f"{node.iteration}:reviewer") or {}
+            reviewer = selected.get("role")
+            if timed_out:
+                cycles.reviewer_timed_out(entry, node.visit, node.iteration, _why(ctx))
+        cause = "review timed out" if timed_out else "escalation not answered in time"
+        message = (
+            f"{ctx.item.name}: task {ctx.task.title!r}: {cause}; "
+            f"default action {escalation.default_action}"
+        )
+        ctx.record(
+            "implement.escalation",
+            task=ctx.task.key,
+            title=ctx.task.title,
+            cause=cause,
+            cycle=node.iteration if node is not None else None,
+            reviewer=reviewer,
+            implementer=implementer_of(node),
+            default_action=escalation.default_action,
+            notification=escalation.notification_method,
+            sync_now=True,
+        )
+        if escalation.notification_method == "console":
+            print(f"phasegate: {ctx.item.redactor.text(message)}", file=sys.stderr, flush=True)
+        return escalation.default_action
+
+
+class CheckpointPassed(Action):
+    """A phase's checks passed: its validation checkpoints (and its own checkbox) ticked."""
+
+    name = "implement-checkpoint-passed"
+
+    def run(self, ctx: PluginContext) -> str:
+        assert ctx.task is not None
+        check = ctx.state.peek(f"{task_prefix(ctx.path)}/checkpoint")
+        ran = list(check.get("checks") or []) if check is not None else []
+        phase = load_plan(ctx).phase(ctx.task.key)
+        if phase is None:
+            return "done"
+        if phase.checkpoints and not any(not c.get("skipped") for c in ran):
+            ctx.record("implement.checkpoint_unverified", phase=phase.title, sync_now=True)
+            return "done"
+        for checkpoint in phase.checkpoints:
+            if not checkpoint.done:
+                tick_task(plan_path(ctx), checkpoint.key)
+        now = load_plan(ctx).phase(phase.key)
+        if now is not None and now.checkbox_line is not None and now.done and not now.checked:
+            tick_task(plan_path(ctx), phase.key)
+        return "done"
+
+
+# -- predicates ----------------------------------------------------------------------------
+
+
+class Offers(Predicate):
+    """Whether the escalation's configured ``actions`` include this one."""
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+        self.name = f"implement-offers-{action}"
+
+    def __call__(self, ctx: PluginContext) -> bool:
+        return self.action in settings_of(ctx).escalation.actions
+
+
+class EscalationDetail(Predicate):
+    """The escalation's question: which task, how it stands, the choices, the default."""
+
+    name = "implement-escalation-detail"
+
+    def __call__(self, ctx: PluginContext) -> str:
+        assert ctx.task is not None
+        escalation = settings_of(ctx).escalation
+        minutes = escalation.timeout_minutes
+        after = (
+            f" Without an answer within {minutes:g} minutes: {escalation.default_action}."
+            if minutes
+            else ""
+        )
+        return (
+            f"Task {ctx.task.title!r} ({plan_rel(ctx.state)}:{ctx.task.line}) is escalated: "
+            f"{_why(ctx)}. "
+            f"Accept it as is, fix it by hand, skip it with a warning, or abort?{after}"
+        )
+
+
+LOAD_CONTEXT = LoadContext()
+SNAPSHOT = SnapshotTask()
+TRACK_REVIEW = TrackReview()
+TICK = TickTask()
+FIXED = FixedTask()
+ACCEPT = AcceptTask()
+SKIP = SkipTask()
+DEFAULT_ACTION = DefaultAction()
+CHECKPOINT_PASSED = CheckpointPassed()
+OFFERS_SKIP = Offers("skip_with_warning")
+OFFERS_ACCEPT = Offers("accept_as_is")
+OFFERS_ABORT = Offers("abort_process")
+ESCALATION_DETAIL = EscalationDetail()

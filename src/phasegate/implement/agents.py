@@ -1,0 +1,133 @@
+"""The agents a repository has: its ``.claude/agents/*.md`` files and its config roles.
+
+An agent is a role resolved at run time, never a code change: a task's
+``[`agent: the-developer`]`` names one, and the reviewer selector chooses among
+all of them. Agent files are read again at every look-up, so a file added
+while a plan is being implemented is usable at once, as implementer and as
+reviewer. An agent's frontmatter ``name`` (else its file name) names it; its
+``description`` (and the first paragraph of its body) says what it is good at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from phasegate.config import Config
+from phasegate.errors import BadInputError
+
+AGENTS_DIR = Path(".claude") / "agents"
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One agent: its name, what it is good at, and the instructions of its file."""
+
+    name: str
+    description: str = ""
+    instructions: str = ""
+    source: str = "config"
+
+    @property
+    def expertise(self) -> str:
+        """The text a reviewer is chosen by: name, description, the body's first paragraph."""
+        first = self.instructions.strip().split("\n\n", 1)[0]
+        return f"{self.name.replace('-', ' ')} {self.description} {first}"
+
+
+@dataclass(frozen=True)
+class AgentRoster:
+    """The agents found, and the files that could not be read (``path:line: why``)."""
+
+    agents: dict[str, Agent]
+    problems: tuple[str, ...] = ()
+
+    def names(self) -> list[str]:
+        return sorted(self.agents)
+
+    def get(self, name: str, where: str) -> Agent:
+        """The agent ``name``; an unknown one stops (exit 2) naming the known ones."""
+        found = self.agents.get(name)
+        if found is None:
+            known = ", ".join(self.names()) or "none"
+            raise BadInputError(
+                f"{where} names agent {name!r}, which is not known here (known agents: {known}; "
+                f"add {AGENTS_DIR}/{name}.md or a roles.{name} entry in .phasegate/config.yaml)"
+            )
+        return found
+
+
+def _frontmatter(text: str) -> tuple[dict[str, object], str, str | None]:
+    """``(frontmatter, body, problem)`` of an agent file."""
+    from ruamel.yaml import YAML
+
+    lines = text.lstrip("\ufeff").split("\n")
+    if not lines or lines[0].strip() != "---":
+        return {}, text, None
+    for index in range(1, len(lines)):
+        if lines[index].strip() == "---":
+            head, body = "\n".join(lines[1:index]), "\n".join(lines[index + 1 :])
+            try:
+                data = YAML(typ="safe", pure=True).load(head)
+            except Exception as exc:
+                mark = getattr(exc, "problem_mark", None)
+                line = f":{mark.line + 2}" if mark is not None else ""
+                return {}, body, f"{line}: invalid frontmatter ({' '.join(str(exc).split())})"
+            if data is None:
+                return {}, body, None
+            if not isinstance(data, dict):
+                return {}, body, ":1: the frontmatter is not a mapping"
+            return data, body, None
+    return {}, text, ":1: the frontmatter is not closed with ---"
+
+
+def read_agent_file(path: Path, repo: Path) -> tuple[Agent | None, str | None]:
+    """The agent of one file, or the problem (``path:line: why``) that stops it being read."""
+    rel = path.relative_to(repo).as_posix() if path.is_relative_to(repo) else str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"{rel}: cannot be read ({exc})"
+    data, body, problem = _frontmatter(text)
+    if problem is not None:
+        return None, f"{rel}{problem}"
+    name = data.get("name")
+    description = data.get("description")
+    agent = Agent(
+        name=str(name).strip() if isinstance(name, str) and name.strip() else path.stem,
+        description=" ".join(str(description).split()) if description else "",
+        instructions=body.strip(),
+        source=rel,
+    )
+    return agent, None
+
+
+def find_agents(repo: Path, config: Config, workflow_roles: Iterable[str] = ()) -> AgentRoster:
+    """Every agent of the repository: its agent files, then config roles not already found.
+
+    Config roles that are roles of a workflow (``executor``, ``implementer``...) or
+    ``default`` are bindings, not agents.
+    """
+    agents: dict[str, Agent] = {}
+    problems: list[str] = []
+    folder = repo / AGENTS_DIR
+    files = sorted(folder.rglob("*.md")) if folder.is_dir() else []
+    for path in files:
+        agent, problem = read_agent_file(path, repo)
+        if problem is not None:
+            problems.append(problem)
+            continue
+        assert agent is not None
+        if agent.name in agents:
+            problems.append(
+                f"{agent.source}: agent {agent.name!r} is also defined in "
+                f"{agents[agent.name].source}; the first one is used"
+            )
+            continue
+        agents[agent.name] = agent
+    skip = {"default", *workflow_roles}
+    for name in config.roles:
+        if name not in skip and name not in agents:
+            agents[name] = Agent(name=name)
+    return AgentRoster(agents, tuple(problems))

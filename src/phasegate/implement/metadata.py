@@ -1,0 +1,109 @@
+"""A PLAN.md task's metadata: ``[`agent: the-developer`]`` and ``` `[parallel: true]` ```.
+
+Seed 004 writes metadata as ``[`key: value`]``; the-startup's plan template
+also writes ``` `[key: value]` ```. Both are read. Known keys are checked
+(a bad value is an error naming the line); unknown keys are kept and
+reported, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# [`key: value`]  or  `[key: value]`
+_META = re.compile(
+    r"\[`\s*(?P<k1>[A-Za-z_][\w-]*)\s*:\s*(?P<v1>[^`]*?)\s*`\]"
+    r"|`\[\s*(?P<k2>[A-Za-z_][\w-]*)\s*:\s*(?P<v2>[^\]`]*?)\s*\]`"
+)
+# Looks like metadata but has no "key: value".
+_NEAR_MISS = re.compile(r"\[`[^`:\]]*`\]|`\[[^\]:`]*\]`")
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+#: Keys the implement workflow acts on, and keys of the-startup's template it keeps.
+ACTED_ON = ("agent", "review", "review_focus", "parallel")
+KNOWN = (*ACTED_ON, "complexity", "risk", "blocks", "validation", "component", "ref", "activity")
+_CHOICES = {
+    "complexity": ("low", "medium", "high", "critical"),
+    "risk": ("minimal", "moderate", "high", "critical"),
+    "validation": ("unit", "integration", "manual", "automated", "performance"),
+}
+
+
+@dataclass
+class TaskMetadata:
+    """What a task's line says about how to run it."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    agent: str | None = None
+    review: bool | None = None
+    review_focus: tuple[str, ...] = ()
+    parallel: bool | None = None
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def strip_metadata(text: str) -> str:
+    """``text`` without its metadata spans, one line."""
+    return " ".join(_META.sub(" ", text).split())
+
+
+def _flag(key: str, value: str, found: TaskMetadata) -> bool | None:
+    lowered = value.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    found.errors.append(f"`{key}: {value}` must be true or false")
+    return None
+
+
+def _areas(value: str) -> tuple[str, ...]:
+    return tuple(a.strip() for a in value.split(",") if a.strip())
+
+
+def read_metadata(text: str) -> TaskMetadata:
+    """The metadata spans of ``text`` (a task's first paragraph), checked."""
+    found = TaskMetadata()
+    for match in _META.finditer(text):
+        key = (match.group("k1") or match.group("k2")).lower()
+        value = match.group("v1") if match.group("k1") else match.group("v2")
+        value = value or ""
+        if key in found.values:
+            found.errors.append(f"`{key}` is given twice")
+            continue
+        found.values[key] = value
+        _apply(key, value, found)
+    for miss in _NEAR_MISS.finditer(_META.sub(" ", text)):
+        found.warnings.append(f"{miss.group(0)} is not metadata (write [`key: value`])")
+    return found
+
+
+def _apply(key: str, value: str, found: TaskMetadata) -> None:
+    if key == "agent":
+        if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", value):
+            found.errors.append(f"`agent: {value}` is not an agent name")
+        else:
+            found.agent = value
+    elif key == "review":
+        lowered = value.strip().lower()
+        if lowered in _TRUE or lowered in _FALSE:
+            found.review = lowered in _TRUE
+        else:
+            # the-startup's template: `review: security, authentication` asks for a review
+            # with those focus areas (empty: the areas are chosen automatically).
+            found.review = True
+            found.review_focus = (*found.review_focus, *_areas(value))
+    elif key == "review_focus":
+        found.review_focus = (*found.review_focus, *_areas(value))
+    elif key == "parallel":
+        found.parallel = _flag(key, value, found)
+    elif key in _CHOICES:
+        if value.strip().lower() not in _CHOICES[key]:
+            choices = ", ".join(_CHOICES[key])
+            found.errors.append(f"`{key}: {value}` must be one of {choices}")
+    elif key not in KNOWN:
+        found.warnings.append(
+            f"unknown metadata `{key}: {value}` (kept; known: {', '.join(KNOWN)})"
+        )

@@ -1,0 +1,84 @@
+"""Where each task of a plan stands, for ``phasegate status``.
+
+One row per task, in plan order: ``done`` (approved; or ``accepted`` /
+``skipped`` / ``fixed by hand``), ``implementing``, ``in review`` (with the
+cycle, the reviewer and the focus), ``escalated`` (a decision waits: the
+command that answers it), or ``pending``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from phasegate.engine.state import EngineState
+from phasegate.implement import cycles
+from phasegate.implement.plan import Plan
+from phasegate.implement.where import AGENT_NODE, PHASES, TASKS
+
+
+def _decision(state: EngineState, key: str) -> dict[str, Any] | None:
+    for decision in state.decisions.values():
+        if decision.get("status") == "pending" and str(decision.get("id", "")).endswith(key):
+            return decision
+    return None
+
+
+def _row(state: EngineState, phase: str, key: str, title: str, status: str) -> dict[str, Any]:
+    row: dict[str, Any] = {"key": key, "title": title, "state": status}
+    entry = cycles.peek_task(state, key) or {}
+    node = state.peek(f"{PHASES}[{phase}]/{TASKS}[{key}]/{AGENT_NODE}")
+    limit = int(state.data.get("max_cycles") or 3)
+    if entry.get("implementer"):
+        row["implementer"] = entry["implementer"]
+    if status == "done":
+        how = (entry.get("_outcome") or {}).get("how")
+        row["state"] = how if how and how != "approved" else "done"
+        return row
+    if status != "running":
+        return row
+    decision = _decision(state, key)
+    if decision is not None:
+        row["state"] = "escalated"
+        row["decision"] = decision.get("id")
+        row["question"] = decision.get("question")
+        return row
+    if node is None:
+        return row
+    row["cycle"], row["maxCycles"] = node.iteration, limit
+    if node.stage.startswith("review"):
+        selected = (node.get("selected") or {}).get(f"{node.iteration}:reviewer") or {}
+        row["state"] = "in review"
+        row["reviewer"] = selected.get("role")
+        row["focus"] = list(selected.get("focus") or [])
+    else:
+        row["state"] = "implementing"
+    return row
+
+
+def task_rows(item: Any, state: EngineState, plan: Plan | None) -> list[dict[str, Any]]:
+    """Every task of the plan with where it stands (phases not begun yet: from the plan)."""
+    rows: list[dict[str, Any]] = []
+    phases = state.peek(PHASES)
+    seen: set[str] = set()
+    # A task ticked in the plan is done, also before its phase's loop reaches it.
+    ticked = {t.key for t in plan.tasks() if t.done} if plan is not None else set()
+    if phases is not None:
+        for phase in phases.get("order") or []:
+            tasks = state.peek(f"{PHASES}[{phase}]/{TASKS}")
+            if tasks is None:
+                continue
+            for key in tasks.get("order") or []:
+                entry = (tasks.get("items") or {}).get(key) or {}
+                status = str(entry.get("status", "pending"))
+                if status == "skipped" or (status == "pending" and key in ticked):
+                    status = "done"  # already ticked when the phase began, or by then
+                rows.append(_row(state, phase, key, str(entry.get("title", "")), status))
+                seen.add(key)
+    if plan is not None:
+        for task in plan.tasks():
+            if task.checkpoint or task.key in seen:
+                continue
+            rows.append(
+                {"key": task.key, "title": task.title, "state": "done" if task.done else "pending"}
+            )
+    return rows

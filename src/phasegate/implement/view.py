@@ -1,0 +1,148 @@
+"""The implement workflow's state view: seed 004's ``.the-startup/review-cycles.json``.
+
+The file holds one session per work item (its name is the session id):
+``sessions.<id>.tasks.<task-hash>`` with description, current_cycle,
+max_cycles, implementer, reviewers (agent, cycle, status, feedback, timestamp)
+and pattern_tracking (same_issue_count, recurring_patterns); then
+``sessions.<id>.global_patterns`` (reviewer_failure_rates, common_issues); and
+``updated_at``. Other sessions in the file are kept as they are. Every write
+is atomic and made under a lock, so two items never lose each other's session.
+
+Before a run, the file must be readable (a corrupt one stops the run, exit 5,
+and is never overwritten), the settings are read into the item's data (the
+engine reads the review budget and time limits there), and PLAN.md's
+checkboxes are read again: a task ticked by hand since is not done again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from phasegate.engine.plugin_api import StateView
+from phasegate.engine.state import EngineState
+from phasegate.errors import BadInputError, StateCorruptError
+from phasegate.implement import cycles
+from phasegate.implement.plan import Plan, parse_plan
+from phasegate.implement.settings import implement_settings
+from phasegate.implement.status import task_rows
+from phasegate.implement.where import PHASES, TASKS, plan_rel
+from phasegate.state.atomic import atomic_write_bytes
+from phasegate.state.journal import utc_now
+
+
+class ImplementView(StateView):
+    """``.the-startup/review-cycles.json``, rendered from the engine state."""
+
+    name = "implement"
+
+    def __init__(self, item: Any, settings: Mapping[str, Any]) -> None:
+        super().__init__(item, settings)
+        self._written: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.item.repo / implement_settings(self.item.config, self.item.repo).state_file
+
+    def files(self) -> list[Path]:
+        return [self.path]
+
+    # -- before a run ----------------------------------------------------------------------
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {"sessions": {}}
+        except OSError as exc:
+            raise StateCorruptError(f"state file {self.path} cannot be read: {exc}") from None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise StateCorruptError(
+                f"state file {self.path} is corrupt ({str(exc).splitlines()[0]}); it was left "
+                "untouched: restore it (e.g. from git) or fix it by hand"
+            ) from None
+        if not isinstance(data, dict) or not isinstance(data.get("sessions", {}), dict):
+            raise StateCorruptError(
+                f"state file {self.path} has no 'sessions' object; it was left untouched"
+            )
+        return data
+
+    def check(self, state: EngineState) -> None:
+        settings = implement_settings(self.item.config, self.item.repo)
+        state.data["max_cycles"] = settings.max_cycles
+        state.data["review_timeout"] = settings.review_timeout_minutes * 60
+        state.data["escalation_timeout_minutes"] = settings.escalation.timeout_minutes or 0
+        state.data["escalation"] = settings.escalation.model_dump(mode="json")
+        self._read()
+        plan = self._plan(state)
+        if plan is not None:
+            self._ticked_by_hand(state, plan)
+
+    def _plan(self, state: EngineState) -> Plan | None:
+        try:
+            path = self.item.workdir(state) / plan_rel(state)
+            return parse_plan(path.read_bytes().decode("utf-8"), path)
+        except (OSError, UnicodeDecodeError, BadInputError):
+            return None  # the run's first node reports it with its path
+
+    def _ticked_by_hand(self, state: EngineState, plan: Plan) -> None:
+        """Pending phases and tasks that are ticked in PLAN.md now count as done."""
+        phases = state.peek(PHASES)
+        if phases is None:
+            return
+        items = phases.get("items") or {}
+        for phase_key in phases.get("order") or []:
+            entry = items.get(phase_key) or {}
+            found = plan.phase(phase_key)
+            if found is not None and found.done and entry.get("status") == "pending":
+                entry["done"] = True
+                state.touched(PHASES)
+            tasks = state.peek(f"{PHASES}[{phase_key}]/{TASKS}")
+            if tasks is None:
+                continue
+            for key in tasks.get("order") or []:
+                task = (tasks.get("items") or {}).get(key) or {}
+                now = plan.task(key)
+                if now is not None and now.done and task.get("status") == "pending":
+                    task["done"] = True
+                    state.touched(f"{PHASES}[{phase_key}]/{TASKS}")
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def render(self, state: EngineState) -> None:
+        session = cycles.session_document(state)
+        text = json.dumps(session, sort_keys=True, ensure_ascii=False)
+        if text == self._written:
+            return
+        lock = self.item.repo / ".phasegate" / "locks" / "review-cycles.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with filelock.FileLock(str(lock), timeout=30):
+            data = self._read()
+            data.setdefault("sessions", {})[state.item] = session
+            data["updated_at"] = utc_now()
+            payload = json.dumps(self.item.redactor.data(data), indent=2, ensure_ascii=False)
+            atomic_write_bytes(self.path, (payload + "\n").encode("utf-8"), durable=False)
+        self._written = text
+
+    def summary(self, state: EngineState) -> str | None:
+        rows = task_rows(self.item, state, self._plan(state))
+        counts: dict[str, int] = {}
+        for row in rows:
+            counts[row["state"]] = counts.get(row["state"], 0) + 1
+        record = cycles.session_document(state)["tasks"]
+        reviews = sum(len(t.get("reviewers") or []) for t in record.values())
+        parts = [f"{n} {how}" for how, n in counts.items()]
+        tasks = f"{len(rows)} task{'s' if len(rows) != 1 else ''}"
+        return f"{tasks} ({', '.join(parts)}) in {reviews} review{'s' if reviews != 1 else ''}."
+
+    def status_fields(self, state: EngineState) -> dict[str, Any]:
+        return {
+            "tasks": task_rows(self.item, state, self._plan(state)),
+            "reviewCycles": str(self.path),
+        }

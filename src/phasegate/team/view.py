@@ -1,0 +1,186 @@
+"""The ``team`` state view: seed 003's ``status.json``, written from the engine state.
+
+After every commit phasegate rewrites ``.agents-work/<session>/status.json``
+(``current_state``, ``user_decisions``, ``gate_tracking``, ``runtime_flags``,
+``retry_counts``, the tasks' statuses from tasks.yaml, known issues). Before
+every run (and every command that reads the session) the file is read back
+and checked against its schema: a corrupt file stops the command with exit 5
+and is never overwritten. ``runtime_flags`` is detected when the session
+starts and detected again whenever the file on disk lacks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from phasegate.engine.plugin_api import StateView
+from phasegate.engine.state import EngineState
+from phasegate.state.atomic import atomic_write_bytes
+from phasegate.state.journal import utc_now
+from phasegate.team.session import (
+    REVIEW_STRATEGY,
+    WELL_KNOWN,
+    current_state,
+    decision_entry,
+    known_issue,
+    last_ci_result,
+    retry_counts,
+    team_data,
+    track_corrections,
+)
+from phasegate.team.status_file import (
+    HISTORY_FILE,
+    STATUS_FILE,
+    STRATEGIES,
+    TeamStatus,
+    dump_status,
+    parse_status,
+)
+from phasegate.team.tasks import read_tasks
+
+COPILOT_INSTRUCTIONS = Path(".github") / "copilot-instructions.md"
+
+
+def copilot_flags(workdir: Path) -> dict[str, Any]:
+    """``runtime_flags`` as the file system says now."""
+    return {
+        "copilot_instructions_exists": (workdir / COPILOT_INSTRUCTIONS).is_file(),
+        "copilot_checked_at": utc_now(),
+    }
+
+
+class TeamView(StateView):
+    """status.json (and the append-only approve-design history) of a ``team`` session."""
+
+    name = "team"
+
+    def __init__(self, item: Any, settings: Mapping[str, Any]) -> None:
+        super().__init__(item, settings)
+        self._written: bytes | None = None
+        self._tasks_key: tuple[int, int] | None = None
+        self._tasks: list[dict[str, Any]] = []
+
+    @classmethod
+    def file_names(cls, settings: Mapping[str, Any]) -> list[str]:
+        return [STATUS_FILE, HISTORY_FILE]
+
+    @property
+    def path(self) -> Path:
+        return self.item.item_dir / STATUS_FILE
+
+    def check(self, state: EngineState) -> None:
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            from phasegate.errors import StateCorruptError
+
+            raise StateCorruptError(f"state file {self.path} cannot be read: {exc}") from None
+        found = parse_status(raw, self.path)
+        self._written = raw
+        if found.runtime_flags is None:
+            team_data(state).pop("runtime_flags", None)  # detected again before the next write
+
+    def prepare(self, state: EngineState) -> None:
+        data = team_data(state)
+        if not isinstance(data.get("runtime_flags"), dict):
+            data["runtime_flags"] = copilot_flags(self.item.workdir(state))
+        track_corrections(state)
+        self._remember_decisions(state, data)
+
+    def _remember_decisions(self, state: EngineState, data: dict[str, Any]) -> None:
+        """Keep an ad-hoc decision's earlier rounds when its gate is asked again."""
+        seen: dict[str, Any] = data.setdefault("decisions_seen", {})
+        past: list[Any] = data.setdefault("past_decisions", [])
+        workflow = self.item.workflow
+        for decision_id, record in state.decisions.items():
+            if decision_id in WELL_KNOWN:
+                continue
+            visit = int(record.get("visit") or 1)
+            before = seen.get(decision_id)
+            if before is not None and int(before["entry"]["visit"]) != visit:
+                past.append(before)
+            seen[decision_id] = {
+                "entry": decision_entry(workflow, record),
+                "known_issue": known_issue(state, record),
+            }
+
+    def document(self, state: EngineState) -> TeamStatus:
+        workflow = self.item.workflow
+        data = team_data(state)
+        name, blocker = current_state(workflow, state)
+        past = [p for p in data.get("past_decisions") or [] if isinstance(p, dict)]
+        decisions = [p["entry"] for p in past]
+        decisions += [decision_entry(workflow, r) for r in state.decisions.values()]
+        issues = [p["known_issue"] for p in past if p.get("known_issue")]
+        issues += [i for r in state.decisions.values() if (i := known_issue(state, r))]
+        track = data.get("approve_design") or {}
+        usage = state.get("usage_by_role") or {}
+        return TeamStatus.model_validate(
+            {
+                "session": state.item,
+                "workflow": "team",
+                "mode": state.mode,
+                "current_state": name,
+                "blocker": blocker,
+                "review_strategy": self._strategy(state),
+                "user_decisions": decisions,
+                "gate_tracking": {
+                    "APPROVE_DESIGN": {
+                        "correction_status": track.get("correction_status", "none"),
+                        "round": int(track.get("round") or 0),
+                        "last_correction_dispatch": track.get("last") or {},
+                    }
+                },
+                "runtime_flags": data.get("runtime_flags"),
+                "retry_counts": retry_counts(state),
+                "tasks": self._task_list(),
+                "known_issues": issues,
+                "agents_run": sorted(r for r, u in usage.items() if int(u.get("calls", 0)) > 0),
+                "last_ci_result": last_ci_result(state),
+                "last_update": state.get("updated") or utc_now(),
+            }
+        )
+
+    def _strategy(self, state: EngineState) -> str | None:
+        if state.mode == "lean":
+            return "per-batch"  # lean mode reviews every task (seed 003): no gate asks
+        record = state.decisions.get(REVIEW_STRATEGY) or {}
+        choice = (record.get("answer") or {}).get("choice")
+        return choice if record.get("status") == "answered" and choice in STRATEGIES else None
+
+    def _task_list(self) -> list[dict[str, Any]]:
+        path = self.item.item_dir / "tasks.yaml"
+        try:
+            stat = path.stat()
+        except OSError:
+            return []
+        key = (stat.st_mtime_ns, stat.st_size)
+        if key != self._tasks_key:
+            tasks, _ = read_tasks(path)
+            self._tasks = [{"id": t.id, "title": t.title, "status": t.status} for t in tasks]
+            self._tasks_key = key
+        return list(self._tasks)
+
+    def render(self, state: EngineState) -> None:
+        payload = dump_status(self.document(state))
+        if payload != self._written:
+            redacted = self.item.redactor.text(payload.decode()).encode()
+            # Rebuilt from the engine state at every commit: no fsync needed.
+            atomic_write_bytes(self.path, redacted, durable=False)
+            self._written = payload
+
+    def rewrite(self, state: EngineState) -> None:
+        """Write status.json from ``state`` even if the last write looked the same."""
+        self._written = None
+        self.render(state)
+
+    def completed(self, state: EngineState) -> None:
+        self.render(state)
+
+    def status_fields(self, state: EngineState) -> dict[str, Any]:
+        name, _ = current_state(self.item.workflow, state)
+        return {"currentState": name, "stateFile": str(self.path)}

@@ -1,0 +1,152 @@
+"""The gates at a real terminal (a pty) and without one: the same session either way.
+
+Seed 003 asks the person with ``ask_questions``; phasegate asks at the terminal when
+there is one, and otherwise stops (exit 3) with the command that answers. Both ways
+must leave the very same state behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from team_helpers import DESCRIPTION, ITEM, SESSION, cli, make_team_repo
+
+#: Who answered and when: the only differences between the two ways of answering.
+VOLATILE = {
+    "by",
+    "answered_by",
+    "started",
+    "completed",
+    "created",
+    "updated",
+    "entered",
+    "timestamp",
+    "journal",
+    "asked_at",
+    "answered_at",
+    "resolved_at",
+    "copilot_checked_at",
+    "last_update",
+    "at",
+    "base_commit",
+    "brief",
+    "input_tokens",
+    "output_tokens",
+}
+
+
+def normalized(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: normalized(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [normalized(v) for v in value]
+    return value
+
+
+def session_state(repo: Path) -> dict[str, Any]:
+    files = {
+        p.name: p.read_text()
+        for p in sorted((repo / SESSION).iterdir())
+        if p.is_file() and p.name not in ("status.json", ".engine.json", ".journal.jsonl")
+    }
+    return {
+        "status": normalized(json.loads((repo / SESSION / "status.json").read_text())),
+        "engine": normalized(json.loads((repo / SESSION / ".engine.json").read_text())),
+        "files": files,
+        "code": (repo / "src" / "limit.py").read_text(),
+    }
+
+
+class Terminal:
+    """phasegate run on a pseudo-terminal: read what it shows, type answers."""
+
+    def __init__(self, repo: Path, *args: str) -> None:
+        self.leader, follower = pty.openpty()
+        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "phasegate", *args],
+            cwd=repo,
+            stdin=follower,
+            stdout=follower,
+            stderr=follower,
+            env={**env, "TERM": "xterm", "COLUMNS": "200"},
+            start_new_session=True,
+        )
+        os.close(follower)
+        self.seen = ""
+
+    def wait_for(self, text: str, timeout: float = 90) -> str:
+        deadline = time.monotonic() + timeout
+        while text not in self.seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"{text!r} never appeared; the terminal shows:\n{self.seen[-3000:]}"
+            ready, _, _ = select.select([self.leader], [], [], min(left, 1.0))
+            if ready:
+                try:
+                    chunk = os.read(self.leader, 4096)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    assert text in self.seen, f"ended before {text!r}:\n{self.seen[-3000:]}"
+                self.seen += chunk.decode("utf-8", errors="replace")
+        found = self.seen
+        self.seen = self.seen[self.seen.index(text) + len(text) :]
+        return found
+
+    def type(self, line: str) -> None:
+        os.write(self.leader, (line + "\n").encode())
+
+    def finish(self) -> int:
+        while True:
+            try:
+                if not os.read(self.leader, 4096):
+                    break
+            except OSError:
+                break
+        code = self.proc.wait(timeout=60)
+        os.close(self.leader)
+        return code
+
+
+def test_gates_answered_at_a_terminal_and_by_command_leave_identical_state(
+    tmp_path: Path,
+) -> None:
+    """APPROVE_DESIGN and REVIEW_STRATEGY asked at a real terminal (the answers typed in a
+    person's words, classified) and the same session run without a terminal (answered with
+    ``phasegate answer``) end in identical status.json, engine state and files."""
+    at_terminal = make_team_repo(tmp_path / "terminal")
+    assert cli(at_terminal, "new", ITEM, "-w", "team", "-d", DESCRIPTION).returncode == 0
+    terminal = Terminal(at_terminal, "run", ITEM)
+    shown = terminal.wait_for("Answer (")
+    assert "Approve the design of login?" in shown and "Files: spec.md" in shown
+    terminal.type("looks good")
+    shown = terminal.wait_for("Answer (")
+    assert "How should the work of login be reviewed?" in shown
+    assert "Recommended: per-batch" in shown
+    terminal.type("per batch")
+    assert terminal.finish() == 0
+
+    by_command = make_team_repo(tmp_path / "command")
+    assert cli(by_command, "new", ITEM, "-w", "team", "-d", DESCRIPTION).returncode == 0
+    assert cli(by_command, "run", ITEM).returncode == 3
+    assert cli(by_command, "answer", ITEM, "UD-APPROVE-DESIGN", "looks good").returncode == 0
+    assert cli(by_command, "run", ITEM).returncode == 3
+    assert cli(by_command, "answer", ITEM, "UD-REVIEW-STRATEGY", "per batch").returncode == 0
+    assert cli(by_command, "run", ITEM).returncode == 0
+
+    terminal_state, command_state = session_state(at_terminal), session_state(by_command)
+    assert terminal_state["status"]["current_state"] == "DONE"
+    assert terminal_state == command_state
+    answers = {
+        d["decision_id"]: d["answered_by"]
+        for d in json.loads((at_terminal / SESSION / "status.json").read_text())["user_decisions"]
+    }
+    assert answers == {"UD-APPROVE-DESIGN": "prompt", "UD-REVIEW-STRATEGY": "prompt"}
