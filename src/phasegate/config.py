@@ -47,6 +47,15 @@ class Retries(BaseModel):
     agent: int = Field(default=1, ge=0, le=10)
 
 
+class Protection(BaseModel):
+    """What happens when an agent changes phasegate's own files during its call."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: ``fail``: the call counts as failed (and is retried); ``stop``: the run stops.
+    on_violation: Literal["fail", "stop"] = "fail"
+
+
 class BudgetCap(BaseModel):
     """A spending cap: USD and/or tokens (input plus output), either may be left out."""
 
@@ -142,12 +151,15 @@ class Config(BaseModel):
     backends: dict[str, dict[str, Any]] = {}
     timeouts: Timeouts = Timeouts()
     retries: Retries = Retries()
+    protection: Protection = Protection()
     workflows: dict[str, WorkflowSettings] = {}
     notify: NotifySettings | None = None
     concurrency: Concurrency = Concurrency()
     budget: BudgetSettings = BudgetSettings()
 
-    @field_validator("commands", "backends", "workflows", "concurrency", "budget", mode="before")
+    @field_validator(
+        "commands", "backends", "workflows", "concurrency", "budget", "protection", mode="before"
+    )
     @classmethod
     def _empty_section(cls, value: object) -> object:
         # A section left with only comments in YAML reads as null.
@@ -362,6 +374,11 @@ def render_default_config(test_command: str | None, clis: tuple[str, ...] | None
         "\n"
         "retries:\n"
         "  agent: 1     # extra attempts after an agent call fails (timeouts included)\n"
+        "\n"
+        "# An agent that changes phasegate's own files (this folder, an item's state\n"
+        "# files or journal) has them put back; its call fails (fail) or the run stops (stop).\n"
+        "protection:\n"
+        "  on_violation: fail\n"
         "\n"
         "# Spending caps per work item, in USD and/or tokens; a call that would pass one\n"
         "# stops the run at the `budget` decision (README: Budget caps).\n"

@@ -49,6 +49,13 @@ def handled() -> None:
     _received.clear()
 
 
+def stopped_by(signum: int) -> Interrupted:
+    """The exception to raise when phasegate stops itself as ``signum`` would stop it
+    (a closed output: SIGPIPE); :func:`last_stop_signal` reports it like a received one."""
+    _received.append(signum)
+    return Interrupted(signum)
+
+
 def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
     _received.append(signum)
     raise Interrupted(signum)

@@ -193,3 +193,24 @@ def test_hosted_api_without_a_key_is_unavailable(
     backend = OpenAIChatBackend({"model": "gpt-5.5"})
     with pytest.raises(BackendUnavailable, match="OPENAI_API_KEY is not set"):
         backend.run(make_request(work))
+
+
+def test_json_object_mode_states_the_schema_to_the_model(work: Path) -> None:
+    """json_object mode holds the model to JSON only: the schema itself is in the system
+    message, so the model can know what to answer."""
+    with StubLLMServer(Script(openai=[Rule(Reply.json(APPROVE), Match(api="chat"))])) as stub:
+        backend = OpenAIChatBackend(openai_settings(stub, json_mode="json_object"))
+        result = backend.run(make_request(work, "Review the spec.", schema=VERDICT_SCHEMA))
+        (turn,) = stub.model_requests("openai")
+    assert result.structured == APPROVE
+    assert turn.body["response_format"] == {"type": "json_object"}
+    system = turn.body["messages"][0]["content"]
+    assert json.dumps(VERDICT_SCHEMA) in system
+
+
+def test_without_json_mode_the_backend_does_not_claim_to_enforce_a_schema(work: Path) -> None:
+    """json_mode none: nothing holds the model to the schema, so the engine must state it in
+    the prompt and read the answer as text (free text is then read conservatively)."""
+    with StubLLMServer(Script(default=Reply(text="ok"))) as stub:
+        assert OpenAIChatBackend(openai_settings(stub)).structured_output
+        assert not OpenAIChatBackend(openai_settings(stub, json_mode="none")).structured_output

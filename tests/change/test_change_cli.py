@@ -151,6 +151,30 @@ def test_the_limit_without_a_terminal_exits_3_with_the_question(repo: Path) -> N
     assert "challenged (iteration limit reached with minor issues" in accepted.stdout
 
 
+def test_on_limit_continue_extends_the_budget_once(repo: Path) -> None:
+    """One answer, one extension: `plan --on-limit continue` grants one more set of revision
+    rounds; at the limit again the plan stops for a person (exit 3) instead of looping."""
+    minor = {
+        "verdict": "NEEDS_REVISION",
+        "summary": "wording",
+        "issues": [{"severity": "low", "description": "typo", "location": None}],
+    }
+    configure(repo, minor)
+    first = phasegate(repo, "plan", "add-oauth", "Add OAuth login", "--mode", "quick")
+    assert first.returncode == ExitCode.WAITING, first.stderr
+    extended = phasegate(repo, "plan", "add-oauth", "--on-limit", "continue")
+    assert extended.returncode == ExitCode.WAITING, extended.stderr
+    assert "--on-limit implement or --on-limit continue" in extended.stderr
+    journal = (repo / "changes/add-oauth/.journal.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in journal]
+    challenges = [
+        e for e in events if e["event"] == "agent.dispatched" and e["role"] == "challenger"
+    ]
+    assert len(challenges) == 2
+    answered = [e for e in events if e["event"] == "decision.answered"]
+    assert [(e["choice"], e["by"]) for e in answered] == [("continue", "flag")]
+
+
 def test_status_of_a_change_that_does_not_exist_is_bad_input(repo: Path) -> None:
     """`change status ID` for an unknown change: one line naming it and how to create it,
     exit 2 (never an internal error), in text and in JSON."""

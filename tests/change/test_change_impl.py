@@ -137,6 +137,22 @@ def test_earlier_reviews_are_kept_when_a_new_round_starts(repo: Path) -> None:
     assert "**Verdict: APPROVED**" in (repo / FOLDER / "REVIEW.md").read_text()
 
 
+def test_a_kept_review_is_named_for_its_own_round(repo: Path) -> None:
+    """An earlier REVIEW.md kept under reviews/ is named for the round it answered (as its
+    frontmatter records it), not for the round that replaced it."""
+    impl(repo, planned(repo, reviews=[NEEDS_FIX, NEEDS_FIX, review("APPROVED")]))
+    kept = sorted((repo / FOLDER / "reviews").iterdir())
+    assert len(kept) == 2
+    rounds = []
+    for path in kept:
+        recorded = read_review(path)
+        assert recorded is not None
+        assert path.name == f"REVIEW.{recorded.round}.md"
+        rounds.append(recorded.round)
+    latest = read_review(repo / FOLDER / "REVIEW.md")
+    assert latest is not None and latest.round not in rounds
+
+
 def test_needs_fix_at_the_iteration_limit_stops_for_a_person(repo: Path) -> None:
     """Impl flow: NEEDS_FIX with no iterations left -> manual fix required."""
     agents = ChangeAgents(repo, reviews=[NEEDS_FIX])

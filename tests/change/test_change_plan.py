@@ -274,3 +274,19 @@ def test_prompts_come_from_overridable_templates(repo: Path) -> None:
     )
     assert seen[0].instructions.startswith("HOUSE RULES for add-oauth: Add OAuth login")
     assert "Write `changes/add-oauth/specs/" in seen[1].instructions
+
+
+def test_a_needs_revision_with_only_a_summary_is_the_feedback_of_the_reproposal(
+    repo: Path,
+) -> None:
+    """Feedback reaches the executor: a challenge asking for revision that names no issue gives
+    the proposal author its summary, and the next challenger is shown it to check."""
+    summary_only = {"verdict": "NEEDS_REVISION", "summary": "Split the data layer", "issues": []}
+    agents = ChangeAgents(repo, challenges=[summary_only, APPROVED])
+    backend = agents.backend()
+    changes(repo).plan("add-oauth", "Add OAuth login", backends={"default": backend})
+    (reproposal,) = [r for r in backend.requests if step_of(r) == "reproposal"]
+    assert "Split the data layer" in reproposal.prompt_text()
+    second = [r for r in backend.requests if step_of(r) == "challenge"][1]
+    previous = second.prompt_text().split("Issues raised in the previous iteration", 1)
+    assert len(previous) == 2 and "Split the data layer" in previous[1]

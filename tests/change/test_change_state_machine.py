@@ -61,7 +61,7 @@ def test_a_move_outside_the_diagram_is_refused() -> None:
     [
         ("proposed", "phasegate plan add-oauth"),
         ("rejected", "--rechallenge"),
-        ("complete", "phasegate archive add-oauth"),
+        ("archived", "nothing: the change is archived"),
     ],
 )
 def test_impl_in_a_wrong_phase_names_the_phase_and_what_to_run(
@@ -129,3 +129,21 @@ def test_unknown_phase_is_a_corrupt_state_left_untouched(repo: Path) -> None:
     with pytest.raises(StateCorruptError, match=r"STATE\.yaml is invalid at phase"):
         changes(repo).impl("add-oauth", backends={"default": ChangeAgents(repo).backend()})
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("phase", ["challenged", "complete"])
+def test_a_state_file_of_only_change_id_and_phase_is_accepted(repo: Path, phase: str) -> None:
+    """Seed 002 WF-R1 (the phase alone decides): a hand-written STATE.yaml holding nothing but
+    change_id and phase is read with defaults for the rest, and the command for that phase
+    acts on it."""
+    folder = repo / "changes" / "add-oauth"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "STATE.yaml").write_text(f"change_id: add-oauth\nphase: {phase}\n")
+    if phase == "challenged":
+        (folder / "tasks.md").write_text("## 1. Data Layer\n- [ ] make a model\n")
+        agents = ChangeAgents(repo)
+        outcome = changes(repo).impl("add-oauth", backends={"default": agents.backend()})
+        assert outcome.status == "complete"
+        assert changes(repo).state("add-oauth").phase is P.COMPLETE
+    else:
+        assert changes(repo).archive("add-oauth").action == "archived"

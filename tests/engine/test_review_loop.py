@@ -288,3 +288,36 @@ def test_state_file_is_current_while_a_slow_agent_works(git_repo: Path) -> None:
         options=RunOptions(until="brainstorm"),
     )
     assert seen == [("executor", "execute", 1), ("chain-reviewer", "review", 1)]
+
+
+def test_the_next_reviewer_is_shown_the_issues_of_the_previous_iteration(git_repo: Path) -> None:
+    """Seed 000 loop: the reviewer of iteration 2 sees what iteration 1 raised, to check it
+    was addressed; the reviewer of iteration 1 sees no such list."""
+    backend, _ = run_phase(
+        git_repo, script_with("specify", "chain-reviewer", [REJECT, APPROVE]), "specify"
+    )
+    first, second = (c.prompt_text() for c in calls(backend, "chain-reviewer", "specify"))
+    assert "Issues raised in the previous iteration" not in first
+    raised = second.split("Issues raised in the previous iteration", 1)[1]
+    assert "[blocker] No acceptance criteria (at ## Req)" in raised
+
+
+def test_the_implement_reviewer_is_given_tasks_md(git_repo: Path) -> None:
+    """The final reviewer of implement checks that every task was addressed: tasks.md is in
+    its prompt, beside spec.md and the implementation."""
+    backend, _ = run_phase(git_repo, approving_script(), "implement")
+    (review,) = calls(backend, "final-reviewer", "implement")
+    assert "# Tasks\n- [ ] t1" in review.prompt_text()
+    assert "Input: tasks.md" in review.prompt_text()
+
+
+def test_a_summary_only_rejection_from_a_text_reviewer_is_the_feedback(git_repo: Path) -> None:
+    """A rejection naming no issue (here free text: NEEDS_REVISION and a reason) gives the
+    executor the reviewer's words, and stays as the concern when the budget is spent."""
+    script = script_with(
+        "specify", "chain-reviewer", [{"text": "NEEDS_REVISION\nScope is unclear."}]
+    )
+    backend, state = run_phase(git_repo, script, "specify", mode="quick", text_only=True)
+    _, second = calls(backend, "executor", "specify")
+    assert "Scope is unclear." in second.prompt_text()
+    assert state["phases"]["specify"]["reviewerNotes"] == ["[blocker] Scope is unclear."]

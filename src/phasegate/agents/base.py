@@ -170,6 +170,11 @@ class Backend(ABC):
     def run(self, request: AgentRequest) -> AgentResult:
         """Carry out one agent call; never raise for an agent's own failure."""
 
+    def own_files(self) -> tuple[Path, ...]:
+        """Files the backend itself (not its agent) writes during a call, such as a log
+        kept under ``.phasegate/``: never counted as an agent changing phasegate's files."""
+        return ()
+
     def availability(self) -> Availability:
         """Say whether this backend can run here (used by ``phasegate doctor``)."""
         return Availability(True, "built in")

@@ -97,6 +97,9 @@ class OpenAIChatBackend(Backend):
                 "(set backends.openai.model, and base_url for a local server)"
             )
         self.model: str = parsed.model
+        # Without JSON mode nothing holds the model to the schema: the engine then states
+        # the schema in the prompt and reads the answer as text, conservatively.
+        self.structured_output = parsed.json_mode != "none"
 
     # -- credentials ---------------------------------------------------------------
 
@@ -165,8 +168,14 @@ class OpenAIChatBackend(Backend):
             system.append(protocol_text(request.workdir, request.extra_dirs))
             schema = FILE_EDITS_SCHEMA
         elif request.output_schema is not None:
-            system.append("Answer with only a JSON object that matches the requested schema.")
             schema = request.output_schema
+            if self.cfg.json_mode == "json_schema":
+                system.append("Answer with only a JSON object that matches the requested schema.")
+            else:  # json_object mode holds the model to JSON only: the schema is stated here
+                system.append(
+                    "Answer with only a JSON object that matches this JSON schema:\n"
+                    + json.dumps(dict(schema))
+                )
         user = "\n\n".join(f"## {p.title}\n\n{p.body.rstrip()}" for p in request.prompt)
         messages = [{"role": "system", "content": "\n\n".join(system)}] if system else []
         messages.append({"role": "user", "content": user or "(no input)"})

@@ -157,6 +157,10 @@ class ScriptedBackend(Backend):
         log = self.settings.get("calls_log")
         self._calls_log = self._resolve(str(log)) if log else None
 
+    def own_files(self) -> tuple[Path, ...]:
+        """The calls log is the backend's record of its calls, not its agent's doing."""
+        return () if self._calls_log is None else (self._calls_log,)
+
     def _resolve(self, path: str) -> Path:
         """Relative paths in config are relative to the repository (``base_dir``)."""
         base = self.settings.get("base_dir")

@@ -24,6 +24,7 @@ from phasegate.engine.item import EventSink, WorkItem, items_dir, validate_item_
 from phasegate.engine.items import create_item
 from phasegate.engine.run import Asker, RunOptions
 from phasegate.engine.runner import Runner, RunOutcome
+from phasegate.engine.status import current_label
 from phasegate.errors import BadInputError, BlockedError, NotFoundError, WaitingForHuman
 from phasegate.state.store import parse_state
 from phasegate.workflow.registry import WorkflowRegistry
@@ -252,14 +253,15 @@ class Changes:
             )
         opts = options or ImplOptions()
         answers: dict[str, str] = {}
-        pending = item.load(read_journal=False).decisions.get("manual-fix") or {}
+        before = item.load(read_journal=False)
+        pending = before.decisions.get("manual-fix") or {}
         if pending.get("status") == "pending":
             # After a stop for a manual fix, running impl again answers it: implement the
             # tasks again with the open findings, or (--review-only) go straight to a review.
             answers["manual-fix"] = "review-only" if opts.review_only else "implement"
         paths = ChangePaths(self.root, change_id, item.item_dir)
         try:
-            self._run(item, "impl", backends, asker, answers)
+            ran = self._run(item, "impl", backends, asker, answers)
         except BlockedError as exc:
             state = self.state(change_id)
             if state.impl is not None and state.impl.step == "stopped":
@@ -274,12 +276,10 @@ class Changes:
                 return ImplOutcome("stopped", state, message, review)
             raise exc from None
         state = self.state(change_id)
-        return ImplOutcome(
-            "complete",
-            state,
-            f"{change_id} is complete. Next: phasegate archive {change_id}",
-            read_review(paths.review_path),
-        )
+        message = f"{change_id} is complete. Next: phasegate archive {change_id}"
+        if current_label(item.workflow, before) == "complete":  # nothing was left to do
+            message = ran.message
+        return ImplOutcome("complete", state, message, read_review(paths.review_path))
 
     # -- archive ----------------------------------------------------------------------------
 

@@ -32,7 +32,8 @@ from phasegate.engine.plugin_api import (
 )
 from phasegate.engine.prompting import MAX_ARTIFACT_CHARS, clip, read_file
 from phasegate.errors import BlockedError
-from phasegate.state.atomic import atomic_write_text
+from phasegate.faults import crash_point
+from phasegate.state.atomic import atomic_write_text, remove_leftover_temp_files
 
 
 def paths_of(ctx: PluginContext) -> ChangePaths:
@@ -359,12 +360,24 @@ class Archive(Action):
                 f"phasegate archive {ctx.item.name} --resolved"
             )
         merged = list(ctx.state.data.get("merged") or [])
+        # What this archive merges is recorded (durably) before a living spec is written:
+        # a run killed part-way finds its earlier writes already merged, with no plan left
+        # for them, and still records them as merged.
+        merging = list(ctx.state.data.get("merging") or [])
+        merging += [change.rel(p) for p, _ in plans if change.rel(p) not in merging]
+        if plans:
+            ctx.state.data["merging"] = merging
+            ctx.item.save(ctx.state, durable=True)
         for path, text in plans:
+            remove_leftover_temp_files(path.parent, path.name)
             atomic_write_text(path, ctx.item.redactor.text(text))
             ctx.record("spec.merged", spec=change.rel(path))
-            if change.rel(path) not in merged:
-                merged.append(change.rel(path))
+            crash_point("archive.after_merge")
+        for rel in merging:
+            if rel not in merged:
+                merged.append(rel)
         ctx.state.data["merged"] = merged
+        ctx.state.data.pop("merging", None)
         if not ctx.state.data.get("archived_to"):
             stem = f"{datetime.now(UTC).strftime('%Y-%m-%d')}-{ctx.item.name}"
             target = change.archive_root / stem

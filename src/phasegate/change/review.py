@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from phasegate.agents.schema import tool_json_schema
 from phasegate.change.frontmatter import split_frontmatter
 from phasegate.errors import BadInputError, StateCorruptError
 from phasegate.state.atomic import atomic_write_text
@@ -39,11 +40,19 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+#: A path relative to the repository that does not climb out of it (as the schema says it).
+RELATIVE_PATH = r"^(?!/)(?!(.*/)?\.\.(/|$))"
+
+
 class Finding(_Strict):
     """One problem in the implementation, pinned to a file and line."""
 
     severity: FindingSeverity
-    file: str = Field(min_length=1)
+    file: str = Field(
+        min_length=1,
+        description="Path relative to the repository.",
+        json_schema_extra={"pattern": RELATIVE_PATH},
+    )
     line: int = Field(ge=1, strict=True)
     description: str = Field(min_length=1)
 
@@ -72,9 +81,14 @@ class TestRun(_Strict):
 class ReviewSubmission(_Strict):
     """The arguments of ``create_review``."""
 
-    change_id: str = Field(min_length=1)
-    verdict: ReviewVerdict
-    summary: str = Field(min_length=1)
+    change_id: str = Field(min_length=1, description="The change being reviewed.")
+    verdict: ReviewVerdict = Field(
+        description=(
+            "APPROVED: ready to archive. NEEDS_FIX: fixable problems (listed as findings). "
+            "MAJOR_ISSUES: a person must step in."
+        )
+    )
+    summary: str = Field(min_length=1, description="One paragraph: what you checked.")
     findings: tuple[Finding, ...] = ()
     tests_run: tuple[TestRun, ...] = ()
 
@@ -92,51 +106,9 @@ class RecordedReview(_Strict):
     tests_run: tuple[TestRun, ...] = ()
 
 
-#: JSON schema of ``create_review``'s arguments, as agents are shown it.
-CREATE_REVIEW_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["change_id", "verdict", "summary", "findings", "tests_run"],
-    "properties": {
-        "change_id": {"type": "string", "description": "The change being reviewed."},
-        "verdict": {
-            "type": "string",
-            "enum": [v.value for v in ReviewVerdict],
-            "description": (
-                "APPROVED: ready to archive. NEEDS_FIX: fixable problems (listed as findings). "
-                "MAJOR_ISSUES: a person must step in."
-            ),
-        },
-        "summary": {"type": "string", "description": "One paragraph: what you checked."},
-        "findings": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["severity", "file", "line", "description"],
-                "properties": {
-                    "severity": {"type": "string", "enum": [s.value for s in FindingSeverity]},
-                    "file": {"type": "string", "description": "Path relative to the repository."},
-                    "line": {"type": "integer", "minimum": 1},
-                    "description": {"type": "string"},
-                },
-            },
-        },
-        "tests_run": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["command", "passed"],
-                "properties": {
-                    "command": {"type": "string"},
-                    "passed": {"type": "boolean"},
-                    "summary": {"type": "string"},
-                },
-            },
-        },
-    },
-}
+#: JSON schema of ``create_review``'s arguments, as agents are shown it: generated from
+#: :class:`ReviewSubmission`, the model that reads them, so the two never disagree.
+CREATE_REVIEW_SCHEMA: dict[str, Any] = tool_json_schema(ReviewSubmission)
 
 
 def validate_submission(arguments: Mapping[str, Any]) -> ReviewSubmission:

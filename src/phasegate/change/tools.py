@@ -26,7 +26,7 @@ from phasegate.config import Config, load_config
 from phasegate.engine.item import items_dir, validate_item_name
 from phasegate.errors import BadInputError, PhasegateError
 from phasegate.redact import Redactor
-from phasegate.state.journal import Journal, utc_now
+from phasegate.state.journal import utc_now
 from phasegate.state.store import parse_state
 from phasegate.workflow.registry import WorkflowRegistry
 
@@ -179,17 +179,9 @@ class ChangeTools:
             findings=review.findings,
             tests_run=review.tests_run,
         )
+        # The engine journals the verdict it reads from REVIEW.md after the call; the
+        # journal itself is phasegate's engine's alone while an agent works.
         write_review(change.review_path, recorded)
-        # The engine is not writing during the reviewer's call; this line is the
-        # audit trail of who wrote REVIEW.md.
-        Journal(change.dir / ".journal.jsonl", self.redactor).append(
-            "review.submitted",
-            item=change.id,
-            round=round_id,
-            verdict=review.verdict.value,
-            findings=len(review.findings),
-            sync_now=True,
-        )
         return {
             "written": change.rel(change.review_path),
             "change_id": change.id,

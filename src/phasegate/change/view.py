@@ -22,7 +22,7 @@ from phasegate.engine.state import EngineState, NodeState
 from phasegate.engine.status import current_label
 from phasegate.errors import StateCorruptError
 from phasegate.faults import crash_point
-from phasegate.state.atomic import atomic_write_bytes, fsync_dir
+from phasegate.state.atomic import atomic_write_bytes, fsync_dir, remove_leftover_temp_files
 from phasegate.state.journal import utc_now
 from phasegate.state.store import dump_state, parse_state
 
@@ -284,7 +284,9 @@ class ChangeView(StateView):
                 f"cannot move {self.paths.dir} to {target}: the target already exists; "
                 "both were left untouched"
             )
-        self.item.remove_stale_temp_files()  # a killed write's leftovers are not archived
+        # A killed write's leftovers, in any subfolder, are not moved into the archive.
+        self.item.remove_stale_temp_files()
+        remove_leftover_temp_files(self.paths.dir, recursive=True)
         crash_point("change.before_move")
         source = self.paths.dir
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ the signal's number. ``--color`` is applied wherever it appears.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import os
@@ -23,7 +24,15 @@ from collections.abc import Callable
 import typer
 
 from phasegate.cli.app import app
-from phasegate.cli.output import COLOR_MODES, ColorMode, err, out, set_color, write_json_error
+from phasegate.cli.output import (
+    COLOR_MODES,
+    ColorMode,
+    OutputClosed,
+    err,
+    out,
+    set_color,
+    write_json_error,
+)
 from phasegate.errors import (
     ExitCode,
     Interrupted,
@@ -139,12 +148,15 @@ def _run(args: list[str], fail: Fail, as_json: bool) -> int:
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         hint = " (see --help)" if "--help" not in message else ""
         return fail(f"{message}{hint}", int(ExitCode.BAD_INPUT))
-    except BrokenPipeError:
+    except (BrokenPipeError, OutputClosed):
         # The reader of our output went away (e.g. `phasegate status | head`):
         # stop quietly, as other command-line tools do on SIGPIPE.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 128 + 13
+        return _output_closed()
+    except SystemExit as exc:
+        # typer ends a command whose plain write met a closed pipe with exit 1.
+        if isinstance(exc.__context__, BrokenPipeError):
+            return _output_closed()
+        raise
     except KeyboardInterrupt as exc:
         return _interrupted(exc)
     except OSError as exc:
@@ -159,6 +171,18 @@ def _run(args: list[str], fail: Fail, as_json: bool) -> int:
     return int(result or 0) if isinstance(result, int) else 0
 
 
+def _output_closed() -> int:
+    """Later writes go nowhere; 128 + SIGPIPE, as for a command the signal stopped."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
+    os.close(devnull)
+    return 128 + int(signal.SIGPIPE)
+
+
 def _interrupted(exc: KeyboardInterrupt) -> int:
     """Make sure no child is left running, say so in one line, return 128 + the signal."""
     from phasegate.process import stop_running_children
@@ -166,6 +190,8 @@ def _interrupted(exc: KeyboardInterrupt) -> int:
     stop_running_children()  # the call that was running killed its own child already
     signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
     what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+    if signum == signal.SIGPIPE:
+        what = "stopped: the reader of its output went away (SIGPIPE)"
     err.print(
         f"phasegate: {what}; nothing it started is left running; "
         "run the same command again to resume",

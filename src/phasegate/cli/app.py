@@ -404,7 +404,7 @@ def run(
         jobs=jobs,
     )
     outcome = run_item(root, name, options, workflow=workflow, quiet=quiet)
-    if outcome.status == "stopped":
+    if outcome.status in ("stopped", "phase-done"):
         out.print(escape(outcome.message))
 
 

@@ -18,9 +18,30 @@ from rich.console import Console
 ColorMode = Literal["auto", "always", "never"]
 COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
 
+
+class OutputClosed(Exception):
+    """The reader of phasegate's output went away (``phasegate status | head``): the
+    command ends with exit code 141, as a command killed by SIGPIPE does."""
+
+
+class _Console(Console):
+    """A console whose reader going away is :class:`OutputClosed` (not an ``OSError``, which
+    typer would turn into exit code 1; not rich's own exit 1)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        try:  # later writes (a final message) go nowhere instead of failing again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.file.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+        raise OutputClosed("the reader of phasegate's output went away")
+
+
 # emoji=False: ``file:100: problem`` must not print as ``file💯 problem``.
-err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-out = Console(highlight=False, soft_wrap=True, emoji=False)
+err: Console = _Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+out: Console = _Console(highlight=False, soft_wrap=True, emoji=False)
 
 
 def _settings(mode: ColorMode) -> dict[str, Any]:

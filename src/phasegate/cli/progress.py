@@ -9,6 +9,7 @@ item; without a terminal every line names its item (``[T3] ...``).
 from __future__ import annotations
 
 import re
+import signal
 import threading
 import time
 from typing import Any
@@ -18,6 +19,9 @@ from rich.live import Live
 from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
+
+from phasegate.cli.output import OutputClosed
+from phasegate.interrupts import stopped_by
 
 _ITEM = re.compile(r"\[([^\]]+)\]")
 
@@ -29,6 +33,10 @@ def _item_of(event: dict[str, Any]) -> str | None:
         if found:
             return found.group(1)
     return None
+
+
+#: How many lines of a failing check's output are shown when it blocks a run.
+BLOCKED_OUTPUT_LINES = 30
 
 
 class ProgressPrinter:
@@ -49,16 +57,34 @@ class ProgressPrinter:
         self._rows: dict[str, tuple[str, float]] | None = None
         self._live: Live | None = None
         self._current: dict[str, Any] | None = None
+        #: The reader of the progress lines went away: the run stops.
+        self.output_closed = False
+        self._stopped = False
 
     def __call__(self, event: dict[str, Any]) -> None:
+        if self.output_closed:
+            self._stop_for_closed_output()
+            return
         if self.quiet:
             return
         name = str(event.get("event", ""))
         handler = getattr(self, "_on_" + name.replace(".", "_"), None)
         if handler is not None:
-            with self._lock:
-                self._current = event
-                handler(event)
+            try:
+                with self._lock:
+                    self._current = event
+                    handler(event)
+            except (OutputClosed, BrokenPipeError):
+                # `phasegate run 2>&1 | head`: the run stops as a SIGPIPE would stop it
+                # (exit 141), in the engine's thread, where a stop signal is raised too.
+                self.output_closed = True
+                self._stop_for_closed_output()
+
+    def _stop_for_closed_output(self) -> None:
+        if self._stopped or threading.current_thread() is not threading.main_thread():
+            return  # a worker thread: the engine's thread stops at its next event
+        self._stopped = True
+        raise stopped_by(signal.SIGPIPE)
 
     @property
     def live(self) -> bool:
@@ -207,6 +233,12 @@ class ProgressPrinter:
 
     def _on_node_blocked(self, e: dict[str, Any]) -> None:
         self._line(f"[red]■ {escape(str(e.get('message')))}[/]")
+        for output in e.get("output") or []:
+            lines = str(output).splitlines()
+            if len(lines) > BLOCKED_OUTPUT_LINES:
+                self._line(f"    [... {len(lines) - BLOCKED_OUTPUT_LINES} more lines above]")
+            for line in lines[-BLOCKED_OUTPUT_LINES:]:
+                self._line(f"    {escape(line)}")
 
     def _on_reviewer_selected(self, e: dict[str, Any]) -> None:
         self._line(f"  reviewer: {escape(str(e.get('role')))} ({escape(str(e.get('reason')))})")
@@ -240,6 +272,16 @@ class ProgressPrinter:
         if self._live is not None:
             who = f"  {escape(str(_item_of(e)))}: {e.get('role')}"
         self._line(f"{who} {state} in {float(e.get('duration_s') or 0):.1f}s ({spent})", e)
+
+    def _on_agent_violation(self, e: dict[str, Any]) -> None:
+        self.close()
+        paths = ", ".join(str(p) for p in e.get("paths") or [])
+        forged = len(e.get("forged_events") or [])
+        removed = f"; {forged} forged journal line(s) removed" if forged else ""
+        self._line(
+            f"[red]  ! {escape(str(e.get('role')))} changed phasegate's own files: "
+            f"{escape(paths)} (put back as they were{removed})[/]"
+        )
 
     def _on_agent_failed(self, e: dict[str, Any]) -> None:
         self._line(

@@ -37,6 +37,7 @@ from phasegate.agents.base import (
 from phasegate.agents.registry import create_backend
 from phasegate.config import Config, RoleBinding
 from phasegate.engine.item import WorkItem
+from phasegate.engine.protect import guarded_call
 from phasegate.engine.state import EngineState
 from phasegate.errors import AgentError, BackendUnavailable, ConfigError
 from phasegate.faults import crash_point
@@ -332,7 +333,15 @@ def _attempt(
     crash_point("dispatch.before_call")
     started = time.monotonic()
     try:
-        result = backend.run(request)
+        # Whatever the agent changes of phasegate's own files is put back (engine/protect.py).
+        result = guarded_call(
+            item,
+            lambda: backend.run(request),
+            key=spec.key,
+            attempt=attempt_id,
+            role=spec.role,
+            exempt=backend.own_files(),
+        )
     except KeyboardInterrupt as exc:
         # Ctrl-C or a stop signal: the agent's process tree is already killed.
         item.record(

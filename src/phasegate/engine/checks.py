@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phasegate.config import Config
+from phasegate.engine.confine import inside
 from phasegate.engine.item import WorkItem
 from phasegate.engine.state import EngineState
+from phasegate.errors import WorkflowError
 from phasegate.process import run_process
 from phasegate.workflow.model import CheckRef, InlineCheck
 
@@ -150,6 +152,11 @@ def _run_one(item: WorkItem, workdir: Path, command: CheckCommand) -> CheckOutco
     if not command.command:
         return CheckOutcome(command.name, None, passed=True, skipped=True)
     cwd = workdir / command.cwd if command.cwd else workdir
+    if not inside(cwd, [workdir]):
+        raise WorkflowError(
+            f"check {command.name!r}: its working directory {command.cwd!r} leads outside the "
+            f"work tree (to {cwd.resolve()}, through a symlink); refused"
+        )
     result = run_process(command.command, cwd=cwd, timeout=item.config.timeouts.check)
     # Redacted before it is cut, so no tail of a secret survives the cut.
     output = item.redactor.tail(result.stdout + result.stderr, FEEDBACK_TAIL)

@@ -206,7 +206,9 @@ def ask(run: Run, q: Question) -> Answer:
             ),
             journal=False,
         )
-    preset = run.presets.get(q.id)
+    # An answer given on the command line answers the decision once: a gate reached
+    # again in the same run (say a budget it extended is spent again) asks again.
+    preset = run.presets.pop(q.id, None)
     if preset is not None:
         preset = classified(item, state, record, preset)
         wanted = split_choice(preset)[0]
@@ -317,12 +319,12 @@ def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> A
 
 def _show_files(run: Run, files: Sequence[str]) -> None:
     """``view`` at a gate: the files it names, each with its content."""
-    from phasegate.engine.prompting import MAX_ARTIFACT_CHARS, clip, read_file
+    from phasegate.engine.prompting import MAX_ARTIFACT_CHARS, clip, read_inside
 
     parts = []
     for name in files:
         path = run.item.item_dir / name
-        text = read_file(path)
+        text = read_inside(path, (run.item.repo, run.item.item_dir))
         shown = clip(text, MAX_ARTIFACT_CHARS) if text is not None else "(missing)"
         parts.append(f"--- {run.item.relative(path, run.state)}\n{shown}")
     text = run.item.redactor.text("\n".join(parts))

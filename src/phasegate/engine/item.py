@@ -9,15 +9,16 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import filelock
 
 from phasegate.config import CONFIG_DIR, Config
+from phasegate.engine.confine import check_inside
 from phasegate.engine.index import record_brief
 from phasegate.engine.recorded import RecordedCalls, event_problem, result_key
 from phasegate.engine.state import ENGINE_FILE, EngineState
@@ -43,6 +44,14 @@ COALESCE_ENV = "PHASEGATE_COALESCE_SECONDS"
 
 #: Receives every journaled event (the CLI turns them into progress lines).
 EventSink = Callable[[dict[str, Any]], None]
+
+
+class WriteGuard(Protocol):
+    """Told when phasegate commits the item's state files (see engine/protect.py)."""
+
+    def own_writes(self) -> AbstractContextManager[None]:
+        """Around one commit of the item's state files."""
+        ...
 
 
 def coalesce_seconds() -> float:
@@ -128,6 +137,8 @@ class WorkItem:
         #: committed (so a run killed again and again still gets further each time).
         self._replaying = False
         self._view_state: tuple[Path, ...] | None = None
+        #: Guards phasegate's files while agents run; told of every state commit.
+        self.write_guard: WriteGuard | None = None
 
     # -- paths ----------------------------------------------------------------------
 
@@ -210,6 +221,7 @@ class WorkItem:
         Everything is read and checked before anything is written: a corrupt
         state file, view file or journal line stops here with its path.
         """
+        check_inside(self.item_dir, self.repo, f"the folder of work item {self.name!r}")
         try:
             raw = self.engine_path.read_bytes()
         except FileNotFoundError:
@@ -253,6 +265,7 @@ class WorkItem:
     def _read_journal(self, state: EngineState) -> None:
         recorded = RecordedCalls()
         lines = state.journal_lines
+        self.journal.check_before(state.journal_offset, lines)
         self._unapplied = {}
         self._replaying = False
         for number, offset, event in self.journal.tail(state.journal_offset, lines + 1):
@@ -356,21 +369,23 @@ class WorkItem:
         self.view.prepare(state)
         state["brief"] = self.brief(state)
         payload = state.encode(self.redactor)
-        with self.locked():
-            crash_point("state.before_commit")
-            atomic_write_bytes(self.engine_path, payload, durable=durable)
-        crash_point("state.after_commit")
-        self._last_commit = time.monotonic()
-        self._pending = None
-        self.view.render(state)
-        record_brief(
-            self.repo,
-            self.workflow.name,
-            self.name,
-            self.engine_path,
-            state["brief"],
-            self._view_state_file(),
-        )
+        guard = self.write_guard
+        with guard.own_writes() if guard is not None else nullcontext():
+            with self.locked():
+                crash_point("state.before_commit")
+                atomic_write_bytes(self.engine_path, payload, durable=durable)
+            crash_point("state.after_commit")
+            self._last_commit = time.monotonic()
+            self._pending = None
+            self.view.render(state)
+            record_brief(
+                self.repo,
+                self.workflow.name,
+                self.name,
+                self.engine_path,
+                state["brief"],
+                self._view_state_file(),
+            )
 
     def _view_state_file(self) -> Path | None:
         """The state file the item's view writes (``.meta.json``), if it writes one."""

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.config import Config
+from phasegate.engine.confine import check_inside
 from phasegate.engine.item import WorkItem, head_commit, items_dir, validate_item_name
 from phasegate.engine.plugin_api import view_files
 from phasegate.engine.state import ENGINE_FILE, EngineState
@@ -67,6 +68,7 @@ def create_item(
             f"(modes: {', '.join(workflow.modes)})"
         )
     item = WorkItem(repo, name, loaded, config)
+    check_inside(item.item_dir, repo, f"the folder of work item {name!r}")
     with item.locked():
         if item.engine_path.exists() or item.view.adoptable():
             raise BadInputError(

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import PromptPart
+from phasegate.engine.confine import inside
 from phasegate.engine.plugin_api import ContextProvider, PluginContext, plugin
 from phasegate.workflow.model import AgentNode, PluginRef
 from phasegate.workflow.prompts import render
@@ -35,6 +36,14 @@ def read_file(path: Path) -> str | None:
         return None
 
 
+def read_inside(path: Path, roots: Sequence[Path]) -> str | None:
+    """:func:`read_file`, unless ``path`` leads out of ``roots`` (a symlink): then a note
+    saying so, never the outside file's content."""
+    if path.exists() and not inside(path, roots):
+        return f"(not shown: {path.name} leads outside the repository through a symlink)"
+    return read_file(path)
+
+
 class PromptFor:
     """The prompts of one agent node for one call (its values, parts, templates)."""
 
@@ -45,6 +54,7 @@ class PromptFor:
         self.ctx = ctx
         self.item = run.item
         self.state = run.state
+        self.roots = (run.item.repo, run.item.item_dir)
 
     # -- shared ----------------------------------------------------------------------
 
@@ -109,7 +119,7 @@ class PromptFor:
                 rel = path.relative_to(self.item.item_dir).as_posix()
                 if rel in skip:
                     continue
-                text = read_file(path)
+                text = read_inside(path, self.roots)
                 if text is None:
                     continue
                 if spec.title:
@@ -167,7 +177,7 @@ class PromptFor:
             lines += [f"- {_issue_line(i)}" for i in feedback]
             parts.append(PromptPart("Feedback to address", "\n".join(lines)))
             for name in self.outputs():
-                current = read_file(self.item.item_dir / name)
+                current = read_inside(self.item.item_dir / name, self.roots)
                 if current is not None:
                     parts.append(
                         PromptPart(f"Current {name} (revise it)", clip(current, MAX_ARTIFACT_CHARS))
@@ -190,7 +200,7 @@ class PromptFor:
         instructions = self._instructions(template, iteration, role)
         parts = [self._work_item_part(iteration)]
         if node.previous:
-            previous = read_file(self.item.item_dir / node.previous)
+            previous = read_inside(self.item.item_dir / node.previous, self.roots)
             parts.append(
                 PromptPart(
                     f"Previous artifact: {node.previous}",
@@ -199,7 +209,7 @@ class PromptFor:
             )
         outputs = self.outputs()
         for name in outputs:
-            current = read_file(self.item.item_dir / name) or ""
+            current = read_inside(self.item.item_dir / name, self.roots) or ""
             parts.append(PromptPart(f"Current artifact: {name}", clip(current, MAX_ARTIFACT_CHARS)))
         parts += self._inputs(skip=[*outputs, *([node.previous] if node.previous else [])])
         parts += self._context(node.context, role)
@@ -253,7 +263,7 @@ def implementation_changes(run: Run, path: str = "") -> str:
     if diff.strip():
         sections.append("```diff\n" + diff.rstrip() + "\n```")
     for name in [n for n in untracked.splitlines() if n.strip()]:
-        content = read_file(workdir / name)
+        content = read_inside(workdir / name, [workdir])
         if content is not None:
             sections.append(f"New file `{name}`:\n\n```\n{content.rstrip()}\n```")
     return item.redactor.text(clip("\n\n".join(sections), MAX_DIFF_CHARS))

@@ -550,8 +550,18 @@ class Run:
             f": {details}" if details else ""
         )
         ns["blocked"] = message
+        # What failed beyond each first line (a failing check's output) is shown with it.
+        output = [
+            "\n".join(str(i.get("description", "")).splitlines()[1:]).strip()
+            for i in outcome.issues
+        ]
         self.item.record(
-            "node.blocked", node=path, outcome=outcome.name, message=message, sync_now=True
+            "node.blocked",
+            node=path,
+            outcome=outcome.name,
+            message=message,
+            output=[o for o in output if o],
+            sync_now=True,
         )
         self.save(durable=True)
         raise BlockedError(message + f". Fix it, then run again: phasegate run {self.item.name}")

@@ -79,7 +79,7 @@ def completion_summary(workflow: Workflow, state: EngineState) -> str:
             continue
         run.append(node.label or node.id)
         total += found.iteration
-        if found.get("review") == "concerns":
+        if found.get("review") in ("concerns", "checks-failed"):
             concerns.append(node.label or node.id)
     items = 0
     for path in state.paths():

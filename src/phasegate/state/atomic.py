@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -70,4 +71,44 @@ def remove_file(path: Path) -> bool:
         if is_storage_error(exc):
             raise StorageError.from_os_error(exc, path, action="delete") from exc
         raise
+    return True
+
+
+#: The temp file :func:`atomic_write_bytes` writes beside ``name`` (``.name.tmp-PID-HEX``).
+_TEMP_FILE = re.compile(r"^\.(?P<name>.+)\.tmp-(?P<pid>\d+)-[0-9a-f]{8}$")
+
+
+def remove_leftover_temp_files(
+    folder: Path, name: str | None = None, *, recursive: bool = False
+) -> list[Path]:
+    """Remove the temp files killed atomic writes left in ``folder`` (of ``name`` only, if
+    given; in subfolders too with ``recursive``); the ones removed.
+
+    A temp file of a process still running (another phasegate writing now) is kept.
+    """
+    if not folder.is_dir():
+        return []
+    candidates = folder.rglob(".*.tmp-*") if recursive else folder.glob(".*.tmp-*")
+    removed: list[Path] = []
+    for path in candidates:
+        found = _TEMP_FILE.match(path.name)
+        if found is None or (name is not None and found["name"] != name):
+            continue
+        if _running(int(found["pid"])) or not path.is_file():
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # this process writes one file at a time: a leftover is from before
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
     return True

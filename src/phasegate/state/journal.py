@@ -13,7 +13,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,11 @@ def utc_now() -> str:
     return _last_stamp[1]
 
 
+#: A journal up to this size is checked line by line before a run appends to it; a longer
+#: one has the lines before the state's position checked for their shape only.
+CHECK_LIMIT = 4 * 1024 * 1024
+
+
 class Journal:
     """Append and read the JSONL event log at ``path``.
 
@@ -51,8 +56,16 @@ class Journal:
         self._unsynced = False
         self._folder_made = False
         # Agents of parallel items finish on worker threads: one line at a time.
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        #: Told of every line this journal appends (under :attr:`lock`), e.g. so that a
+        #: guard of phasegate's files knows its own lines (see engine/protect.py).
+        self.observer: Callable[[bytes], None] | None = None
         self._local = threading.local()
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Held while a line is appended (re-entrant)."""
+        return self._lock
 
     @property
     def last_offset(self) -> int:
@@ -110,6 +123,8 @@ class Journal:
                     os.ftruncate(fd, size)
                 raise
             self._unsynced = not sync_now
+            if self.observer is not None:
+                self.observer(line)
         finally:
             os.close(fd)
 
@@ -216,6 +231,63 @@ class Journal:
                 f"journal {self.path} line {number} is not an event object; it was left untouched"
             )
         return record
+
+    def check_before(self, offset: int, lines: int) -> None:
+        """Check the journal up to ``offset`` (what the state says it has applied: ``lines``
+        lines) before a run appends to it; a problem raises StateCorruptError naming the line.
+
+        The journal must reach ``offset``, end a line there and hold that many lines. Each
+        line before it must be an event object: parsed when the journal is at most
+        :data:`CHECK_LIMIT` bytes, checked for its shape (``{...}``, UTF-8) beyond that, so
+        a long journal costs little to check.
+        """
+        try:
+            with open(self.path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size < offset:
+                    raise StateCorruptError(
+                        f"journal {self.path} is shorter ({size} bytes) than the state records "
+                        f"({offset} bytes): it was cut or replaced; it was left untouched"
+                    )
+                prefix = handle.read(offset)
+        except FileNotFoundError:
+            if offset == 0:
+                return
+            raise StateCorruptError(
+                f"journal {self.path} is missing although the state records {lines} line(s) "
+                "of it; restore it (the state was left untouched)"
+            ) from None
+        if offset and not prefix.endswith(b"\n"):
+            raise StateCorruptError(
+                f"journal {self.path} does not end a line where the state's position is "
+                f"(byte {offset}): it was edited; it was left untouched"
+            )
+        found = prefix.count(b"\n")
+        if found != lines:
+            raise StateCorruptError(
+                f"journal {self.path} has {found} line(s) before the state's position, the "
+                f"state records {lines}: it was edited; it was left untouched"
+            )
+        full = size <= CHECK_LIMIT
+        for number, line in enumerate(prefix.split(b"\n")[:-1], start=1):
+            if not line.strip():
+                continue
+            if full:
+                self._decode(line, number)
+            elif not (line.startswith(b"{") and line.rstrip().endswith(b"}")):
+                raise StateCorruptError(
+                    f"journal {self.path} line {number} is corrupt (not an event object); "
+                    "it was left untouched"
+                )
+        if not full:
+            try:
+                prefix.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                number = prefix.count(b"\n", 0, exc.start) + 1
+                raise StateCorruptError(
+                    f"journal {self.path} line {number} is corrupt (UnicodeDecodeError); "
+                    "it was left untouched"
+                ) from None
 
     def find(self, event: str, **match: Any) -> dict[str, Any] | None:
         """The last event named ``event`` whose fields equal ``match``."""

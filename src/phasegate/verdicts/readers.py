@@ -32,11 +32,13 @@ from phasegate.verdicts.model import UNCLEAR, Issue, Verdict, unclear
 from phasegate.verdicts.schema import strict_schema
 from phasegate.verdicts.text import (
     REVISION_PATTERNS,
+    approval_naming_a_problem,
     detect_review_status,
     first_line,
     first_line_word,
     fuzzy_status,
     json_document,
+    names_a_problem,
 )
 
 
@@ -157,6 +159,8 @@ class ApprovalReader(VerdictReader):
         if ctx.structured_enforced:
             return unclear(FREE_TEXT)
         # Praise alone never approves here: only an explicit first-line approval does.
+        if approval_naming_a_problem(result.text):
+            return _approval_naming_a_problem(result.text)
         status = fuzzy_status(result.text, implicit_approval=False)
         if status == UNCLEAR:
             return unclear(
@@ -235,12 +239,17 @@ class WordsReader(VerdictReader):
             return self._verdict(found, "json-text", ctx)
         if ctx.structured_enforced:
             return unclear(FREE_TEXT)
+        if approval_naming_a_problem(result.text):
+            return _approval_naming_a_problem(result.text)
         said = first_line_word(result.text, ctx.words)
         if said is None:
             return unclear(
                 "The reviewer's answer could not be read as a verdict; treated as not approved."
             )
         word, rest = said
+        if word in ctx.pass_words and names_a_problem(rest):
+            # "APPROVED" followed by a named blocker or issue is not an approval.
+            return _approval_naming_a_problem(result.text)
         issues: tuple[Issue, ...] = ()
         if word not in ctx.pass_words and rest:
             issues = (Issue(severity="medium", description=rest),)
@@ -254,7 +263,8 @@ class WordsReader(VerdictReader):
 
 
 class FuzzyReader(VerdictReader):
-    """Seed 004's fuzzy approval detection, exactly (a JSON verdict in the answer wins).
+    """Seed 004's fuzzy approval detection (a JSON verdict in the answer wins), with one
+    rule more: a first-line approval whose rest names a blocker or an issue is unclear.
 
     Structured output and a JSON document in the answer are read first; free
     text then goes through :func:`~phasegate.verdicts.text.detect_review_status`.
@@ -277,6 +287,8 @@ class FuzzyReader(VerdictReader):
             return WordsReader().read(result, inner)
         if ctx.structured_enforced:
             return unclear(FREE_TEXT)
+        if approval_naming_a_problem(result.text):
+            return _approval_naming_a_problem(result.text)
         status = detect_review_status(result.text)
         text = result.text.strip()
         if status == UNCLEAR:
@@ -297,6 +309,22 @@ class FuzzyReader(VerdictReader):
 
     def approving(self, word: str, ctx: ReadContext) -> Mapping[str, Any]:
         return {"verdict": word, "summary": f"auto: {word}", "issues": []}
+
+
+APPROVED_WITH_PROBLEM = (
+    "The reviewer's answer approves on its first line but goes on to name a blocker or an "
+    "issue; treated as not approved."
+)
+
+
+def _approval_naming_a_problem(text: str) -> Verdict:
+    """Unclear, with what the reviewer went on to say as the feedback."""
+    rest = text.strip().partition("\n")[2].strip()
+    found = unclear(APPROVED_WITH_PROBLEM)
+    if not rest:
+        return found
+    said = Issue(severity="blocker", description=rest)
+    return found.model_copy(update={"issues": (*found.issues, said)})
 
 
 FREE_TEXT = (

@@ -145,6 +145,12 @@ def detect_review_status(feedback: str) -> str:
     return "UNCLEAR"
 
 
+def approval_naming_a_problem(text: str) -> bool:
+    """Whether ``text``'s first line approves while the rest names a blocker or an issue."""
+    rest = text.split("\n", 1)[1] if "\n" in text else ""
+    return any(p.search(first_line(text)) for p in APPROVAL_PATTERNS) and names_a_problem(rest)
+
+
 def fuzzy_status(text: str, *, implicit_approval: bool = True) -> str:
     """A stricter reading of free text than seed 004's, for readers that want one.
 

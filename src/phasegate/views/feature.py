@@ -122,6 +122,7 @@ class FeatureView(StateView):
             raise StateCorruptError(f"state file {self.state_path} cannot be read: {exc}") from None
         document = parse_state(raw, self.state_path, self.fmt)
         _validate_meta(document, self.state_path)
+        _check_names(document, self.state_path, self.item.workflow)
         self._written = raw
         extra = {k: v for k, v in document.items() if k not in META_KEYS}
         phases = document.get("phases") or {}
@@ -157,7 +158,9 @@ class FeatureView(StateView):
                 continue
             record = {
                 "started": found.get("started"),
-                "completed": found.get("completed") if found.get("outcome") else None,
+                "completed": found.get("completed")
+                if found.get("outcome") and not found.get("blocked")
+                else None,
                 "iterations": found.iteration if found.get("started") else 0,
                 "reviewerNotes": list(found.get("notes") or []),
                 "verified": found.get("verified"),
@@ -386,6 +389,31 @@ def _validate_meta(document: dict[str, Any], path: Path) -> None:
         raise StateCorruptError(
             f"state file {path} is invalid at mode: it must be a mode's name; it was left untouched"
         )
+
+
+def _check_names(document: Mapping[str, Any], path: Path, workflow: Any) -> None:
+    """A mode or phase the workflow does not have (a hand edit gone wrong) is corrupt: exit 5
+    before anything is written, rather than overwritten by the next render."""
+    where = f"state file {path}"
+    mode = document.get("mode")
+    if mode is not None and mode not in workflow.modes:
+        raise StateCorruptError(
+            f"{where}: unknown mode {mode!r} (modes of {workflow.name}: "
+            f"{', '.join(workflow.modes)}); it was left untouched"
+        )
+    labels = workflow.label_names
+    current = document.get("currentPhase")
+    if current is not None and current not in labels:
+        raise StateCorruptError(
+            f"{where}: unknown currentPhase {current!r} (phases of {workflow.name}: "
+            f"{', '.join(labels)}); it was left untouched"
+        )
+    for name in document.get("phases") or {}:
+        if name not in labels:
+            raise StateCorruptError(
+                f"{where}: unknown phase {name!r} under phases (phases of {workflow.name}: "
+                f"{', '.join(labels)}); it was left untouched"
+            )
 
 
 def _lines_json(document: Mapping[str, Any], phases: str | None = None) -> bytes:

@@ -29,6 +29,7 @@ from phasegate.workflow.model import (
     GateNode,
     PluginRef,
     Workflow,
+    confined_path,
 )
 
 Location = tuple[str | int, ...]
@@ -500,6 +501,7 @@ def _plugin_problems(workflow: Workflow, base: Location) -> list[Problem]:
             problems.append((where, f"unknown {kind} plug-in {name!r} (installed: {installed})"))
 
     need("views", workflow.view.plugin, ("view",))
+    problems += _view_paths(workflow)
     for where, node in _located(workflow.nodes, base):
         need("predicates", node.when, (*where, "when"))
         if isinstance(node, AgentNode):
@@ -532,6 +534,29 @@ def _plugin_problems(workflow: Workflow, base: Location) -> list[Problem]:
             need("predicates", node.detail, (*where, "detail"))
             for name, choice in node.choices.items():
                 need("predicates", choice.when, (*where, "choices", name, "when"))
+    return problems
+
+
+#: Setting names of a view that name files or folders (they must stay in the item folder).
+_PATH_SETTING = ("_file", "_dir", "_path", "_folder")
+
+
+def _view_paths(workflow: Workflow) -> list[Problem]:
+    """The files a view writes stay in the item's folder: no absolute path, no ``..``."""
+    problems: list[Problem] = []
+    for key, value in workflow.view.with_.items():
+        if not str(key).endswith(_PATH_SETTING):
+            continue
+        where: Location = ("view", "with", str(key))
+        if not isinstance(value, str):
+            problems.append((where, "must be a file name inside the work item's folder"))
+            continue
+        try:
+            confined_path(value)
+        except ValueError:
+            problems.append(
+                (where, f"{value!r} must be a relative path inside the work item's folder")
+            )
     return problems
 
 

@@ -73,6 +73,7 @@ def read_yaml(path: Path, what: str = "workflow file") -> Any:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkflowError(f"{path}: cannot read {what} ({exc})") from None
+    _check_depth(path, text)
     try:
         document = YAML(typ="rt").load(text)
     except YAMLError as exc:
@@ -81,6 +82,39 @@ def read_yaml(path: Path, what: str = "workflow file") -> Any:
         raise WorkflowError(f"{path}: invalid YAML: nested too deeply") from None
     _check_size(path, document)
     return document
+
+
+def _check_depth(path: Path, text: str) -> None:
+    """Refuse text nesting deeper than :data:`MAX_DEPTH`, found by the YAML scanner alone.
+
+    Building the document of deeply nested text recurses once per level and takes
+    seconds before Python's recursion limit ends it; the scanner reads tokens in a
+    loop, so a hostile file is refused in milliseconds.
+    """
+    from ruamel.yaml import YAML
+    from ruamel.yaml import tokens as t
+    from ruamel.yaml.error import YAMLError
+
+    opening = (
+        t.FlowSequenceStartToken,
+        t.FlowMappingStartToken,
+        t.BlockSequenceStartToken,
+        t.BlockMappingStartToken,
+    )
+    closing = (t.FlowSequenceEndToken, t.FlowMappingEndToken, t.BlockEndToken)
+    depth = 0
+    try:
+        for token in YAML(typ="rt").scan(text):
+            if isinstance(token, opening):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise WorkflowError(
+                        f"{path}: the YAML nests deeper than {MAX_DEPTH} levels; refused"
+                    )
+            elif isinstance(token, closing):
+                depth -= 1
+    except YAMLError:
+        return  # not valid YAML: loading it reports where
 
 
 def _check_size(path: Path, document: Any) -> None:

@@ -348,8 +348,13 @@ def to_nodes(workflow: LinearWorkflow) -> dict[str, Any]:
     return document
 
 
+_TOP_LEVEL_VIEW_SETTINGS = frozenset({"state_file", "state_format", "history_file"})
+
+
 def node_location(loc: Location) -> Location:
     """Where a problem found in the converted graph lies in the phase list."""
+    if len(loc) == 3 and loc[:2] == ("view", "with") and loc[2] in _TOP_LEVEL_VIEW_SETTINGS:
+        return (loc[2],)  # state_file, history_file: written at the top level
     if len(loc) < 2 or loc[0] != "nodes":
         return loc
     index, rest = loc[1], loc[2:]

@@ -596,6 +596,10 @@ def _conclude(
     ns = run.state.node(path)
     issues = [i.model_dump() for i in verdict.issues]
     approved = action == PASS
+    if not approved and not issues and verdict.summary.strip():
+        # A rejection that names no issue still says why: its summary is the feedback
+        # (and the concern kept when the budget is spent), whatever reader read it.
+        issues = [{"severity": "blocker", "description": verdict.summary.strip(), "location": None}]
     cause = f"{reviewer} {ns.iteration} {verdict.word}"
     record = {
         "phase": run.label(path),
@@ -639,15 +643,18 @@ def _conclude(
             ns.iteration = ns.iteration + 1
             ns.stage = "execute"
             ns["feedback"] = issues or [
-                {"severity": "blocker", "description": verdict.summary or verdict.word}
+                {"severity": "blocker", "description": verdict.word, "location": None}
             ]
             ns["resume_review"] = max(index, 0)
             ns["changes"] = ""
             run.save(lazy=True)
             return None
-        _complete(run, path, "concerns", notes, verdict.summary)
         if verdict.source == "checks":
+            # Checks still failing when the budget is spent: the node did not pass (by
+            # default the run stops, blocked; a workflow may map the outcome elsewhere).
+            _complete(run, path, "checks-failed", notes, verdict.summary, announce=False)
             return Outcome("checks-failed", issues=issues, cause=cause)
+        _complete(run, path, "concerns", notes, verdict.summary)
         policy = node.budget.on_exhausted
         run.item.record(
             "node.budget_spent",
@@ -670,13 +677,24 @@ def _notes(issues: list[dict[str, Any]]) -> list[str]:
     return serious or [note(i) for i in issues]
 
 
-def _complete(run: Run, path: str, review: str, notes: list[str], summary: str) -> None:
+def _complete(
+    run: Run,
+    path: str,
+    review: str,
+    notes: list[str],
+    summary: str,
+    *,
+    announce: bool = True,
+) -> None:
     ns = run.state.node(path)
     ns["review"] = review
     ns["notes"] = notes
     ns["summary"] = summary or None
-    ns["verified"] = True if review == "approved" else (False if review == "concerns" else None)
+    verified = {"approved": True, "concerns": False, "checks-failed": False}
+    ns["verified"] = verified.get(review)
     ns.stage = "done"
+    if not announce:
+        return
     run.item.record(
         "phase.completed",
         node=path,

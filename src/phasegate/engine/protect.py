@@ -1,0 +1,209 @@
+"""Agents cannot change phasegate's own files.
+
+While agent calls of a work item run, the content of phasegate's own files is
+kept on record: the repository's ``.phasegate/`` folder (config, workflows,
+prompts, the scripted agents' script; not its ``locks/``, ``cache/`` or item
+``worktrees/``, nor files a backend declares as its own log) and the work
+item's state files (the engine's state, the files its view writes such as
+``.meta.json``, ``.review-history.md`` or ``STATE.yaml``, and the journal).
+Whatever differs from that record is put back: changed files get their old
+bytes, new files are removed, removed ones come back, and journal lines that
+phasegate did not write (forged events) are cut out. The change is journaled
+as ``agent.violation`` with the paths, and the call counts as failed (retried
+like any failed call) or, with ``protection: {on_violation: stop}`` in the
+config, stops the run.
+
+phasegate's own writes are never a violation: the record is taken after the
+call's dispatch is journaled, every line phasegate appends to the journal
+(from any thread) is added to it as it is written, and the state files
+phasegate commits while calls run (a parallel foreach commits while worker
+threads run agents) are recorded again right after each commit. Calls that
+overlap (parallel items) share one record; a change found while several run
+is reported by each of them, since it cannot be told which agent made it.
+Changes are looked for when a call begins or ends and before each state commit;
+an interrupted call (Ctrl-C, a stop signal) has its changes undone too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from phasegate.agents.base import AgentResult
+from phasegate.engine.item import WorkItem
+from phasegate.engine.protect_snapshot import Snapshot, event_names, item_files
+from phasegate.errors import AgentError
+
+#: How many forged journal lines a violation event quotes.
+QUOTED_LINES = 5
+
+
+class ProtectedFilesChanged(AgentError):
+    """An agent changed phasegate's own files and the config says to stop the run."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """What an agent changed of phasegate's files during one call (all of it put back)."""
+
+    paths: tuple[str, ...]
+    forged: tuple[str, ...]
+
+    def describe(self, role: str) -> str:
+        forged = f" and {len(self.forged)} forged journal line(s) removed" if self.forged else ""
+        return (
+            f"{role} changed phasegate's own files during its call ({', '.join(self.paths)}); "
+            f"they were put back as they were{forged}"
+        )
+
+
+def _merged(found: list[Violation]) -> Violation | None:
+    if not found:
+        return None
+    paths = tuple(dict.fromkeys(p for v in found for p in v.paths))
+    return Violation(paths, tuple(line for v in found for line in v.forged))
+
+
+def undo_changes(item: WorkItem, snapshot: Snapshot) -> Violation | None:
+    """Put back what differs from ``snapshot``; what it was, or ``None``."""
+    changed = snapshot.changed_files()
+    snapshot.restore(changed)
+    journal, forged = snapshot.settle_journal()
+    if not changed and not journal:
+        return None
+    shown = [_shown(item.repo, p) for p in changed]
+    if journal:
+        shown.append(_shown(item.repo, snapshot.journal or item.journal.path))
+    return Violation(tuple(shown), tuple(forged))
+
+
+class Guard:
+    """The record of one work item's protected files while any of its agent calls runs."""
+
+    def __init__(self, item: WorkItem) -> None:
+        self.item = item
+        self._lock = threading.RLock()
+        self._snapshot: Snapshot | None = None
+        #: Per running call: the violations found while it ran.
+        self._running: dict[int, list[Violation]] = {}
+        self._next = 0
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        # The journal's lock first: phasegate's own appends (which tell this guard) hold it.
+        with self.item.journal.lock, self._lock:
+            yield
+
+    def _sweep(self) -> None:
+        """Undo whatever differs from the record; each running call is told."""
+        assert self._snapshot is not None
+        found = undo_changes(self.item, self._snapshot)
+        if found is not None:
+            for violations in self._running.values():
+                violations.append(found)
+
+    def _own_append(self, line: bytes) -> None:
+        with self._lock:
+            if self._snapshot is not None and self._snapshot.journal == self.item.journal.path:
+                self._snapshot.own_append(line)
+
+    @contextlib.contextmanager
+    def watching(self, exempt: Iterable[Path] = ()) -> Iterator[list[Violation]]:
+        """While one agent call runs: the violations found meanwhile (filled when it ends)."""
+        with self._locked():
+            if self._snapshot is None:
+                self._snapshot = Snapshot.take(self.item, exempt)
+                self.item.journal.observer = self._own_append
+            else:
+                self._sweep()
+                self._snapshot.exempt_too(exempt)
+            token, self._next = self._next, self._next + 1
+            found: list[Violation] = []
+            self._running[token] = found
+        try:
+            yield found
+        finally:
+            with self._locked():
+                try:
+                    self._sweep()
+                finally:
+                    del self._running[token]
+                    if not self._running:
+                        self._snapshot = None
+                        self.item.journal.observer = None
+
+    @contextlib.contextmanager
+    def own_writes(self) -> Iterator[None]:
+        """Around phasegate's commit of the item's state files: changes made before it are
+        undone first, and what it writes is recorded as phasegate's own."""
+        with self._locked():
+            if self._snapshot is None:
+                yield
+                return
+            self._sweep()
+            yield
+            self._snapshot.refresh(item_files(self.item))
+
+
+def guard_of(item: WorkItem) -> Guard:
+    """The item's guard (made on first use, installed as the item's commit hook)."""
+    with item.journal.lock:
+        if not isinstance(item.write_guard, Guard):
+            item.write_guard = Guard(item)
+        return item.write_guard
+
+
+def guarded_call(
+    item: WorkItem,
+    call: Callable[[], AgentResult],
+    *,
+    key: str,
+    attempt: str,
+    role: str,
+    exempt: Iterable[Path] = (),
+) -> AgentResult:
+    """Run ``call`` (one agent call); undo and report any change made to phasegate's files
+    while it ran (``exempt``: files of ``.phasegate/`` the backend itself writes).
+
+    The result of a call that changed them is a failed one naming the files,
+    unless ``protection.on_violation`` is ``stop``: then
+    :class:`ProtectedFilesChanged` stops the run.
+    """
+    guard = guard_of(item)
+    found: list[Violation] = []
+    try:
+        with guard.watching(exempt) as found:  # undone after an interrupt too
+            result = call()
+    finally:
+        violation = _merged(found)
+        if violation is not None:
+            item.record(
+                "agent.violation",
+                key=key,
+                attempt=attempt,
+                role=role,
+                paths=list(violation.paths),
+                forged_events=event_names(violation.forged),
+                forged_lines=list(violation.forged[:QUOTED_LINES]),
+                reverted=True,
+                sync_now=True,
+            )
+    if violation is None:
+        return result
+    message = violation.describe(role)
+    if item.config.protection.on_violation == "stop":
+        raise ProtectedFilesChanged(
+            f"{message}; the run stopped (protection.on_violation: stop in "
+            f".phasegate/config.yaml). Run again to retry: phasegate run {item.name}"
+        )
+    return replace(result, exit_status=result.exit_status or 1, error=message, structured=None)
+
+
+def _shown(repo: Path, path: Path) -> str:
+    try:
+        return path.relative_to(repo).as_posix()
+    except ValueError:
+        return str(path)

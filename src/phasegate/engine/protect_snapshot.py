@@ -1,0 +1,339 @@
+"""A record of phasegate's own files, and putting them back as recorded.
+
+What :mod:`phasegate.engine.protect` keeps while agent calls run: the files of
+the repository's ``.phasegate/`` folder and the work item's state files by
+content, and the journal by its length, last bytes (all of it when short) and
+the lines phasegate appended since.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from phasegate.engine.item import WorkItem
+from phasegate.engine.state import ENGINE_FILE
+from phasegate.errors import StateCorruptError
+from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, LOCKS_DIR, WORKTREES_DIR
+from phasegate.state.atomic import atomic_write_bytes
+
+#: Folders of ``.phasegate/`` that runs write themselves (or agents work in).
+UNPROTECTED_DIRS = frozenset({LOCKS_DIR, CACHE_DIR, WORKTREES_DIR})
+#: A journal up to this size is recorded whole (so a rewrite can be put back);
+#: a longer one by its size and its last bytes (an append is still cut out).
+JOURNAL_COPY_LIMIT = 8 * 1024 * 1024
+JOURNAL_TAIL = 64 * 1024
+#: Events other phasegate commands journal while a run goes on (``phasegate answer``, the
+#: dashboard): kept when found among the lines added during a call. An agent that can run
+#: ``phasegate answer`` gains nothing by writing such a line itself; the answer is checked
+#: like any other.
+EXTERNAL_EVENTS = frozenset({"decision.answered"})
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """A file as recorded: its bytes (or a link's target) and mode."""
+
+    kind: Literal["absent", "file", "link", "other"]
+    content: bytes = b""
+    mode: int = 0o644
+
+
+@dataclass
+class _JournalRecord:
+    """The journal as recorded when the first call began, and what phasegate appended since."""
+
+    size: int
+    inode: int
+    tail: bytes
+    whole: bytes | None
+    own: bytearray = field(default_factory=bytearray)
+
+    def expected_size(self) -> int:
+        return self.size + len(self.own)
+
+    def expected_tail(self) -> bytes:
+        return (self.tail + bytes(self.own[-JOURNAL_TAIL:]))[-JOURNAL_TAIL:]
+
+
+@dataclass
+class Snapshot:
+    """phasegate's own files as phasegate last left them."""
+
+    files: dict[Path, _Copy] = field(default_factory=dict)
+    #: The folder whose new files count as changes (``.phasegate/``).
+    config_dir: Path | None = None
+    #: Files under ``config_dir`` that are not phasegate's (a backend's own log).
+    exempt: frozenset[Path] = frozenset()
+    journal: Path | None = None
+    record: _JournalRecord | None = None
+    #: Work-item folders inside ``config_dir`` (a workflow may keep its items there): this
+    #: item's files are recorded as its state files, other items' are their runs' own.
+    item_dirs: frozenset[Path] = frozenset()
+
+    @classmethod
+    def take(cls, item: WorkItem, exempt: Iterable[Path] = ()) -> Snapshot:
+        """Record ``item``'s state files, its journal and the repository's ``.phasegate/``."""
+        config_dir = item.repo / CONFIG_DIR
+        snapshot = cls(
+            config_dir=config_dir,
+            exempt=frozenset(_absolute(p) for p in exempt),
+            journal=item.journal.path,
+            item_dirs=_item_dirs(config_dir, item),
+        )
+        for path in snapshot._config_files():
+            snapshot.files[path] = _read(path)
+        for path in item_files(item):
+            snapshot.files[path] = _read(path)
+        snapshot.record = _record(item.journal.path)
+        return snapshot
+
+    def _config_files(self) -> Iterator[Path]:
+        assert self.config_dir is not None
+        for path in _config_files(self.config_dir, self.item_dirs):
+            if _absolute(path) not in self.exempt:
+                yield path
+
+    def exempt_too(self, paths: Iterable[Path]) -> None:
+        """Files a backend of a call that began later writes itself: no longer recorded."""
+        more = frozenset(_absolute(p) for p in paths) - self.exempt
+        if more:
+            self.exempt |= more
+            for path in [p for p in self.files if _absolute(p) in more]:
+                del self.files[path]
+
+    def refresh(self, paths: Iterable[Path]) -> None:
+        """phasegate itself just wrote ``paths``: record them as they are now."""
+        for path in paths:
+            self.files[path] = _read(path)
+
+    def changed_files(self) -> list[Path]:
+        """The recorded files that differ now, and files new in ``.phasegate/``."""
+        changed = [path for path, was in self.files.items() if _read(path) != was]
+        if self.config_dir is not None:
+            changed += [p for p in self._config_files() if p not in self.files]
+        return changed
+
+    def journal_changed(self) -> bool:
+        """Whether the journal holds anything phasegate did not write since the record."""
+        assert self.journal is not None and self.record is not None
+        was = self.record
+        size = was.expected_size()
+        try:
+            info = self.journal.lstat()
+        except FileNotFoundError:
+            return size > 0
+        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+            return True
+        if was.inode and info.st_ino != was.inode:
+            return True
+        return _tail_at(self.journal, size) != was.expected_tail()
+
+    def restore(self, changed: list[Path]) -> None:
+        """Put the files in ``changed`` back as recorded."""
+        for path in changed:
+            _put_back(path, self.files.get(path, _Copy("absent")))
+
+    def settle_journal(self) -> tuple[bool, list[str]]:
+        """Make the journal the record plus phasegate's own lines (and answers other phasegate
+        commands journaled meanwhile); whether an agent changed it, and the lines it added."""
+        assert self.journal is not None and self.record is not None
+        if not self.journal_changed():
+            return False, []
+        path, was = self.journal, self.record
+        intact = (
+            _is_file(path)
+            and path.stat().st_size >= was.size
+            and _tail_at(path, was.size) == was.tail
+            and (was.whole is None or _prefix(path, was.size) == was.whole)
+        )
+        if intact:  # only appended to: phasegate's lines stay, the others are cut out
+            added = _read_from(path, was.size)
+            kept, forged = _sort_lines(added, bytes(was.own))
+            if kept != added:
+                _rewrite_from(path, was.size, kept)
+            was.own = bytearray(kept)
+            was.inode = path.stat().st_ino
+            return bool(forged) or kept != added, forged
+        if was.whole is None:
+            raise StateCorruptError(
+                f"journal {path} was rewritten during an agent call and is too long to have "
+                "been recorded whole; restore it from a backup (the run stopped here)"
+            )
+        content = was.whole + bytes(was.own)
+        _put_back(path, _Copy("file", content) if content else _Copy("absent"))
+        was.inode = path.stat().st_ino if content else 0
+        return True, []
+
+    def own_append(self, line: bytes) -> None:
+        """phasegate appended ``line`` to the journal."""
+        assert self.journal is not None and self.record is not None
+        if not self.record.inode:  # the journal was created by this append
+            with contextlib.suppress(FileNotFoundError):
+                self.record.inode = self.journal.stat().st_ino
+        self.record.own += line
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path))
+
+
+def item_files(item: WorkItem) -> list[Path]:
+    """The item's state files: the engine's and its view's."""
+    return [item.engine_path, *item.view.files()]
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def _item_dirs(config_dir: Path, item: WorkItem) -> frozenset[Path]:
+    """Work-item folders inside ``config_dir``: the folder of ``item``'s workflow's items
+    when it lies there, and any folder holding an engine state file."""
+    found: set[Path] = set()
+    items = _absolute(item.item_dir).parent
+    if _absolute(config_dir) in items.parents:
+        found.add(items)
+    elif _absolute(config_dir) in _absolute(item.item_dir).parents:
+        found.add(_absolute(item.item_dir))
+    for state in config_dir.glob(f"*/*/{ENGINE_FILE}"):
+        if not any(part in UNPROTECTED_DIRS for part in state.relative_to(config_dir).parts):
+            found.add(_absolute(state.parent))
+    return frozenset(found)
+
+
+def _config_files(folder: Path, skipped: frozenset[Path] = frozenset()) -> Iterator[Path]:
+    """Every file or link below ``folder``, without the folders runs write themselves
+    (and without ``skipped`` folders)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        if here == folder:
+            dirs[:] = [d for d in dirs if d not in UNPROTECTED_DIRS]
+        if skipped:
+            dirs[:] = [d for d in dirs if _absolute(here / d) not in skipped]
+        dirs.sort()
+        for name in sorted(files):
+            yield here / name
+        for name in list(dirs):  # a link to a folder is listed with the folders: a file here
+            if (here / name).is_symlink():
+                dirs.remove(name)
+                yield here / name
+
+
+def _read(path: Path) -> _Copy:
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return _Copy("link", os.fsencode(os.readlink(path)))
+        if not stat.S_ISREG(info.st_mode):
+            return _Copy("other", mode=stat.S_IMODE(info.st_mode))
+        return _Copy("file", path.read_bytes(), stat.S_IMODE(info.st_mode))
+    except FileNotFoundError:
+        return _Copy("absent")
+
+
+def _record(path: Path) -> _JournalRecord:
+    """The journal as it is now (its last bytes; all of it when short)."""
+    try:
+        with open(path, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            start = max(0, info.st_size - JOURNAL_TAIL)
+            handle.seek(start)
+            tail = handle.read(info.st_size - start)
+            whole = None
+            if info.st_size <= JOURNAL_COPY_LIMIT:
+                handle.seek(0)
+                whole = handle.read(info.st_size)
+    except FileNotFoundError:
+        return _JournalRecord(0, 0, b"", b"")
+    return _JournalRecord(info.st_size, info.st_ino, tail, whole)
+
+
+def _tail_at(path: Path, end: int) -> bytes:
+    """The (up to :data:`JOURNAL_TAIL`) bytes of ``path`` before offset ``end``."""
+    start = max(0, end - JOURNAL_TAIL)
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            return handle.read(end - start)
+    except FileNotFoundError:
+        return b""
+
+
+def _prefix(path: Path, size: int) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read(size)
+
+
+def _put_back(path: Path, was: _Copy) -> None:
+    """Make ``path`` what it was, never writing through a link an agent put there."""
+    with contextlib.suppress(FileNotFoundError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    if was.kind == "link":
+        os.symlink(os.fsdecode(was.content), path)
+    elif was.kind == "file":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(path, was.content, durable=True)
+        os.chmod(path, was.mode)
+
+
+def _read_from(path: Path, offset: int) -> bytes:
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        return handle.read()
+
+
+def _rewrite_from(path: Path, offset: int, content: bytes) -> None:
+    with open(path, "r+b") as handle:
+        handle.truncate(offset)
+        handle.seek(offset)
+        handle.write(content)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _sort_lines(added: bytes, own: bytes) -> tuple[bytes, list[str]]:
+    """Of the journal lines ``added`` since the record: those to keep (phasegate's ``own``,
+    in order, and answers journaled by other phasegate commands), and the others as text."""
+    mine = own.splitlines(keepends=True)
+    kept: list[bytes] = []
+    forged: list[str] = []
+    at = 0
+    for line in added.splitlines(keepends=True):
+        if at < len(mine) and line == mine[at]:
+            kept.append(line)
+            at += 1
+        elif line.endswith(b"\n") and event_name(line) in EXTERNAL_EVENTS:
+            kept.append(line)
+        elif line.strip():
+            forged.append(line.decode("utf-8", "replace").rstrip("\n"))
+    return b"".join(kept) + b"".join(mine[at:]), forged
+
+
+def event_name(line: bytes | str) -> str:
+    """The event a journal line holds, or what it is instead."""
+    try:
+        found = json.loads(line)
+    except ValueError:
+        return "(not JSON)"
+    return str(found.get("event")) if isinstance(found, dict) else "(not an event)"
+
+
+def event_names(lines: Iterable[str]) -> list[str]:
+    """:func:`event_name` of each line."""
+    return [event_name(line) for line in lines]
