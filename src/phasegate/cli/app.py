@@ -1,6 +1,9 @@
-"""The ``phasegate`` commands."""
+"""The ``phasegate`` commands.
 
-from __future__ import annotations
+No ``from __future__ import annotations`` in the command modules: typer reads
+every command's annotations when it builds the command line, and string
+annotations would each be compiled and evaluated at every start of the command.
+"""
 
 import sys
 from collections.abc import Sequence
@@ -13,13 +16,13 @@ from rich.markup import escape
 from phasegate.cli.output import COLOR_MODES, warn, write_json
 from phasegate.cli.output import err as err  # re-exported: the command modules print with them
 from phasegate.cli.output import out as out
-from phasegate.cli.progress import ProgressPrinter
 from phasegate.errors import BadInputError, ConfigError, WorkflowError
 from phasegate.workflow.example_files import copy_example, example_names
 
 # The engine, the workflow loader and the config models are imported by the commands
 # that use them: ``phasegate --help`` and the hooks start without them.
 if TYPE_CHECKING:
+    from phasegate.cli.progress import ProgressPrinter
     from phasegate.engine.runner import RunOptions, RunOutcome
 
 EXIT_CODES_HELP = """\
@@ -275,15 +278,16 @@ def parse_answers(values: list[str] | None) -> dict[str, str]:
 def run_item(
     root: Path,
     name: str,
-    options: RunOptions,
+    options: "RunOptions",
     *,
     workflow: str | None = None,
     quiet: bool = False,
     show_status: bool = True,
-    progress: type[ProgressPrinter] = ProgressPrinter,
-) -> RunOutcome:
+    progress: "type[ProgressPrinter] | None" = None,
+) -> "RunOutcome":
     """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
     from phasegate.api import status_of
+    from phasegate.cli.progress import ProgressPrinter
     from phasegate.cli.views import print_item_status
     from phasegate.config import load_config
     from phasegate.engine.calls import Backends
@@ -296,7 +300,7 @@ def run_item(
     item = locate_item(
         root, name, WorkflowRegistry(root), config, workflow, command=options.command
     )
-    printer = progress(err, quiet=quiet)
+    printer = (progress or ProgressPrinter)(err, quiet=quiet)
     item.sink = printer
     asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
     with notifying(

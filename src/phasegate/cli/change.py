@@ -1,7 +1,5 @@
 """``phasegate plan / impl / archive / mcp`` and the ``phasegate change`` group (seed 002)."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -52,7 +50,7 @@ class ChangeProgress(ProgressPrinter):
         self._line(f"  merged {escape(str(e.get('spec')))}")
 
 
-def _open(repo: Path | None, quiet: bool) -> tuple[Changes, ChangeProgress]:
+def _open(repo: Path | None, quiet: bool) -> "tuple[Changes, ChangeProgress]":
     from phasegate.change.api import Changes
     from phasegate.config import load_config
 
@@ -60,7 +58,7 @@ def _open(repo: Path | None, quiet: bool) -> tuple[Changes, ChangeProgress]:
     return Changes(root, load_config(root)), ChangeProgress(err, quiet=quiet)
 
 
-def _print_findings(console: Console, outcome: ImplOutcome) -> None:
+def _print_findings(console: Console, outcome: "ImplOutcome") -> None:
     if outcome.review is None:
         return
     console.print(f"Review ({outcome.review.verdict.value}): {escape(outcome.review.summary)}")

@@ -1,7 +1,5 @@
 """``phasegate implement SPEC-ID|PATH``: the implement workflow (seed 004) in one command."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -52,7 +50,9 @@ class ImplementProgress(ProgressPrinter):
         self._line(f"  validation checkpoint of {escape(str(e.get('phase')))}: {checks}")
 
 
-def plan_item(root: Path, config: Config, target: str, name: str | None = None) -> tuple[str, str]:
+def plan_item(
+    root: Path, config: "Config", target: str, name: str | None = None
+) -> tuple[str, str]:
     """``(item name, plan)`` for ``target`` (a spec id or a path)."""
     from phasegate.implement.settings import implement_settings
     from phasegate.implement.spec import item_name_for, resolve_plan
@@ -62,7 +62,7 @@ def plan_item(root: Path, config: Config, target: str, name: str | None = None) 
     return (name or item_name_for(plan)), plan
 
 
-def existing_item(root: Path, config: Config, target: str) -> tuple[str, str] | None:
+def existing_item(root: Path, config: "Config", target: str) -> tuple[str, str] | None:
     """``(item name, plan)`` of the implement item named ``target``, if there is one.
 
     An item made with ``phasegate new NAME --workflow implement --plan PATH`` is
@@ -82,7 +82,7 @@ def existing_item(root: Path, config: Config, target: str) -> tuple[str, str] | 
     return (target, plan) if isinstance(plan, str) and plan else None
 
 
-def ensure_item(root: Path, config: Config, name: str, plan: str, mode: str | None) -> WorkItem:
+def ensure_item(root: Path, config: "Config", name: str, plan: str, mode: str | None) -> "WorkItem":
     """The implement item ``name`` for ``plan``, created when it does not exist yet."""
     from phasegate.engine.item import WorkItem
     from phasegate.engine.items import create_item

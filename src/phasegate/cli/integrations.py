@@ -1,7 +1,5 @@
 """Commands for working from inside Claude Code: hook, install, uninstall, worktree."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -25,8 +23,11 @@ def _target(target: str) -> None:
 
 def _mcp_available() -> bool:
     """Whether this phasegate has an ``mcp`` command (checked when installing)."""
-    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    names |= {g.name or "" for g in app.registered_groups}
+    from phasegate.cli.commands import command_name, load_all
+
+    everything = load_all()  # a command's own module alone may be loaded
+    names = {command_name(c) for c in everything.registered_commands}
+    names |= {command_name(g) for g in everything.registered_groups}
     return "mcp" in names
 
 
