@@ -24,6 +24,7 @@ import typer
 
 from phasegate.cli.app import app as app
 from phasegate.cli.commands import app_for
+from phasegate.cli.lazy_params import defer_coercion
 from phasegate.cli.output import (
     COLOR_MODES,
     ColorMode,
@@ -111,6 +112,7 @@ def _run(args: list[str], fail: Fail, as_json: bool) -> int:
         # A bare `phasegate` is a request for help, not a mistake.
         args = ["--help"]
     # Only the command asked for is built (and its module imported): see cli/commands.py.
+    defer_coercion()  # no pydantic adapter for a parameter that needs none
     command = typer.main.get_command(app_for(args))
     try:
         result = command.main(args=args, prog_name="phasegate", standalone_mode=False)

@@ -17,6 +17,7 @@ from phasegate.cli.output import COLOR_MODES, warn, write_json
 from phasegate.cli.output import err as err  # re-exported: the command modules print with them
 from phasegate.cli.output import out as out
 from phasegate.errors import BadInputError, ConfigError, WorkflowError
+from phasegate.repo_paths import CONFIG_DIR
 from phasegate.workflow.example_files import copy_example, example_names
 
 # The engine, the workflow loader and the config models are imported by the commands
@@ -124,7 +125,7 @@ class TerminalAsker:
 
 
 def _repo(repo: Path | None) -> Path:
-    from phasegate.config import find_repo
+    from phasegate.repo_paths import find_repo
 
     start = repo or Path.cwd()
     if not start.is_dir():
@@ -286,11 +287,11 @@ def run_item(
     progress: "type[ProgressPrinter] | None" = None,
 ) -> "RunOutcome":
     """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
-    from phasegate.api import status_of
     from phasegate.cli.progress import ProgressPrinter
     from phasegate.cli.views import print_item_status
     from phasegate.config import load_config
     from phasegate.engine.calls import Backends
+    from phasegate.engine.item_status import status_of
     from phasegate.engine.items import locate_item
     from phasegate.engine.runner import NoTerminal, Runner
     from phasegate.notify import notifying
@@ -422,14 +423,22 @@ def status(
     repo: RepoOption = None,
 ) -> None:
     """Show phase, next command, iterations, pending decisions and reviewer concerns."""
-    from phasegate.api import status_of
-    from phasegate.cli.item_rows import full_status, item_rows
-    from phasegate.cli.views import print_item_status, print_item_table
+    from phasegate.cli.item_rows import quick_item_rows
+
+    root = _repo(repo)
+    if name is None and not as_json and (root / CONFIG_DIR).is_dir():
+        # The table from the item index and the cached workflow layout, when they can tell.
+        rows = quick_item_rows(root)
+        if rows is not None:
+            _print_rows(rows)
+            return
+    from phasegate.cli.item_rows import full_status, item_rows, layout_items
+    from phasegate.cli.views import print_item_status
     from phasegate.config import load_config
+    from phasegate.engine.item_status import status_of
     from phasegate.engine.items import iter_items, locate_item
     from phasegate.workflow.registry import WorkflowRegistry
 
-    root = _repo(repo)
     config = load_config(root)
     registry = WorkflowRegistry(root)
     if name is not None:
@@ -441,14 +450,26 @@ def status(
             print_item_status(out, data)
         return
     if as_json:
+        items = iter_items(root, registry, config)
+        if (root / CONFIG_DIR).is_dir():
+            from phasegate.integrations.claude_code.layout import load_layout
+
+            layout = load_layout(root)  # lists the items without loading every workflow
+            if not layout.get("problems"):
+                items = iter(layout_items(root, layout.get("workflows", {})))
         write_json(
             [
                 full_status(root, item_name, workflow_name, registry, config)
-                for workflow_name, item_name, _ in iter_items(root, registry, config)
+                for workflow_name, item_name, _ in items
             ]
         )
         return
-    rows = item_rows(root, registry, config)
+    _print_rows(item_rows(root, registry, config))
+
+
+def _print_rows(rows: list[dict[str, Any]]) -> None:
+    from phasegate.cli.views import print_item_table
+
     if not rows:
         out.print("No work items yet. Create one with: phasegate new NAME --description '...'")
     else:

@@ -6,10 +6,12 @@ loading the workflow engine, which costs more than the whole hook may take.
 So the layout (per workflow: items folder, state/journal/history file names,
 phase graph, modes) is written to ``.phasegate/cache/hook-layout.json``
 together with a fingerprint of everything it was derived from: the config
-file, every workflow file, and phasegate's version. Each hook call recomputes
-the fingerprint (reading a handful of small files) and uses the cache only if
-it matches; otherwise it rebuilds the layout once with the full loader. The
-cache can therefore never be stale, only missing, and it is safe to delete.
+file, every workflow file, the prompt templates (a workflow whose template is
+gone no longer loads), and phasegate's version. Each call recomputes the
+fingerprint (reading a handful of small files, listing the prompt folders)
+and uses the cache only if it matches; otherwise it rebuilds the layout once
+with the full loader. The cache can therefore never be stale, only missing,
+and it is safe to delete. ``phasegate status`` lists the items from it too.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ from typing import Any
 
 from phasegate import __version__
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, CONFIG_FILE
+from phasegate.repo_paths import ENGINE_FILE as ENGINE_FILE
+from phasegate.workflow.sources import BUILTIN_DIR, REPO_PROMPTS, REPO_WORKFLOWS, tree_stamp
 
 #: Bump when the layout's shape changes, so old caches are rebuilt.
-LAYOUT_FORMAT = 3
+LAYOUT_FORMAT = 4
 LAYOUT_FILE = "hook-layout.json"
-BUILTIN_DIR = Path(__file__).resolve().parents[2] / "workflow" / "builtin"
-REPO_WORKFLOWS = Path(CONFIG_DIR) / "workflows"
 
 Layout = dict[str, Any]
 
@@ -51,6 +53,9 @@ def fingerprint(repo: Path) -> str:
         except OSError:
             data = b"\0absent"
         digest.update(len(data).to_bytes(8, "big") + data)
+    prompts = (BUILTIN_DIR / "prompts", repo / REPO_WORKFLOWS / "prompts", repo / REPO_PROMPTS)
+    for folder in prompts:
+        digest.update(json.dumps([str(folder), tree_stamp(folder)]).encode())
     return digest.hexdigest()
 
 
@@ -91,9 +96,6 @@ def save_layout(path: Path, layout: Layout) -> None:
         os.replace(tmp, path)
     except OSError:
         pass
-
-
-ENGINE_FILE = ".engine.json"
 
 
 def item_folders(repo: Path, layout: Layout) -> list[tuple[str, str, Path]]:
