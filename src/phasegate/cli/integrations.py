@@ -2,14 +2,16 @@
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from phasegate.cli.app import RepoOption, _repo, app, out
 from phasegate.errors import BadInputError
-from phasegate.integrations.claude_code.hook import EVENTS
-from phasegate.integrations.claude_code.settings import Report
+
+if TYPE_CHECKING:
+    from phasegate.integrations.claude_code.settings import Report
+from phasegate.integrations.claude_code import EVENTS
 
 TARGETS = ("claude-code",)
 #: The workflow whose phases get slash commands.
@@ -31,7 +33,7 @@ def _mcp_available() -> bool:
     return "mcp" in names
 
 
-def _print(report: Report, repo: Path, nothing: str) -> None:
+def _print(report: "Report", repo: Path, nothing: str) -> None:
     changed = [(p, a) for p, a in report.changes if a != "unchanged"]
     for path, action in changed:
         shown = path.relative_to(repo) if path.is_relative_to(repo) else path

@@ -110,6 +110,16 @@ def _entries(repo: Path) -> dict[str, Any]:
     return entries if isinstance(entries, dict) else {}
 
 
+def _as_json(value: Any) -> Any:
+    """``value`` with its tuples as lists (which JSON gives back, and which the models
+    accept for tuples alike)."""
+    if isinstance(value, dict):
+        return {key: _as_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_json(item) for item in value]
+    return value
+
+
 def cached_data(repo: Path, name: str, key: str) -> dict[str, Any] | None:
     """The data workflow ``name`` was validated from, if it was cached under ``key``."""
     entry = _entries(repo).get(name)
@@ -126,10 +136,10 @@ def remember(repo: Path, name: str, key: str, data: dict[str, Any]) -> None:
         return  # no phasegate here yet: leave the repository as it is
     try:
         text = json.dumps(data, ensure_ascii=False)
-        if json.loads(text) != data:
-            return  # a YAML value JSON cannot hold as it is (a date): not cached
+        if json.loads(text) != _as_json(data):
+            return  # a value JSON does not give back as it was: not cached
     except (TypeError, ValueError):
-        return
+        return  # a YAML value JSON cannot hold (a date): not cached
     path = cache_path(repo)
     entries = _entries(repo)
     entries[name] = {"key": key, "data": json.loads(text)}

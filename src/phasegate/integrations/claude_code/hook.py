@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from phasegate.engine.index import identity, read_index
+from phasegate.integrations.claude_code import EVENTS as EVENTS
 from phasegate.integrations.claude_code.layout import ENGINE_FILE, Layout, item_folders, load_layout
 from phasegate.repo_paths import CONFIG_DIR, find_repo_quick
 
 #: Set in the environment of agents phasegate runs itself: their sessions get no context
 #: (they must not drive the workflow they are a step of).
 AGENT_ENV = "PHASEGATE_AGENT"
-EVENTS = ("session-start", "pre-tool-use")
 DETAILED_ITEMS = 10
 LISTED_ITEMS = 40
 MAX_CONCERNS = 3
