@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from phasegate.errors import ConfigError
-
 CONFIG_DIR = ".phasegate"
 CONFIG_FILE = "config.yaml"
 #: Item worktrees live in ``.phasegate/worktrees/<item>`` (see ``phasegate new --worktree``).
@@ -68,6 +66,8 @@ def find_repo(start: Path) -> Path:
             return directory
     top = git_toplevel(start)
     if top is None:
+        from phasegate.errors import ConfigError  # not at the top: the hooks import this module
+
         raise ConfigError(
             f"{start} is not inside a git repository: run 'git init' and 'phasegate init' first"
         )
