@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import os
 import resource
 import shutil
 import statistics
@@ -96,6 +97,7 @@ def main() -> None:
     compile_package()
     script = Path(sys.executable).parent / "phasegate"
     workdir = Path(tempfile.mkdtemp(prefix="bench-startup-"))
+    os.environ["XDG_CACHE_HOME"] = str(workdir / "user-cache")  # the user's own stays as it is
     try:
         root = workdir / "repo"
         build_repo(root, ITEMS)

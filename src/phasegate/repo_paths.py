@@ -6,6 +6,8 @@ Python process for every session and tool call) use it as well as the CLI.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +20,21 @@ LOCKS_DIR = "locks"
 CACHE_DIR = "cache"
 #: The engine's state file in each item folder (as :data:`phasegate.engine.state.ENGINE_FILE`).
 ENGINE_FILE = ".engine.json"
+
+
+def user_cache_dir() -> Path:
+    """phasegate's folder in the user's cache dir (``$XDG_CACHE_HOME``, else the OS default):
+    outside every repository, so nothing an agent writes in a work tree reaches it."""
+    configured = os.environ.get("XDG_CACHE_HOME")
+    if configured:
+        base = Path(configured)
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    elif os.name == "nt" and os.environ.get("LOCALAPPDATA"):
+        base = Path(os.environ["LOCALAPPDATA"])
+    else:
+        base = Path.home() / ".cache"
+    return base / "phasegate"
 
 
 def worktree_rel(name: str) -> str:

@@ -4,22 +4,27 @@ Loading a workflow means parsing its YAML defensively, validating it, checking
 its graph (which imports the plug-ins it names) and its prompt templates:
 about a third of a second for the four built-in workflows, paid by every
 command that looks up a work item. Once a workflow has passed all of that,
-the plain data it was validated from is written to
-``.phasegate/cache/workflows.json`` with a key made of everything its validity
-depends on:
+the plain data it was validated from is kept under a key made of everything
+its validity depends on:
 
 - the YAML file's bytes, its path (relative to the repository for the
   repository's own) and where it comes from (built-in or repo);
 - every file of its prompt search path (name, size, modification time);
 - the installed plug-ins (entry points), and phasegate's version and source
-  files (name, size, modification time);
+  files (name, size, modification time).
 
-A later load whose key matches builds the workflow from that data (the models
-still validate it) and skips the rest. Anything else (no entry, another key, a
-cache file that cannot be read or parsed) loads the workflow in full and
-rewrites the entry. A plug-in registered at run time (``plugins.register``)
-turns the cache off for that process. The cache is only kept in a repository
-that has a ``.phasegate`` folder, never committed, and safe to delete.
+A later load whose key is found builds the workflow from that data (the models
+still validate it) and skips the rest. Anything else (no entry, an entry that
+cannot be read or does not validate) loads the workflow in full and writes the
+entry anew. A plug-in registered at run time (``plugins.register``) turns the
+cache off for that process.
+
+The entries are files named by their key in ``workflows/`` of phasegate's
+folder in the user's cache dir (as the agent CLIs' probes are): outside every
+repository, so an agent, which may write only in its work tree, cannot put a
+workflow there that never passed the checks. Repositories with the same
+workflow files share entries; the oldest are removed beyond
+:data:`MAX_ENTRIES`. Deleting the folder is always safe.
 """
 
 from __future__ import annotations
@@ -33,18 +38,24 @@ from pathlib import Path
 from typing import Any
 
 from phasegate import __version__, plugins
-from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR
+from phasegate.repo_paths import user_cache_dir
 from phasegate.workflow.sources import tree_stamp
 
-CACHE_FILE = "workflows.json"
-#: Bumped when the entries change shape (older files are then rebuilt).
+#: Bumped when the entries change shape (older ones are then ignored).
 CACHE_FORMAT = 1
+#: Entries kept; the ones written longest ago go first.
+MAX_ENTRIES = 64
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
-def cache_path(repo: Path) -> Path:
-    """Where ``repo``'s validated workflows are kept."""
-    return repo / CONFIG_DIR / CACHE_DIR / CACHE_FILE
+def cache_folder() -> Path:
+    """Where the validated workflows are kept."""
+    return user_cache_dir() / "workflows"
+
+
+def entry_path(key: str) -> Path:
+    """The file of the entry with ``key``."""
+    return cache_folder() / f"{key}.json"
 
 
 @cache
@@ -71,18 +82,20 @@ def _code_stamp() -> str:
     return digest.hexdigest()
 
 
-def _named(path: Path, repo: Path) -> str:
-    """``path`` relative to the repository when inside it: a repository moved or copied
-    elsewhere keeps its entries."""
-    try:
-        return f"repo:{path.relative_to(repo)}"
-    except ValueError:
-        return str(path)
+def _named(path: Path, repo: Path | None) -> str:
+    """``path`` relative to the repository when inside it: repositories holding the same
+    files share entries, and a repository moved elsewhere keeps its own."""
+    if repo is not None:
+        with contextlib.suppress(ValueError):
+            return f"repo:{path.relative_to(repo)}"
+    return str(path)
 
 
-def entry_key(repo: Path, path: Path, source: str, search_path: tuple[Path, ...]) -> str | None:
-    """The key of workflow file ``path`` of ``repo`` as it is now; ``None`` when it must not
-    be cached (a plug-in registered at run time) or cannot be read."""
+def entry_key(
+    repo: Path | None, path: Path, source: str, search_path: tuple[Path, ...]
+) -> str | None:
+    """The key of workflow file ``path`` (of ``repo``) as it is now; ``None`` when it must
+    not be cached (a plug-in registered at run time) or cannot be read."""
     installed = plugins.fingerprint()
     if installed is None:
         return None
@@ -99,15 +112,18 @@ def entry_key(repo: Path, path: Path, source: str, search_path: tuple[Path, ...]
     return digest.hexdigest()
 
 
-def _entries(repo: Path) -> dict[str, Any]:
+def cached_data(name: str, key: str) -> dict[str, Any] | None:
+    """The data workflow ``name`` was validated from, if it was kept under ``key``."""
     try:
-        data = json.loads(cache_path(repo).read_bytes())
+        entry = json.loads(entry_path(key).read_bytes())
     except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-        return {}
-    entries = data.get("workflows")
-    return entries if isinstance(entries, dict) else {}
+        return None
+    if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT:
+        return None
+    data = entry.get("data")
+    if entry.get("name") != name or not isinstance(data, dict):
+        return None
+    return data
 
 
 def _as_json(value: Any) -> Any:
@@ -120,40 +136,38 @@ def _as_json(value: Any) -> Any:
     return value
 
 
-def cached_data(repo: Path, name: str, key: str) -> dict[str, Any] | None:
-    """The data workflow ``name`` was validated from, if it was cached under ``key``."""
-    entry = _entries(repo).get(name)
-    if not isinstance(entry, dict) or entry.get("key") != key:
-        return None
-    data = entry.get("data")
-    return data if isinstance(data, dict) else None
-
-
-def remember(repo: Path, name: str, key: str, data: dict[str, Any]) -> None:
+def remember(name: str, key: str, data: dict[str, Any]) -> None:
     """Keep ``data`` for workflow ``name`` under ``key``; never fails the command (a
-    read-only checkout, a full disk, data JSON cannot hold: it goes without)."""
-    if not (repo / CONFIG_DIR).is_dir():
-        return  # no phasegate here yet: leave the repository as it is
+    cache folder that cannot be written, data JSON cannot hold: it goes without)."""
     try:
-        text = json.dumps(data, ensure_ascii=False)
-        if json.loads(text) != _as_json(data):
+        text = json.dumps({"format": CACHE_FORMAT, "name": name, "data": data}, ensure_ascii=False)
+        if json.loads(text)["data"] != _as_json(data):
             return  # a value JSON does not give back as it was: not cached
     except (TypeError, ValueError):
         return  # a YAML value JSON cannot hold (a date): not cached
-    path = cache_path(repo)
-    entries = _entries(repo)
-    entries[name] = {"key": key, "data": json.loads(text)}
+    path = entry_path(key)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        ignore = path.parent / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")  # a cache is never committed
-        tmp.write_text(
-            json.dumps({"format": CACHE_FORMAT, "workflows": entries}, ensure_ascii=False),
-            encoding="utf-8",
-        )
+        tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        return
+    _prune(path.parent)
+
+
+def _prune(folder: Path) -> None:
+    """Remove the entries written longest ago beyond :data:`MAX_ENTRIES`."""
+    try:
+        with os.scandir(folder) as listed:
+            entries = [e for e in listed if e.name.endswith(".json") and e.is_file()]
+        if len(entries) <= MAX_ENTRIES:
+            return
+        entries.sort(key=lambda e: e.stat().st_mtime_ns)
+    except OSError:
+        return
+    for entry in entries[: len(entries) - MAX_ENTRIES]:
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)

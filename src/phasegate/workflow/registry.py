@@ -19,9 +19,8 @@ class WorkflowRegistry:
 
     A repo workflow with a built-in's name replaces it. Prompt templates in
     ``.phasegate/prompts/<workflow>/`` override the shipped ones file by file.
-    A workflow that loaded once is read back from the repository's cache of
-    validated workflows while nothing it depends on changed
-    (:mod:`phasegate.workflow.cache`).
+    A workflow that loaded once is read back from the cache of validated
+    workflows while nothing it depends on changed (:mod:`phasegate.workflow.cache`).
     """
 
     def __init__(self, repo_root: Path | None = None) -> None:
@@ -47,32 +46,30 @@ class WorkflowRegistry:
         path, source = files[name]
         overrides = self.repo_root / REPO_PROMPTS if self.repo_root is not None else None
         search = prompt_search_path(path, name, overrides)
-        key = None
-        if self.repo_root is not None:
-            from phasegate.workflow import cache
+        from phasegate.workflow import cache
 
-            # Taken before reading: an entry is never newer than what its key describes.
-            key = cache.entry_key(self.repo_root, path, source, search)
-        loaded = self._from_disk(key, name, path, source, search)
+        # Taken before reading: an entry is never newer than what its key describes.
+        key = cache.entry_key(self.repo_root, path, source, search)
+        loaded = self._from_cache(key, name, path, source, search)
         if loaded is None:
             from phasegate.workflow.loader import load_workflow_data
 
             loaded, data = load_workflow_data(path, source, overrides)
-            if key is not None and self.repo_root is not None:
-                cache.remember(self.repo_root, name, key, data)
+            if key is not None:
+                cache.remember(name, key, data)
         self._cache[name] = loaded
         return loaded
 
-    def _from_disk(
+    def _from_cache(
         self, key: str | None, name: str, path: Path, source: str, search: tuple[Path, ...]
     ) -> LoadedWorkflow | None:
         """Workflow ``name`` from the cache of validated workflows, if it is there under
         ``key``."""
-        if self.repo_root is None or key is None:
+        if key is None:
             return None
         from phasegate.workflow import cache
 
-        data = cache.cached_data(self.repo_root, name, key)
+        data = cache.cached_data(name, key)
         if data is None:
             return None
         from pydantic import ValidationError
@@ -83,7 +80,7 @@ class WorkflowRegistry:
         try:
             workflow = Workflow.model_validate(data)
         except ValidationError:
-            return None  # not what was cached: load it in full
+            return None  # not what was kept: load it in full
         if workflow.name != path.stem:
             return None
         return LoadedWorkflow(workflow, path, source, search)
