@@ -53,9 +53,13 @@ def fingerprint(repo: Path) -> str:
         except OSError:
             data = b"\0absent"
         digest.update(len(data).to_bytes(8, "big") + data)
-    prompts = (BUILTIN_DIR / "prompts", repo / REPO_WORKFLOWS / "prompts", repo / REPO_PROMPTS)
-    for folder in prompts:
-        digest.update(json.dumps([str(folder), tree_stamp(folder)]).encode())
+    prompts = {
+        "builtin/prompts": BUILTIN_DIR / "prompts",
+        "repo/prompts": repo / REPO_WORKFLOWS / "prompts",
+        "overrides": repo / REPO_PROMPTS,
+    }
+    for label, folder in prompts.items():
+        digest.update(json.dumps([label, tree_stamp(folder)]).encode())
     return digest.hexdigest()
 
 
