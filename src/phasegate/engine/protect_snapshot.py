@@ -14,19 +14,23 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from phasegate.engine.item import WorkItem
-from phasegate.engine.state import ENGINE_FILE
+from phasegate.engine.protect_walk import (
+    Listing,
+    absolute_path,
+    item_folders,
+    list_folder,
+    phasegate_files,
+)
 from phasegate.errors import StateCorruptError
-from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, LOCKS_DIR, WORKTREES_DIR
+from phasegate.repo_paths import CONFIG_DIR
 from phasegate.state.atomic import atomic_write_bytes
 
-#: Folders of ``.phasegate/`` that runs write themselves (or agents work in).
-UNPROTECTED_DIRS = frozenset({LOCKS_DIR, CACHE_DIR, WORKTREES_DIR})
 #: A journal up to this size is recorded whole (so a rewrite can be put back);
 #: a longer one by its size and its last bytes (an append is still cut out).
 JOURNAL_COPY_LIMIT = 8 * 1024 * 1024
@@ -183,35 +187,35 @@ class Snapshot:
         config_dir = item.repo / CONFIG_DIR
         snapshot = cls(
             config_dir=config_dir,
-            exempt=frozenset(_absolute(p) for p in exempt),
+            exempt=frozenset(absolute_path(p) for p in exempt),
             journal=item.journal.path,
             cache=cache if cache is not None else ReadCache(),
         )
-        snapshot.item_dirs = _item_dirs(config_dir, item, snapshot.cache.listing)
+        snapshot.item_dirs = item_folders(config_dir, item, snapshot.cache.listing)
         read = snapshot.cache.read
-        for path in snapshot._config_files():
+        for path in snapshot.config_files():
             snapshot.files[path] = read(path)
         for path in item_files(item):
             snapshot.files[path] = read(path)
         snapshot.record = snapshot.cache.journal(item.journal.path)
         return snapshot
 
-    def _config_files(self) -> Iterator[Path]:
+    def config_files(self) -> Iterator[Path]:
         assert self.config_dir is not None
-        files = _config_files(self.config_dir, self.item_dirs, self.cache.listing)
+        files = phasegate_files(self.config_dir, self.item_dirs, self.cache.listing)
         if not self.exempt:
             yield from files
             return
         for path in files:
-            if _absolute(path) not in self.exempt:
+            if absolute_path(path) not in self.exempt:
                 yield path
 
     def exempt_too(self, paths: Iterable[Path]) -> None:
         """Files a backend of a call that began later writes itself: no longer recorded."""
-        more = frozenset(_absolute(p) for p in paths) - self.exempt
+        more = frozenset(absolute_path(p) for p in paths) - self.exempt
         if more:
             self.exempt |= more
-            for path in [p for p in self.files if _absolute(p) in more]:
+            for path in [p for p in self.files if absolute_path(p) in more]:
                 del self.files[path]
 
     def refresh(self, paths: Iterable[Path]) -> None:
@@ -224,7 +228,7 @@ class Snapshot:
         read = self.cache.read
         changed = [path for path, was in self.files.items() if read(path) != was]
         if self.config_dir is not None:
-            changed += [p for p in self._config_files() if p not in self.files]
+            changed += [p for p in self.config_files() if p not in self.files]
         return changed
 
     def journal_changed(self) -> bool:
@@ -287,10 +291,6 @@ class Snapshot:
         self.record.own += line
 
 
-def _absolute(path: Path) -> Path:
-    return Path(os.path.abspath(path))
-
-
 def item_files(item: WorkItem) -> list[Path]:
     """The item's state files: the engine's and its view's."""
     return [item.engine_path, *item.view.files()]
@@ -301,96 +301,6 @@ def _is_file(path: Path) -> bool:
         return stat.S_ISREG(path.lstat().st_mode)
     except FileNotFoundError:
         return False
-
-
-def _item_dirs(config_dir: Path, item: WorkItem, listing: Lister | None = None) -> frozenset[Path]:
-    """Work-item folders inside ``config_dir``: the folder of ``item``'s workflow's items
-    when it lies there, and any folder holding an engine state file."""
-    found: set[Path] = set()
-    items = _absolute(item.item_dir).parent
-    if _absolute(config_dir) in items.parents:
-        found.add(items)
-    elif _absolute(config_dir) in _absolute(item.item_dir).parents:
-        found.add(_absolute(item.item_dir))
-    if not config_dir.is_dir():
-        return frozenset(found)
-    list_dir = listing or list_folder
-    top = str(config_dir)
-    for group in list_dir(top).dirs:
-        if group in UNPROTECTED_DIRS or group.startswith("."):
-            continue
-        for name in list_dir(os.path.join(top, group)).dirs:
-            if name.startswith("."):
-                continue
-            folder = os.path.join(top, group, name)
-            if ENGINE_FILE in list_dir(folder).files:
-                found.add(_absolute(Path(folder)))
-    return frozenset(found)
-
-
-@dataclass(frozen=True)
-class Listing:
-    """A folder's entries by name, sorted: files (and links to files), folders (and links
-    to folders, named again in ``linked``)."""
-
-    files: tuple[str, ...] = ()
-    dirs: tuple[str, ...] = ()
-    linked: frozenset[str] = frozenset()
-
-
-Lister = Callable[[str], Listing]
-
-
-def list_folder(folder: str) -> Listing:
-    """``folder``'s entries as :func:`os.walk` sorts them (an unreadable folder: none)."""
-    files: list[str] = []
-    dirs: list[str] = []
-    linked: set[str] = set()
-    try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                try:
-                    is_dir = entry.is_dir()
-                except OSError:
-                    is_dir = False
-                if not is_dir:
-                    files.append(entry.name)
-                    continue
-                dirs.append(entry.name)
-                with contextlib.suppress(OSError):
-                    if entry.is_symlink():
-                        linked.add(entry.name)
-    except OSError:
-        return Listing()
-    return Listing(tuple(sorted(files)), tuple(sorted(dirs)), frozenset(linked))
-
-
-def _config_files(
-    folder: Path, skipped: frozenset[Path] = frozenset(), listing: Lister | None = None
-) -> Iterator[Path]:
-    """Every file or link below ``folder``, without the folders runs write themselves
-    (and without ``skipped`` folders)."""
-    if not folder.is_dir() or folder.is_symlink():
-        return
-    list_dir = listing or list_folder
-    skipped_names = {str(p) for p in skipped}
-
-    def walk(here: str, here_abs: str, top: bool) -> Iterator[Path]:
-        found = list_dir(here)
-        dirs = [d for d in found.dirs if not (top and d in UNPROTECTED_DIRS)]
-        if skipped_names:
-            dirs = [d for d in dirs if os.path.join(here_abs, d) not in skipped_names]
-        for name in found.files:
-            yield Path(here, name)
-        # A link to a folder is listed with the folders: a file here, not walked.
-        for name in dirs:
-            if name in found.linked:
-                yield Path(here, name)
-        for name in dirs:
-            if name not in found.linked:
-                yield from walk(os.path.join(here, name), os.path.join(here_abs, name), False)
-
-    yield from walk(str(folder), os.path.abspath(folder), True)
 
 
 def _read(path: Path) -> _Copy:
