@@ -25,8 +25,8 @@ BRAINSTORM = Path("docs/features/item/brainstorm.md")
 def test_a_roles_tools_in_config_yaml_are_what_its_model_is_offered(
     claude_bin: Path, home: Path, tmp_path: Path
 ) -> None:
-    """``roles.executor.tools: [Read, Write]``: the executor's model is offered Read and Write
-    (plus the pre-approved read tools), not Edit; the reviewer keeps the read-only set."""
+    """``roles.executor.tools: [Read, Write]``: the executor's model is offered exactly Read
+    and Write, not Edit; the reviewer keeps the read-only set."""
     root = init_git_repo(tmp_path / "repo")
 
     def model(request: LoggedRequest) -> Reply:
@@ -53,6 +53,6 @@ def test_a_roles_tools_in_config_yaml_are_what_its_model_is_offered(
         executor, _, reviewer = stub.model_requests("anthropic")
     assert outcome.status != "failed"
     assert (root / BRAINSTORM).read_text() == "# Ideas\n"
-    assert sorted(executor.tools) == ["Glob", "Grep", "Read", "Write"]
+    assert sorted(executor.tools) == ["Read", "Write"]
     assert not executor.schema and reviewer.schema
     assert sorted(reviewer.tools) == ["Glob", "Grep", "Read", "StructuredOutput"]
