@@ -156,7 +156,7 @@ def _item_lines(
 
 def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> tuple[dict[str, Any] | None, float]:
     """The item's brief (from the index while it is fresh) and its state file's mtime."""
-    engine = folder / ENGINE_FILE
+    engine = os.path.join(folder, ENGINE_FILE)
     stat = identity(engine)  # one stat tells both whether the entry is fresh and the mtime
     if stat is None:
         return None, 0.0
@@ -164,7 +164,7 @@ def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> tuple[dict[str, 
     entry = index.get(key)
     if entry is not None and entry[0] == stat:
         return entry[1], mtime
-    data = read_state(engine, "json")
+    data = read_state(Path(engine), "json")
     brief = data.get("brief")
     return (brief if isinstance(brief, dict) else {"status": data.get("status", "active")}), mtime
 

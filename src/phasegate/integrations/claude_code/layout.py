@@ -105,7 +105,7 @@ def save_layout(path: Path, layout: Layout) -> None:
 def item_folders(repo: Path, layout: Layout) -> list[tuple[str, str, Path]]:
     """``(workflow, item, folder)`` for every work item (a folder holding an engine state)."""
     found: list[tuple[str, str, Path]] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for name in sorted(layout.get("workflows", {})):
         root = repo / layout["workflows"][name]["items_dir"]
         try:
@@ -113,14 +113,13 @@ def item_folders(repo: Path, layout: Layout) -> list[tuple[str, str, Path]]:
         except OSError:
             continue
         for entry in sorted(entries, key=lambda e: e.name):
-            folder = Path(entry.path)
-            if folder in seen or not entry.is_dir():
+            if entry.path in seen or not entry.is_dir():
                 continue
             if os.path.exists(os.path.join(entry.path, ENGINE_FILE)) or _has_state(
-                folder, layout["workflows"][name]
+                Path(entry.path), layout["workflows"][name]
             ):
-                seen.add(folder)
-                found.append((name, entry.name, folder))
+                seen.add(entry.path)
+                found.append((name, entry.name, Path(entry.path)))
     return found
 
 
