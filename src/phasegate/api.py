@@ -9,22 +9,15 @@ from typing import Any
 
 from phasegate.agents.base import Backend
 from phasegate.config import Config, find_repo, load_config
-from phasegate.engine.budget import budget_status
 from phasegate.engine.calls import Backends
 from phasegate.engine.gates import answer_decision, pending
 from phasegate.engine.item import EventSink, WorkItem
+from phasegate.engine.item_status import status_of as status_of
 from phasegate.engine.items import create_item, locate_item
 from phasegate.engine.run import Asker
 from phasegate.engine.runner import Runner, RunOptions, RunOutcome
 from phasegate.engine.state import EngineState
 from phasegate.workflow.registry import WorkflowRegistry
-
-
-def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
-    """What ``phasegate status NAME --json`` prints for ``item``."""
-    data = item.status(state)
-    data["budget"] = budget_status(item.config, item.workflow.name, state, item.journal.path)
-    return data
 
 
 @dataclass

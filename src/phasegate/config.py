@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from phasegate.errors import ConfigError
-from phasegate.repo_paths import main_checkout
+from phasegate.repo_paths import find_repo as find_repo
+from phasegate.repo_paths import git_toplevel as git_toplevel
 
 CONFIG_DIR = ".phasegate"
 CONFIG_FILE = "config.yaml"
@@ -211,34 +211,6 @@ def load_config(repo: Path) -> Config:
         field = ".".join(str(p) for p in error["loc"])
         message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
         raise ConfigError(f"{path}: {field}: {message}") from None
-
-
-def find_repo(start: Path) -> Path:
-    """The repository phasegate works in: the nearest ``.phasegate`` or git top level."""
-    start = main_checkout(start.resolve())  # from inside an item worktree: its main checkout
-    for directory in (start, *start.parents):
-        if (directory / CONFIG_DIR / CONFIG_FILE).is_file():
-            return directory
-    top = git_toplevel(start)
-    if top is None:
-        raise ConfigError(
-            f"{start} is not inside a git repository: run 'git init' and 'phasegate init' first"
-        )
-    return top
-
-
-def git_toplevel(path: Path) -> Path | None:
-    """The git work tree containing ``path``, or ``None``."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except FileNotFoundError:
-        return None
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
 
 
 def detect_test_command(repo: Path) -> str | None:

@@ -161,3 +161,16 @@ def register(group: str, name: str, value: Any) -> None:
     full = GROUPS.get(group, group)
     _all_entry_points().setdefault(full, {})[name] = EntryPoint(full, name, "", "<registered>")
     _loaded[(full, name)] = value
+
+
+def fingerprint() -> str | None:
+    """The installed plug-ins as text (what a cache of validated workflows is keyed on), or
+    ``None`` once one was registered at run time: then its object, which no text names,
+    decides whether a workflow naming it is valid."""
+    lines: list[str] = []
+    for group, found in sorted(_all_entry_points().items()):
+        for name, entry in sorted(found.items()):
+            if entry.distribution == "<registered>":
+                return None
+            lines.append(f"{group}\t{name}\t{entry.value}\t{entry.distribution}")
+    return "\n".join(lines)

@@ -16,6 +16,7 @@ end of a secret that no longer matches anything.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -100,9 +101,15 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     values = {
         value
         for name, value in env.items()
-        if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET_LEN
+        if len(value) >= _MIN_SECRET_LEN and _is_secret_name(name)
     }
     return sorted(values, key=len, reverse=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_secret_name(name: str) -> bool:
+    """Whether ``name`` marks its variable as a secret (each work item asks again)."""
+    return _SECRET_NAME.search(name) is not None
 
 
 class Redactor:

@@ -105,6 +105,40 @@ def test_changed_binary_is_probed_again(tmp_path: Path, cache_home: Path) -> Non
     assert _probes(log) == ["--version", "--version"]
 
 
+def test_binary_rewritten_in_place_is_probed_again(tmp_path: Path, cache_home: Path) -> None:
+    """The same file (same path and inode) given new content: its size and modification
+    time are part of the key, so the new version is seen."""
+    log = tmp_path / "probes.log"
+    binary = fake_cli(tmp_path / "bin")
+    settings = fake_settings(binary, "echo", env={"FAKE_PROBE_LOG": str(log)})
+    assert _version_in_new_process(settings) == "9.9.9"
+    inode = binary.stat().st_ino
+    with binary.open("r+", encoding="utf-8") as stream:
+        text = stream.read().replace("fake-cli 9.9.9", "fake-cli 9.10.0")
+        stream.seek(0)
+        stream.write(text)
+        stream.truncate()
+    assert binary.stat().st_ino == inode
+    assert _version_in_new_process(settings) == "9.10.0"
+    assert _probes(log) == ["--version", "--version"]
+
+
+@pytest.mark.parametrize("content", ["{ not json", "", '{"format": 1, "binaries": []}', "[]"])
+def test_an_unreadable_probe_cache_is_ignored_and_rewritten(
+    tmp_path: Path, cache_home: Path, content: str
+) -> None:
+    """A damaged cache file is not trusted: the CLI is probed and the cache written anew."""
+    log = tmp_path / "probes.log"
+    settings = fake_settings(fake_cli(tmp_path / "bin"), "echo", env={"FAKE_PROBE_LOG": str(log)})
+    cache = cache_home / "phasegate" / CACHE_FILE
+    cache.parent.mkdir(parents=True)
+    cache.write_text(content, encoding="utf-8")
+    assert _version_in_new_process(settings) == "9.9.9"
+    assert _version_in_new_process(settings) == "9.9.9"
+    assert _probes(log) == ["--version"]
+    assert json.loads(cache.read_text(encoding="utf-8"))["format"] == 1
+
+
 def test_a_failed_probe_is_not_remembered(tmp_path: Path, cache_home: Path) -> None:
     """A ``--version`` that printed nothing (say, it timed out under load) is tried again."""
     binary = fake_cli(tmp_path / "bin")

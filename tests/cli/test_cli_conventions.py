@@ -17,7 +17,8 @@ import typer
 sys.path.insert(0, str(Path(__file__).parent.parent / "dashboard"))
 from dashboard_helpers import ITEM, new_repo, phasegate
 
-from phasegate.cli import app, main
+from phasegate.cli import main
+from phasegate.cli.commands import load_all
 
 ESC = "\x1b["
 
@@ -81,7 +82,7 @@ def _commands(group: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
 
 def test_short_h_is_help_on_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     """-h is --help on every command and group."""
-    commands = _commands(typer.main.get_command(app))
+    commands = _commands(typer.main.get_command(load_all()))
     assert ("logs",) in commands and ("change", "list") in commands and ("serve",) in commands
     for command in commands:
         assert main([*command, "-h"]) == 0, command

@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import re
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.process import run_process
+from phasegate.repo_paths import user_cache_dir
 
 #: How long ``--version`` or ``--help`` may take.
 PROBE_TIMEOUT = 20.0
@@ -61,16 +61,7 @@ class FlagCheck:
 
 def cache_dir() -> Path:
     """phasegate's folder in the user cache dir (``$XDG_CACHE_HOME``, else the OS default)."""
-    configured = os.environ.get("XDG_CACHE_HOME")
-    if configured:
-        base = Path(configured)
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    elif os.name == "nt" and os.environ.get("LOCALAPPDATA"):
-        base = Path(os.environ["LOCALAPPDATA"])
-    else:
-        base = Path.home() / ".cache"
-    return base / "phasegate"
+    return user_cache_dir()
 
 
 def version_tuple(text: str) -> tuple[int, int, int] | None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import importlib
 import os
 import signal
 import sys
@@ -23,7 +22,9 @@ from collections.abc import Callable
 
 import typer
 
-from phasegate.cli.app import app
+from phasegate.cli.app import app as app
+from phasegate.cli.commands import app_for
+from phasegate.cli.lazy_params import defer_coercion
 from phasegate.cli.output import (
     COLOR_MODES,
     ColorMode,
@@ -41,19 +42,6 @@ from phasegate.errors import (
     is_storage_error,
 )
 from phasegate.interrupts import last_stop_signal, stop_signals_raise
-
-# Each module below adds its commands to ``app`` when imported.
-_COMMAND_MODULES: tuple[str, ...] = (
-    "phasegate.cli.decisions",
-    "phasegate.cli.doctor",
-    "phasegate.cli.integrations",
-    "phasegate.cli.change",
-    "phasegate.cli.implement",
-    "phasegate.cli.logs",
-    "phasegate.cli.serve",
-)
-for _module in _COMMAND_MODULES:
-    importlib.import_module(_module)
 
 Fail = Callable[..., int]
 
@@ -120,10 +108,12 @@ def _run(args: list[str], fail: Fail, as_json: bool) -> int:
         set_color("auto")
         return fail(str(exc), int(ExitCode.BAD_INPUT))
     set_color(color)
-    command = typer.main.get_command(app)
     if not args:
         # A bare `phasegate` is a request for help, not a mistake.
         args = ["--help"]
+    # Only the command asked for is built (and its module imported): see cli/commands.py.
+    defer_coercion()  # no pydantic adapter for a parameter that needs none
+    command = typer.main.get_command(app_for(args))
     try:
         result = command.main(args=args, prog_name="phasegate", standalone_mode=False)
     except PhasegateError as exc:

@@ -1,7 +1,5 @@
 """``phasegate plan / impl / archive / mcp`` and the ``phasegate change`` group (seed 002)."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -9,15 +7,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from phasegate.cli.app import RepoOption, TerminalAsker, _repo, app, err, out
 from phasegate.cli.output import warn, write_json
-from phasegate.cli.progress import ProgressPrinter
 from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
 
 if TYPE_CHECKING:  # imported where used: --help starts without the change workflow
     from phasegate.change.api import Changes, ImplOutcome
+    from phasegate.cli.workflow_progress import ChangeProgress
 
 change_app = typer.Typer(
     name="change",
@@ -31,36 +28,16 @@ ChangeId = Annotated[str, typer.Argument(help="The change id (a folder under cha
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")]
 
 
-class ChangeProgress(ProgressPrinter):
-    """Progress lines for the change workflow's own events."""
-
-    def _on_label_changed(self, e: dict[str, Any]) -> None:
-        cause = escape(str(e.get("cause")))
-        self._line(f"[bold]● phase {e.get('from_label')} → {e.get('to')}[/] ({cause})")
-
-    def _on_step_output_missing(self, e: dict[str, Any]) -> None:
-        missing = ", ".join(e.get("missing") or [])
-        self._line(f"[yellow]    {e.get('role')} did not write {escape(missing)}; trying again[/]")
-
-    def _on_review_missing(self, e: dict[str, Any]) -> None:
-        self._line("[yellow]    the reviewer did not call create_review: no review recorded[/]")
-
-    def _on_tasks_frontmatter_fixed(self, e: dict[str, Any]) -> None:
-        self._line(f"  tasks.md frontmatter: {escape(str(e.get('reason')))}")
-
-    def _on_spec_merged(self, e: dict[str, Any]) -> None:
-        self._line(f"  merged {escape(str(e.get('spec')))}")
-
-
-def _open(repo: Path | None, quiet: bool) -> tuple[Changes, ChangeProgress]:
+def _open(repo: Path | None, quiet: bool) -> "tuple[Changes, ChangeProgress]":
     from phasegate.change.api import Changes
+    from phasegate.cli.workflow_progress import ChangeProgress
     from phasegate.config import load_config
 
     root = _repo(repo)
     return Changes(root, load_config(root)), ChangeProgress(err, quiet=quiet)
 
 
-def _print_findings(console: Console, outcome: ImplOutcome) -> None:
+def _print_findings(console: Console, outcome: "ImplOutcome") -> None:
     if outcome.review is None:
         return
     console.print(f"Review ({outcome.review.verdict.value}): {escape(outcome.review.summary)}")
@@ -252,6 +229,8 @@ def status(
     if not rows:
         out.print('No changes yet. Start one with: phasegate plan ID "what it is about"')
         return
+    from rich.table import Table
+
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
     for column in ("change", "phase", "next"):
         table.add_column(column)

@@ -1,7 +1,5 @@
 """``phasegate decisions`` and ``phasegate answer``: the human gates of work items."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

@@ -10,8 +10,6 @@ with work items in the repository. The other roles are listed, and said not
 to be needed.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -26,7 +24,7 @@ if TYPE_CHECKING:  # imported where used: --help starts without the backends and
     from phasegate.config import Config
 
 
-def _check(backend: Backend) -> Availability:
+def _check(backend: "Backend") -> "Availability":
     from phasegate.agents.base import Availability
 
     try:
@@ -37,7 +35,7 @@ def _check(backend: Backend) -> Availability:
         return Availability(False, f"availability check failed: {exc.__class__.__name__}: {exc}")
 
 
-def backend_report(config: Config, base_dir: Path) -> list[dict[str, Any]]:
+def backend_report(config: "Config", base_dir: Path) -> list[dict[str, Any]]:
     """Each installed backend with its ``backends.<name>`` settings: usable or not, and why."""
     from phasegate.agents.base import Availability
     from phasegate.agents.registry import backend_classes, create_backend
@@ -57,7 +55,7 @@ def backend_report(config: Config, base_dir: Path) -> list[dict[str, Any]]:
 DEFAULT_WORKFLOW = "feature"
 
 
-def _workflow_roles(config: Config, root: Path | None) -> dict[str, list[str]]:
+def _workflow_roles(config: "Config", root: Path | None) -> dict[str, list[str]]:
     """Each role of the config and the workflows, with the workflows that have it."""
     from phasegate.workflow.registry import WorkflowRegistry
 
@@ -73,7 +71,7 @@ def _workflow_roles(config: Config, root: Path | None) -> dict[str, list[str]]:
     return dict(sorted(roles.items()))
 
 
-def workflows_in_use(config: Config, root: Path | None) -> set[str]:
+def workflows_in_use(config: "Config", root: Path | None) -> set[str]:
     """``feature``, plus every workflow with at least one work item in the repository."""
     from phasegate.engine.items import iter_items
     from phasegate.workflow.registry import WorkflowRegistry
@@ -87,7 +85,7 @@ def workflows_in_use(config: Config, root: Path | None) -> set[str]:
     return used
 
 
-def role_report(config: Config, root: Path | None, base_dir: Path) -> list[dict[str, Any]]:
+def role_report(config: "Config", root: Path | None, base_dir: Path) -> list[dict[str, Any]]:
     """Each role of the config and the workflows, with the backend serving it.
 
     ``needed`` says whether a workflow in use has the role (see

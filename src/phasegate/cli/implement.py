@@ -1,15 +1,12 @@
 """``phasegate implement SPEC-ID|PATH``: the implement workflow (seed 004) in one command."""
 
-from __future__ import annotations
-
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from phasegate.cli.app import RepoOption, _repo, app, out, parse_answers, run_item
-from phasegate.cli.progress import ProgressPrinter
 from phasegate.errors import BadInputError, NotFoundError
 
 if TYPE_CHECKING:  # imported where used: --help starts without the engine
@@ -19,40 +16,9 @@ if TYPE_CHECKING:  # imported where used: --help starts without the engine
 WORKFLOW = "implement"
 
 
-class ImplementProgress(ProgressPrinter):
-    """Progress lines for the implement workflow's own events."""
-
-    def _on_implement_context(self, e: dict[str, Any]) -> None:
-        docs = ", ".join(e.get("documents") or {}) or "no BRD/PRD/SDD"
-        self._line(
-            f"  plan {escape(str(e.get('plan')))}: {e.get('open')} of {e.get('tasks')} task(s) "
-            f"open in {e.get('phases')} phase(s); context: {escape(docs)}"
-        )
-        for note in e.get("notes") or []:
-            self._line(f"[yellow]  ! {escape(str(note))}[/]")
-
-    def _on_executor_selected(self, e: dict[str, Any]) -> None:
-        self._line(f"  implementer: {escape(str(e.get('role')))}")
-
-    def _on_implement_pattern(self, e: dict[str, Any]) -> None:
-        self._line(
-            f"[yellow]  recurring issues ({e.get('same_issue_count')}): next reviewer "
-            f"{escape(str(e.get('suggested')))} ({escape(str(e.get('reason')))})[/]"
-        )
-
-    def _on_review_timeout(self, e: dict[str, Any]) -> None:
-        self._line(f"[yellow]  review by {escape(str(e.get('role')))} timed out[/]")
-
-    def _on_implement_ticked(self, e: dict[str, Any]) -> None:
-        how = e.get("how")
-        self._line(f"  [green]☑[/] PLAN.md line {e.get('line')} ticked ({how})")
-
-    def _on_implement_checkpoint(self, e: dict[str, Any]) -> None:
-        checks = ", ".join(e.get("checks") or []) or "none configured"
-        self._line(f"  validation checkpoint of {escape(str(e.get('phase')))}: {checks}")
-
-
-def plan_item(root: Path, config: Config, target: str, name: str | None = None) -> tuple[str, str]:
+def plan_item(
+    root: Path, config: "Config", target: str, name: str | None = None
+) -> tuple[str, str]:
     """``(item name, plan)`` for ``target`` (a spec id or a path)."""
     from phasegate.implement.settings import implement_settings
     from phasegate.implement.spec import item_name_for, resolve_plan
@@ -62,7 +28,7 @@ def plan_item(root: Path, config: Config, target: str, name: str | None = None) 
     return (name or item_name_for(plan)), plan
 
 
-def existing_item(root: Path, config: Config, target: str) -> tuple[str, str] | None:
+def existing_item(root: Path, config: "Config", target: str) -> tuple[str, str] | None:
     """``(item name, plan)`` of the implement item named ``target``, if there is one.
 
     An item made with ``phasegate new NAME --workflow implement --plan PATH`` is
@@ -82,7 +48,7 @@ def existing_item(root: Path, config: Config, target: str) -> tuple[str, str] | 
     return (target, plan) if isinstance(plan, str) and plan else None
 
 
-def ensure_item(root: Path, config: Config, name: str, plan: str, mode: str | None) -> WorkItem:
+def ensure_item(root: Path, config: "Config", name: str, plan: str, mode: str | None) -> "WorkItem":
     """The implement item ``name`` for ``plan``, created when it does not exist yet."""
     from phasegate.engine.item import WorkItem
     from phasegate.engine.items import create_item
@@ -142,6 +108,7 @@ def implement(
     resumes it; running again after an interruption resumes the review cycle it
     was in without calling an agent whose answer is recorded.
     """
+    from phasegate.cli.workflow_progress import ImplementProgress
     from phasegate.config import load_config
     from phasegate.engine.runner import RunOptions
 

@@ -1,17 +1,17 @@
 """Commands for working from inside Claude Code: hook, install, uninstall, worktree."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from phasegate.cli.app import RepoOption, _repo, app, out
 from phasegate.errors import BadInputError
-from phasegate.integrations.claude_code.hook import EVENTS
-from phasegate.integrations.claude_code.settings import Report
+
+if TYPE_CHECKING:
+    from phasegate.integrations.claude_code.settings import Report
+from phasegate.integrations.claude_code import EVENTS
 
 TARGETS = ("claude-code",)
 #: The workflow whose phases get slash commands.
@@ -25,12 +25,15 @@ def _target(target: str) -> None:
 
 def _mcp_available() -> bool:
     """Whether this phasegate has an ``mcp`` command (checked when installing)."""
-    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    names |= {g.name or "" for g in app.registered_groups}
+    from phasegate.cli.commands import command_name, load_all
+
+    everything = load_all()  # a command's own module alone may be loaded
+    names = {command_name(c) for c in everything.registered_commands}
+    names |= {command_name(g) for g in everything.registered_groups}
     return "mcp" in names
 
 
-def _print(report: Report, repo: Path, nothing: str) -> None:
+def _print(report: "Report", repo: Path, nothing: str) -> None:
     changed = [(p, a) for p, a in report.changes if a != "unchanged"]
     for path, action in changed:
         shown = path.relative_to(repo) if path.is_relative_to(repo) else path

@@ -7,36 +7,43 @@ and its view's) as they are now is not loaded at all. The others (no entry, a
 state file changed since, a workflow whose state a person may edit by hand, a
 node waiting on a hard prerequisite whose file may be gone since) are loaded
 in full, as before.
+
+:func:`quick_item_rows` finds the items through the cached workflow layout
+(:mod:`phasegate.integrations.claude_code.layout`) rather than the workflow
+loader, so a table whose rows all come from the index loads no workflow, no
+config model and no engine at all.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from phasegate.api import status_of
-from phasegate.config import Config
 from phasegate.engine.index import fresh_brief, read_index
-from phasegate.engine.items import iter_items, locate_item
-from phasegate.engine.plugin_api import view_files
-from phasegate.engine.state import ENGINE_FILE
 from phasegate.errors import PhasegateError
-from phasegate.workflow.registry import WorkflowRegistry
+from phasegate.repo_paths import ENGINE_FILE, item_state_files
+
+if TYPE_CHECKING:
+    from phasegate.config import Config
+    from phasegate.workflow.registry import WorkflowRegistry
+
+#: What decides whether a brief is enough for a row: a workflow's commands, its view's
+#: state files and each node's hard prerequisites (``None``: no such node).
+Shape = tuple[bool, list[str], Callable[[str], "list[str] | None"]]
 
 
 def _row_from_brief(
-    name: str, workflow_name: str, brief: dict[str, Any], registry: WorkflowRegistry
+    name: str, workflow_name: str, brief: dict[str, Any], shape: Shape
 ) -> dict[str, Any] | None:
-    workflow = registry.get(workflow_name).workflow
-    if workflow.commands:
+    has_commands, _, hard_of = shape
+    if has_commands:
         return None  # its state file may be edited by hand: read it
     at = brief.get("at")
     if at and not brief.get("inProgress") and brief.get("status") == "active":
-        try:
-            if workflow.node(str(at)).prerequisites.hard:
-                return None  # whether it is blocked depends on files now
-        except KeyError:
-            return None
+        hard = hard_of(str(at))
+        if hard is None or hard:
+            return None  # whether it is blocked depends on files now
     return {
         "id": name,
         "workflow": workflow_name,
@@ -47,27 +54,105 @@ def _row_from_brief(
     }
 
 
-def item_rows(root: Path, registry: WorkflowRegistry, config: Config) -> list[dict[str, Any]]:
-    """One row per work item: what the status table shows (an ``error`` if unreadable)."""
+def _rows(
+    root: Path,
+    items: Iterable[tuple[str, str, Path]],
+    shape_of: Callable[[str], Shape],
+    full: Callable[[str, str], dict[str, Any]],
+) -> list[dict[str, Any]]:
     index = read_index(root)
     rows: list[dict[str, Any]] = []
-    for workflow_name, item_name, state_file in iter_items(root, registry, config):
+    for workflow_name, item_name, state_file in items:
         if state_file.name == ENGINE_FILE:
-            names = view_files(registry.get(workflow_name).workflow)
-            view = state_file.parent / names[0] if names else None
+            shape = shape_of(workflow_name)
+            views = shape[1]
+            view = state_file.parent / views[0] if views else None
             brief = fresh_brief(index, f"{workflow_name}/{item_name}", state_file, view)
-            row = _row_from_brief(item_name, workflow_name, brief, registry) if brief else None
+            row = _row_from_brief(item_name, workflow_name, brief, shape) if brief else None
             if row is not None:
                 rows.append(row)
                 continue
-        rows.append(full_status(root, item_name, workflow_name, registry, config))
+        rows.append(full(item_name, workflow_name))
     return rows
+
+
+def item_rows(root: Path, registry: WorkflowRegistry, config: Config) -> list[dict[str, Any]]:
+    """One row per work item: what the status table shows (an ``error`` if unreadable)."""
+    from phasegate.engine.items import iter_items
+    from phasegate.engine.plugin_api import view_files
+
+    def shape_of(workflow_name: str) -> Shape:
+        workflow = registry.get(workflow_name).workflow
+
+        def hard_of(at: str) -> list[str] | None:
+            try:
+                return list(workflow.node(at).prerequisites.hard)
+            except KeyError:
+                return None
+
+        return bool(workflow.commands), view_files(workflow), hard_of
+
+    return _rows(
+        root,
+        iter_items(root, registry, config),
+        shape_of,
+        lambda name, workflow: full_status(root, name, workflow, registry, config),
+    )
+
+
+def quick_item_rows(root: Path) -> list[dict[str, Any]] | None:
+    """:func:`item_rows` with the items found through the cached workflow layout; ``None``
+    when the layout names a problem (a config or workflow that does not load), which the
+    full path reports as it always has."""
+    from phasegate.integrations.claude_code.layout import load_layout
+
+    layout = load_layout(root)
+    if layout.get("problems"):
+        return None
+    workflows: Mapping[str, Any] = layout.get("workflows", {})
+    loaded: list[tuple[WorkflowRegistry, Config]] = []
+
+    def full(name: str, workflow: str) -> dict[str, Any]:
+        if not loaded:  # the first item the index cannot tell about: load what it needs
+            from phasegate.config import load_config
+            from phasegate.workflow.registry import WorkflowRegistry
+
+            loaded.append((WorkflowRegistry(root), load_config(root)))
+        registry, config = loaded[0]
+        return full_status(root, name, workflow, registry, config)
+
+    def shape_of(workflow_name: str) -> Shape:
+        described = workflows[workflow_name]
+        hard: dict[str, list[str]] = described["prerequisites"]
+        return bool(described["commands"]), list(described["views"]), hard.get
+
+    return _rows(root, layout_items(root, workflows), shape_of, full)
+
+
+def layout_items(root: Path, workflows: Mapping[str, Any]) -> list[tuple[str, str, Path]]:
+    """``(workflow, item, state file)`` of every work item, as
+    :func:`phasegate.engine.items.iter_items` finds them, from the workflow layout."""
+    found: list[tuple[str, str, Path]] = []
+    seen: set[Path] = set()
+    for workflow_name in sorted(workflows):
+        described = workflows[workflow_name]
+        views = described["views"] if described["commands"] else []
+        for name, state_file in item_state_files(
+            root / described["items_dir"], views[0] if views else None
+        ):
+            if state_file not in seen:
+                seen.add(state_file)
+                found.append((workflow_name, name, state_file))
+    return found
 
 
 def full_status(
     root: Path, name: str, workflow_name: str, registry: WorkflowRegistry, config: Config
 ) -> dict[str, Any]:
     """``status --json``'s entry for one item (an ``error`` entry if it cannot be read)."""
+    from phasegate.engine.item_status import status_of
+    from phasegate.engine.items import locate_item
+
     try:
         item = locate_item(root, name, registry, config, workflow_name, command="status")
         return status_of(item, item.load(read_journal=False))

@@ -1,7 +1,5 @@
 """``phasegate logs ITEM [-f] [--json]``: a work item's journal, readable or as recorded."""
 
-from __future__ import annotations
-
 import json
 import sys
 import time
@@ -20,7 +18,7 @@ if TYPE_CHECKING:  # imported where used: --help starts without the verdict mode
     from phasegate.dashboard.events import EventEntry, EventReader
 
 
-def format_entry(entry: EventEntry) -> str:
+def format_entry(entry: "EventEntry") -> str:
     """One readable line (rich markup): time, node, role and backend, what happened, spend."""
     when = entry.time.replace("T", " ")
     who = entry.role + (f" ({entry.backend})" if entry.backend else "")
@@ -39,7 +37,7 @@ def format_entry(entry: EventEntry) -> str:
     return line
 
 
-def _show(events: list[dict[str, Any]], reader: EventReader, as_json: bool) -> None:
+def _show(events: list[dict[str, Any]], reader: "EventReader", as_json: bool) -> None:
     if as_json:
         for event in events:
             sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")

@@ -1,7 +1,5 @@
 """``phasegate serve``: the web dashboard of the repository."""
 
-from __future__ import annotations
-
 import contextlib
 import sys
 from typing import Annotated

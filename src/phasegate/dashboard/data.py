@@ -148,7 +148,7 @@ def list_items(root: Path) -> list[dict[str, Any]]:
 
 def item_detail(root: Path, item: str) -> dict[str, Any]:
     """One work item in detail (see the module docstring); NotFoundError if there is none."""
-    from phasegate.api import status_of
+    from phasegate.engine.item_status import status_of
 
     found = _work_item(root, item)
     status = status_of(found, found.load(read_journal=False))

@@ -46,7 +46,7 @@ def index_path(repo: Path) -> Path:
     return repo / CONFIG_DIR / CACHE_DIR / INDEX_FILE
 
 
-def identity(path: Path) -> Identity | None:
+def identity(path: str | os.PathLike[str]) -> Identity | None:
     """What tells one version of a state file from another; ``None`` if it is absent."""
     try:
         found = os.stat(path)
@@ -64,9 +64,36 @@ def read_index(repo: Path) -> dict[str, Entry]:
     lines = raw.split(b"\n")
     if _header(lines[0]) is None:
         return {}
+    # The last line of each item wins: only it is parsed, all of them in one go.
+    last: list[tuple[bytes, bytes]] = []
+    seen: set[bytes] = set()
+    for line in reversed(lines[1:]):
+        if not line.startswith(_PREFIX):
+            continue
+        key = line[len(_PREFIX) : line.find(b'"', len(_PREFIX))]
+        if key not in seen:
+            seen.add(key)
+            last.append((key, line))
+    try:
+        parsed = json.loads(b"[" + b",".join(line for _, line in last) + b"]")
+    except ValueError:
+        parsed = None  # a line cut short by a crash: the item's line before it counts
+    if not isinstance(parsed, list) or len(parsed) != len(last):
+        return _read_lines(lines)
+    found: dict[str, Entry] = {}
+    for (key, _), entry in zip(last, parsed, strict=True):
+        if not isinstance(entry, dict) or str(entry.get("item")).encode() != key:
+            return _read_lines(lines)
+        _add(found, entry)
+    return found
+
+
+def _read_lines(lines: list[bytes]) -> dict[str, Entry]:
+    """:func:`read_index` line by line: a line that does not parse is passed over, and the
+    item's line before it counts."""
     found: dict[str, Entry] = {}
     seen: set[bytes] = set()
-    for line in reversed(lines[1:]):  # the last entry of an item wins: only it is parsed
+    for line in reversed(lines[1:]):
         if not line.startswith(_PREFIX):
             continue
         key = line[len(_PREFIX) : line.find(b'"', len(_PREFIX))]
@@ -74,17 +101,26 @@ def read_index(repo: Path) -> dict[str, Entry]:
             continue
         try:
             entry = json.loads(line)
-            stat, brief, view = entry.get("state"), entry.get("brief"), entry.get("view")
-        except (ValueError, AttributeError):
+        except ValueError:
             continue  # a line cut short by a crash
+        if not isinstance(entry, dict):
+            continue
         seen.add(key)
-        if isinstance(brief, dict) and _is_identity(stat):
-            found[str(entry["item"])] = (
-                (int(stat[0]), int(stat[1]), int(stat[2])),
-                brief,
-                (int(view[0]), int(view[1]), int(view[2])) if _is_identity(view) else None,
-            )
+        _add(found, entry)
     return found
+
+
+def _add(found: dict[str, Entry], entry: dict[str, Any]) -> None:
+    """Keep ``entry`` (a parsed line) in ``found`` when it holds a brief for a state file."""
+    stat: Any = entry.get("state")
+    brief: Any = entry.get("brief")
+    view: Any = entry.get("view")
+    if isinstance(brief, dict) and _is_identity(stat):
+        found[str(entry["item"])] = (
+            (int(stat[0]), int(stat[1]), int(stat[2])),
+            brief,
+            (int(view[0]), int(view[1]), int(view[2])) if _is_identity(view) else None,
+        )
 
 
 def _is_identity(value: Any) -> bool:

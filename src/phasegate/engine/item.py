@@ -28,7 +28,7 @@ from phasegate.redact import Redactor
 from phasegate.state.atomic import atomic_write_bytes
 from phasegate.state.flock import FileLock, LockTimeout
 from phasegate.state.journal import Journal
-from phasegate.workflow.loader import LoadedWorkflow
+from phasegate.workflow.loaded import LoadedWorkflow
 from phasegate.workflow.model import Workflow
 
 if TYPE_CHECKING:

@@ -10,11 +10,12 @@ from phasegate.config import Config
 from phasegate.engine.confine import check_inside
 from phasegate.engine.item import WorkItem, head_commit, items_dir, validate_item_name
 from phasegate.engine.plugin_api import view_files
-from phasegate.engine.state import ENGINE_FILE, EngineState
+from phasegate.engine.state import EngineState
 from phasegate.engine.worktree import add_worktree
 from phasegate.errors import BadInputError, NotFoundError, WorkflowError
+from phasegate.repo_paths import item_state_files
 from phasegate.state.journal import utc_now
-from phasegate.workflow.loader import LoadedWorkflow
+from phasegate.workflow.loaded import LoadedWorkflow
 from phasegate.workflow.model import Workflow
 from phasegate.workflow.registry import WorkflowRegistry
 
@@ -102,19 +103,13 @@ def iter_items(
         except WorkflowError:
             continue
         root = repo / items_dir(workflow, config)
-        found = {p.parent: p for p in root.glob(f"*/{ENGINE_FILE}")}
-        if workflow.commands:
-            # A state file written by hand (seed 002's STATE.yaml) is an item before any run.
-            names = view_files(workflow)
-            if names:
-                for path in root.glob(f"*/{names[0]}"):
-                    found.setdefault(path.parent, path)
-        for folder in sorted(found):
-            state_file = found[folder]
+        # A state file written by hand (seed 002's STATE.yaml) is an item before any run.
+        names = view_files(workflow) if workflow.commands else []
+        for name, state_file in item_state_files(root, names[0] if names else None):
             if state_file in seen:
                 continue
             seen.add(state_file)
-            yield workflow_name, folder.name, state_file
+            yield workflow_name, name, state_file
 
 
 def locate_item(

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 #: JavaScript's white space (``\\s`` and ``String.prototype.trim``): seed 004's rules are
 #: JavaScript, so its first line is trimmed and its patterns match exactly as there.
@@ -66,7 +68,13 @@ _NEGATED = re.compile(
     re.I,
 )
 
-_md = MarkdownIt("commonmark")
+
+@cache
+def _markdown() -> MarkdownIt:
+    """The Markdown parser, made (and markdown-it imported) the first time an answer needs it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
 
 
 def json_document(text: str) -> Any | None:
@@ -83,7 +91,7 @@ def json_document(text: str) -> Any | None:
         return json.loads(stripped)
     except ValueError:
         pass
-    fences = [t for t in _md.parse(stripped) if t.type == "fence"]
+    fences = [t for t in _markdown().parse(stripped) if t.type == "fence"]
     if not fences:
         return None
     last = fences[-1]

@@ -9,7 +9,6 @@ templates are resolved inside their folders (a symlink out of them is refused).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,36 +16,17 @@ from pydantic import ValidationError
 
 from phasegate.errors import WorkflowError
 from phasegate.workflow.graph import Location, graph_problems
+from phasegate.workflow.loaded import LoadedWorkflow as LoadedWorkflow
 from phasegate.workflow.model import AgentNode, Workflow
 from phasegate.workflow.phases import LinearWorkflow, linear_problems, node_location, to_nodes
 from phasegate.workflow.prompts import find_template, unknown_placeholders
+from phasegate.workflow.sources import prompt_search_path
 
 #: Bounds on a workflow file: bytes, YAML values after alias expansion, nesting depth.
 MAX_FILE_BYTES = 1_000_000
 MAX_VALUES = 200_000
 MAX_DEPTH = 64
 _UNION_TAGS = frozenset({"agent", "gate", "foreach", "check", "action", "end"})
-
-
-@dataclass(frozen=True)
-class LoadedWorkflow:
-    """A validated workflow and where it came from."""
-
-    workflow: Workflow
-    path: Path
-    source: str  # "built-in" or "repo"
-    prompt_path: tuple[Path, ...]
-
-    @property
-    def name(self) -> str:
-        return self.workflow.name
-
-    def template(self, name: str) -> Path:
-        """The file of prompt template ``name`` (validated to exist on load)."""
-        found = find_template(name, self.prompt_path)
-        if found is None:  # pragma: no cover - load() guarantees it
-            raise WorkflowError(f"{self.path}: prompt template {name!r} not found")
-        return found
 
 
 class WorkflowProblems(WorkflowError):
@@ -141,12 +121,20 @@ def load_workflow(
     path: Path, source: str = "repo", prompt_overrides: Path | None = None
 ) -> LoadedWorkflow:
     """Read, validate and return the workflow in ``path``."""
+    return load_workflow_data(path, source, prompt_overrides)[0]
+
+
+def load_workflow_data(
+    path: Path, source: str = "repo", prompt_overrides: Path | None = None
+) -> tuple[LoadedWorkflow, dict[str, Any]]:
+    """:func:`load_workflow`, and the plain data its :class:`Workflow` was validated from
+    (``Workflow.model_validate`` of that data builds the same workflow again)."""
     document = read_yaml(path)
     if not isinstance(document, dict):
         raise WorkflowError(f"{path}: a workflow file must hold a mapping at the top level")
     plain = _plain(document)
     linear = "phases" in plain and "nodes" not in plain
-    workflow = _validated(path, document, plain, linear)
+    workflow, data = _validated(path, document, plain, linear)
     problems = [
         _located(path, document, node_location(loc) if linear else loc, msg)
         for loc, msg in graph_problems(workflow)
@@ -165,10 +153,12 @@ def load_workflow(
     problems += _template_problems(path, document, workflow, search, linear)
     if problems:
         raise WorkflowProblems(path, problems)
-    return LoadedWorkflow(workflow, path, source, search)
+    return LoadedWorkflow(workflow, path, source, search), data
 
 
-def _validated(path: Path, document: Any, plain: dict[str, Any], linear: bool) -> Workflow:
+def _validated(
+    path: Path, document: Any, plain: dict[str, Any], linear: bool
+) -> tuple[Workflow, dict[str, Any]]:
     if linear:
         try:
             phases = LinearWorkflow.model_validate(plain)
@@ -191,7 +181,7 @@ def _validated(path: Path, document: Any, plain: dict[str, Any], linear: bool) -
             raise WorkflowProblems(path, problems)
         plain = to_nodes(phases)
     try:
-        return Workflow.model_validate(plain)
+        return Workflow.model_validate(plain), plain
     except ValidationError as exc:
         problems = [
             _pydantic_problem(path, document, e, node_location if linear else None)
@@ -201,10 +191,7 @@ def _validated(path: Path, document: Any, plain: dict[str, Any], linear: bool) -
 
 
 def _prompt_path(path: Path, name: str, overrides: Path | None) -> tuple[Path, ...]:
-    search = [path.parent / "prompts" / name]
-    if overrides is not None:
-        search.insert(0, overrides / name)
-    return tuple(search)
+    return prompt_search_path(path, name, overrides)
 
 
 def templates_of(workflow: Workflow) -> list[tuple[Location, str, str]]:

@@ -4,3 +4,6 @@
 starts a fresh process for every hook call, so they must not import the
 engine (pydantic, typer, rich). Keep this package's ``__init__`` free of imports.
 """
+
+#: The hook events ``phasegate hook EVENT`` answers.
+EVENTS = ("session-start", "pre-tool-use")

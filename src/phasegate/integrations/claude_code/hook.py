@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from phasegate.engine.index import identity, read_index
+from phasegate.integrations.claude_code import EVENTS as EVENTS
 from phasegate.integrations.claude_code.layout import ENGINE_FILE, Layout, item_folders, load_layout
 from phasegate.repo_paths import CONFIG_DIR, find_repo_quick
 
 #: Set in the environment of agents phasegate runs itself: their sessions get no context
 #: (they must not drive the workflow they are a step of).
 AGENT_ENV = "PHASEGATE_AGENT"
-EVENTS = ("session-start", "pre-tool-use")
 DETAILED_ITEMS = 10
 LISTED_ITEMS = 40
 MAX_CONCERNS = 3
@@ -156,7 +156,7 @@ def _item_lines(
 
 def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> tuple[dict[str, Any] | None, float]:
     """The item's brief (from the index while it is fresh) and its state file's mtime."""
-    engine = folder / ENGINE_FILE
+    engine = os.path.join(folder, ENGINE_FILE)
     stat = identity(engine)  # one stat tells both whether the entry is fresh and the mtime
     if stat is None:
         return None, 0.0
@@ -164,7 +164,7 @@ def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> tuple[dict[str, 
     entry = index.get(key)
     if entry is not None and entry[0] == stat:
         return entry[1], mtime
-    data = read_state(engine, "json")
+    data = read_state(Path(engine), "json")
     brief = data.get("brief")
     return (brief if isinstance(brief, dict) else {"status": data.get("status", "active")}), mtime
 

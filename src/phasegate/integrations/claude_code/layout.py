@@ -6,10 +6,12 @@ loading the workflow engine, which costs more than the whole hook may take.
 So the layout (per workflow: items folder, state/journal/history file names,
 phase graph, modes) is written to ``.phasegate/cache/hook-layout.json``
 together with a fingerprint of everything it was derived from: the config
-file, every workflow file, and phasegate's version. Each hook call recomputes
-the fingerprint (reading a handful of small files) and uses the cache only if
-it matches; otherwise it rebuilds the layout once with the full loader. The
-cache can therefore never be stale, only missing, and it is safe to delete.
+file, every workflow file, the prompt templates (a workflow whose template is
+gone no longer loads), and phasegate's version. Each call recomputes the
+fingerprint (reading a handful of small files, listing the prompt folders)
+and uses the cache only if it matches; otherwise it rebuilds the layout once
+with the full loader. The cache can therefore never be stale, only missing,
+and it is safe to delete. ``phasegate status`` lists the items from it too.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ from typing import Any
 
 from phasegate import __version__
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, CONFIG_FILE
+from phasegate.repo_paths import ENGINE_FILE as ENGINE_FILE
+from phasegate.workflow.sources import BUILTIN_DIR, REPO_PROMPTS, REPO_WORKFLOWS, tree_stamp
 
 #: Bump when the layout's shape changes, so old caches are rebuilt.
-LAYOUT_FORMAT = 3
+LAYOUT_FORMAT = 4
 LAYOUT_FILE = "hook-layout.json"
-BUILTIN_DIR = Path(__file__).resolve().parents[2] / "workflow" / "builtin"
-REPO_WORKFLOWS = Path(CONFIG_DIR) / "workflows"
 
 Layout = dict[str, Any]
 
@@ -51,6 +53,13 @@ def fingerprint(repo: Path) -> str:
         except OSError:
             data = b"\0absent"
         digest.update(len(data).to_bytes(8, "big") + data)
+    prompts = {
+        "builtin/prompts": BUILTIN_DIR / "prompts",
+        "repo/prompts": repo / REPO_WORKFLOWS / "prompts",
+        "overrides": repo / REPO_PROMPTS,
+    }
+    for label, folder in prompts.items():
+        digest.update(json.dumps([label, tree_stamp(folder)]).encode())
     return digest.hexdigest()
 
 
@@ -93,13 +102,10 @@ def save_layout(path: Path, layout: Layout) -> None:
         pass
 
 
-ENGINE_FILE = ".engine.json"
-
-
 def item_folders(repo: Path, layout: Layout) -> list[tuple[str, str, Path]]:
     """``(workflow, item, folder)`` for every work item (a folder holding an engine state)."""
     found: list[tuple[str, str, Path]] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for name in sorted(layout.get("workflows", {})):
         root = repo / layout["workflows"][name]["items_dir"]
         try:
@@ -107,14 +113,13 @@ def item_folders(repo: Path, layout: Layout) -> list[tuple[str, str, Path]]:
         except OSError:
             continue
         for entry in sorted(entries, key=lambda e: e.name):
-            folder = Path(entry.path)
-            if folder in seen or not entry.is_dir():
+            if entry.path in seen or not entry.is_dir():
                 continue
             if os.path.exists(os.path.join(entry.path, ENGINE_FILE)) or _has_state(
-                folder, layout["workflows"][name]
+                Path(entry.path), layout["workflows"][name]
             ):
-                seen.add(folder)
-                found.append((name, entry.name, folder))
+                seen.add(entry.path)
+                found.append((name, entry.name, Path(entry.path)))
     return found
 
 

@@ -31,12 +31,15 @@ def describe_workflow(workflow: Workflow, folder: str) -> dict[str, Any]:
         # The file a person reads as the item's state (checked when the item is shown).
         "state_file": views[0] if views else ENGINE_FILE,
         "state_format": "yaml" if views and views[0].endswith((".yaml", ".yml")) else "json",
+        "views": views,
         "commands": list(workflow.commands),
         "producers": {
             file: producers(workflow, file)
             for node in workflow.nodes
             for file in node.prerequisites.hard
         },
+        # The hard prerequisites of every node, nested ones by path (``phasegate status``).
+        "prerequisites": {path: list(node.prerequisites.hard) for path, node in workflow.walk()},
         "nodes": {
             node.id: {"hard": list(node.prerequisites.hard), "label": node.label or node.id}
             for node in workflow.nodes
