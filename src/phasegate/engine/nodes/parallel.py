@@ -33,6 +33,7 @@ from phasegate.engine.calls import CallSpec, call_agent, recover_call, usage_of
 from phasegate.engine.checks import recorded_round, run_check_round
 from phasegate.engine.fanout_git import FanoutGit
 from phasegate.engine.gates import Question, ask
+from phasegate.engine.item import coalesce_seconds
 from phasegate.engine.plugin_api import Task
 from phasegate.errors import BlockedError, PhasegateError
 from phasegate.faults import crash_point
@@ -364,7 +365,12 @@ class FanOut:
         from phasegate.engine.run import Call
 
         futures = {a.future: a for a in self.active.values() if a.future is not None}
-        done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+        done, _ = wait(list(futures), timeout=coalesce_seconds(), return_when=FIRST_COMPLETED)
+        if not done:
+            # Nothing came back within the group-commit window: the state file (and the
+            # view) catch up with the journal before waiting on the agents' long work.
+            self.item.flush()
+            done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
         for future in sorted(done, key=lambda f: self.rank[futures[f].key]):
             active = futures[future]
             effect = active.effect
