@@ -142,3 +142,20 @@ def test_implement_runs_the_parallel_tasks_at_once_by_default(tmp_path: Path) ->
     (started,) = [e for e in journal(root) if e["event"] == "fanout.started"]
     assert (started["jobs"], started["isolation"]) == (3, "worktree")
     assert (root / PLAN).read_text() == PLAN_TEXT.replace("- [ ]", "- [x]")
+
+
+def test_without_a_commit_to_branch_from_the_run_says_so_and_jobs_1_runs_it(
+    tmp_path: Path,
+) -> None:
+    """A repository without any commit cannot give parallel tasks worktrees: the run stops
+    with exit 2 saying to commit or use --jobs 1, and --jobs 1 then runs the plan."""
+    root = repo_with(tmp_path, headers_sleep=0)
+    git(root, "update-ref", "-d", "HEAD")
+    refused = cli(root, "implement", "006")
+    assert refused.returncode == 2, refused.stderr
+    assert "has no commit to start them from: commit first (or run with --jobs 1" in (
+        refused.stderr
+    )
+    done = cli(root, "implement", "006", "--jobs", "1")
+    assert done.returncode == 0, done.stderr
+    assert (root / PLAN).read_text() == PLAN_TEXT.replace("- [ ]", "- [x]")

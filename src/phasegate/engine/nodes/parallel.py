@@ -131,16 +131,21 @@ class FanOut:
         entries = self.entries()
         # Items wait for their dependencies whatever the order: a cycle would never start.
         dependency_order([Task.from_dict(k, entries[k]) for k in self.order], self.path)
+        # Nothing is written to the state before the base is made: a loop that cannot
+        # start (no commit to branch from) is not under way, and --jobs 1 can run it.
+        before = dict(self.run.state.node(self.path).get("fanout") or {})
+        started = str(before.get("started") or utc_now())
+        date = str(before.get("date") or started.replace("Z", "+00:00"))
+        base = before.get("base")
+        if self.node.isolation == "worktree":
+            self.git = self.make_git(date)
+            base = base or self.git.snapshot()
         fan = self.fan()
         if not fan.get("started"):
-            fan["started"] = utc_now()
-            fan["date"] = fan["started"].replace("Z", "+00:00")
-        if self.node.isolation == "worktree":
-            self.git = self.make_git(str(fan["date"]))
-            if not fan.get("base"):
-                fan["base"] = self.git.snapshot()
-                fan["merged"] = fan["base"]
-                fan["integrated"] = 0
+            fan["started"], fan["date"] = started, date
+        if self.git is not None and not fan.get("base"):
+            fan["base"] = fan["merged"] = base
+            fan["integrated"] = 0
         self.journal(
             "fanout.started",
             jobs=self.jobs,
