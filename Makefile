@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(PY) bench/scale.py
 	$(PY) bench/hook_latency.py
 	$(PY) bench/parallel.py
+	$(PY) bench/tokens.py
 
 clean:
 	rm -rf $(VENV) node_modules .pytest_cache .mypy_cache .ruff_cache .demo .bench

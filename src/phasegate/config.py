@@ -289,7 +289,7 @@ _BACKEND_EXAMPLES = {
         "  claude:\n"
         "    # model: sonnet                 # default: Claude Code's own default\n"
         "    # tools: [Read, Glob, Grep, Edit, Write]   # what writers are offered (the default)\n"
-        '    # allowed_tools: [Read, Glob, Grep, "Bash(pytest:*)"]   # lets it run tests\n'
+        '    # allowed_tools: ["Read(./**)", "Bash(pytest:*)"]   # lets it run tests\n'
     ),
     "codex": ("  codex:\n    # model: gpt-5.5                # default: Codex's own default\n"),
     "gemini": (

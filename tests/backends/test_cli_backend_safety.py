@@ -184,5 +184,5 @@ def test_a_roles_tools_setting_reaches_claude(tmp_path: Path, work: Path) -> Non
         argv = json.loads(result.text)["argv"]
         return str(argv[argv.index("--tools") + 1])
 
-    assert tools("executor") == "Read,Edit,Glob,Grep"  # plus the pre-approved read tools
+    assert tools("executor") == "Read,Edit"  # exactly what config says
     assert tools("implementer") == "Read,Glob,Grep,Edit,Write"

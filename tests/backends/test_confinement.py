@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from backend_helpers import (
     openai_settings,
 )
 
-from phasegate.agents.base import Access, AgentResult
+from phasegate.agents.base import Access, AgentResult, McpServer
 from phasegate.agents.claude import ClaudeBackend
 from phasegate.agents.codex import CodexBackend
 from phasegate.agents.gemini import GeminiBackend
@@ -108,6 +109,61 @@ def test_claude_writer_cannot_write_outside_the_tree(
     assert result.ok, result.error
     assert layout.escaped() == []
     assert "permission denied for: Write" in result.stderr
+
+
+SECRET = "TOP-SECRET-OUTSIDE-THE-TREE"
+READS = {
+    "read": lambda layout: ToolCall("Read", {"file_path": str(layout.outside / "secret.txt")}),
+    "grep": lambda layout: ToolCall(
+        "Grep", {"pattern": "TOP-SECRET", "path": str(layout.outside), "output_mode": "content"}
+    ),
+    "read-inside": lambda layout: ToolCall("Read", {"file_path": str(layout.tree / "notes.md")}),
+}
+
+
+def _claude_reader(
+    claude_bin: Path, home: Path, layout: Layout, how: str, access: Access
+) -> tuple[AgentResult, str]:
+    """One call scripted to read ``how``; its result and what the tool gave the model."""
+    (layout.outside / "secret.txt").write_text(SECRET + "\n")
+    (layout.tree / "notes.md").write_text("inside the tree\n")
+    server = McpServer(
+        name="demo",
+        command=sys.executable,
+        args=(str(Path(__file__).with_name("demo_mcp_server.py")),),
+        tools=("read_state",),
+    )
+    servers = (server,) if access is Access.READ_ONLY else ()
+    with StubLLMServer(_call_then_done("anthropic", READS[how](layout))) as stub:
+        backend = ClaudeBackend(claude_settings(stub, home))
+        request = make_request(layout.tree, "Read.", access=access, mcp_servers=servers)
+        result = backend.run(request)
+        turns = stub.model_requests("anthropic")
+    return result, turns[-1].last
+
+
+@pytest.mark.cli_e2e
+@pytest.mark.parametrize("access", [Access.WRITE, Access.READ_ONLY])
+@pytest.mark.parametrize("how", ["read", "grep"])
+def test_claude_cannot_read_outside_the_tree(
+    claude_bin: Path, home: Path, layout: Layout, how: str, access: Access
+) -> None:
+    """A writer (acceptEdits) and a reviewer with MCP tools (dontAsk) pre-approve reading
+    inside the work tree only: a bare ``Read`` rule let them read any file on the machine."""
+    result, shown = _claude_reader(claude_bin, home, layout, how, access)
+    assert result.ok, result.error
+    assert SECRET not in shown
+    assert "denied" in shown or "permission" in shown
+
+
+@pytest.mark.cli_e2e
+@pytest.mark.parametrize("access", [Access.WRITE, Access.READ_ONLY])
+def test_claude_reads_inside_the_tree_unasked(
+    claude_bin: Path, home: Path, layout: Layout, access: Access
+) -> None:
+    result, shown = _claude_reader(claude_bin, home, layout, "read-inside", access)
+    assert result.ok, result.error
+    assert "inside the tree" in shown
 
 
 @pytest.mark.cli_e2e

@@ -269,6 +269,19 @@ def test_workflows_lists_builtins_and_flags_a_broken_repo_workflow(repo: Path) -
     assert "broken (repo, invalid)" in result.stdout
 
 
+def test_workflows_shows_each_modes_phases_in_the_order_a_run_takes(repo: Path) -> None:
+    """Seed 003's state machine: full mode INTAKE -> ... -> DONE, lean mode INTAKE_LEAN ->
+    IMPLEMENT_LOOP -> INTEGRATE -> DONE (not the file order of the labels)."""
+    result = phasegate(repo, "workflows")
+    assert result.returncode == 0, result.stderr
+    full = "INTAKE → DESIGN → APPROVE_DESIGN → PLAN → REVIEW_STRATEGY → IMPLEMENT_LOOP → "
+    assert f"phases (full): {full}INTEGRATE → RELEASE → DONE\n" in result.stdout
+    assert "phases (lean): INTAKE_LEAN → IMPLEMENT_LOOP → INTEGRATE → DONE\n" in result.stdout
+    listed = phasegate(repo, "workflows", "--json")
+    (team,) = [w for w in json.loads(listed.stdout) if w["name"] == "team"]
+    assert team["paths"]["lean"] == ["INTAKE_LEAN", "IMPLEMENT_LOOP", "INTEGRATE", "DONE"]
+
+
 def test_config_errors_name_the_file_and_field(repo: Path) -> None:
     (repo / ".phasegate" / "config.yaml").write_text("timeouts:\n  agent: -1\n")
     result = phasegate(repo, "run", "x")

@@ -218,8 +218,11 @@ def test_an_unclear_review_asks_a_person_and_is_never_approval(tmp_path: Path) -
     reviews: list[dict[str, Any]] = [{"text": "Great work, but one bug in the header."}]
     agents = team(reviews)
     item: Repo = new_item(root, settings(timeout_minutes=0))
-    with pytest.raises(WaitingForHuman, match=f"unclear-{SIGN}"):
+    with pytest.raises(WaitingForHuman, match=f"unclear-{SIGN}") as waiting:
         run(item, agents)
+    # The answer command shown (and put in the agents' context) never suggests approving.
+    assert f"phasegate answer 006 unclear-{SIGN} escalate" in str(waiting.value)
+    assert f"unclear-{SIGN} approve" not in str(waiting.value)
     assert not plan_lines(root)[4].startswith("- [x]")
     item.answer("006", f"unclear-{SIGN}", "revise: compare signatures in constant time")
     reviews[:] = [{"text": "APPROVED"}]

@@ -9,12 +9,15 @@ Permissions, least privilege first:
 * read-only roles: ``--permission-mode plan`` and ``--tools`` limited to the
   read-only tools (``Read,Glob,Grep`` by default), so write tools are not
   even offered; with MCP servers, ``dontAsk`` instead of plan (plan mode
-  refuses MCP tools), which runs only the pre-approved tools;
+  refuses MCP tools), which runs only the pre-approved tools: the MCP tools
+  and reading inside the work tree and the ``--add-dir`` folders;
 * writers: ``--permission-mode acceptEdits``, which accepts edits inside the
   working directory and the ``--add-dir`` folders only, ``--tools`` offering
   exactly the configured tools (``Read,Glob,Grep,Edit,Write`` by default, plus
   the tool of each ``allowed_tools`` entry, so ``Bash(pytest:*)`` offers
-  ``Bash``), and an ``--allowedTools`` list (read tools by default; add e.g.
+  ``Bash``), and an ``--allowedTools`` list (reading inside the work tree,
+  ``Read(./**)``, by default; a bare ``Read`` would pre-approve reading any
+  file on the machine; add e.g.
   ``Bash(pytest:*)`` in config, but not ``Write``/``Edit``: those would be
   pre-approved for any path). A tool that is not offered cannot be called at
   all, whatever Claude Code would auto-approve (it runs read-only shell
@@ -38,7 +41,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +56,11 @@ from phasegate.process import ProcessResult
 READ_ONLY_TOOLS = ("Read", "Glob", "Grep")
 #: The tools writers are offered (``tools``): reading and editing files, no shell.
 WRITER_TOOLS = ("Read", "Glob", "Grep", "Edit", "Write")
-#: The tools writers may use without asking (``allowed_tools``).
-PRE_APPROVED_TOOLS = ("Read", "Glob", "Grep")
+#: The rules writers may use without asking (``allowed_tools``): reading inside the work
+#: tree (a ``Read`` rule covers Glob and Grep too). A bare ``Read``, ``Glob`` or ``Grep``
+#: would pre-approve reading any file on the machine; reads inside the work tree and the
+#: ``--add-dir`` folders need no approval anyway, and reads elsewhere are refused.
+PRE_APPROVED_TOOLS = ("Read(./**)",)
 CLOUD_SWITCHES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 
 
@@ -156,9 +162,10 @@ class ClaudeBackend(CliBackend):
             args += ["--model", model]
         allowed: list[str] = []
         if request.access is Access.READ_ONLY and request.mcp_servers:
-            # Plan mode refuses every MCP tool; dontAsk runs only what is pre-approved.
+            # Plan mode refuses every MCP tool; dontAsk runs only what is pre-approved:
+            # reading inside the work tree and the extra folders, nothing else.
             args += ["--permission-mode", "dontAsk", "--tools", ",".join(cfg.read_only_tools)]
-            allowed += cfg.read_only_tools
+            allowed += read_rules(request.extra_dirs)
         elif request.access is Access.READ_ONLY:
             args += ["--permission-mode", "plan", "--tools", ",".join(cfg.read_only_tools)]
         elif cfg.bypass_permissions:
@@ -286,3 +293,9 @@ def _result_object(stdout: str) -> dict[str, Any] | None:
 
 def _int(value: object) -> int:
     return int(value) if isinstance(value, int | float) else 0
+
+
+def read_rules(extra_dirs: Sequence[Path]) -> list[str]:
+    """Permission rules that allow reading inside the work tree and ``extra_dirs`` only
+    (``//`` starts an absolute path in Claude Code's rules)."""
+    return ["Read(./**)", *(f"Read(/{Path(d).resolve()}/**)" for d in extra_dirs)]

@@ -457,6 +457,7 @@ def workflows(
     repo: RepoOption = None,
 ) -> None:
     """List the built-in workflows and the repository's own (.phasegate/workflows/)."""
+    from phasegate.workflow.graph import main_path
     from phasegate.workflow.registry import WorkflowRegistry
 
     root: Path | None
@@ -480,6 +481,7 @@ def workflows(
                 "valid": True,
                 "description": wf.description,
                 "phases": list(wf.label_names),
+                "paths": {m: main_path(wf, m) for m in wf.modes},
                 "nodes": [path for path, _ in wf.walk()],
                 "commands": list(wf.commands),
                 "modes": modes,
@@ -496,7 +498,12 @@ def workflows(
             continue
         modes_text = ", ".join(f"{m}={n}" for m, n in row["modes"].items())
         out.print(f"[bold]{name}[/] ({source}) {escape(row['description'])}")
-        out.print(f"    phases: {' → '.join(row['phases'])}")
+        paths = row["paths"]
+        if len({tuple(p) for p in paths.values()}) > 1:
+            for mode, path in paths.items():
+                out.print(f"    phases ({mode}): {' → '.join(path)}")
+        else:
+            out.print(f"    phases: {' → '.join(row['phases'])}")
         if row["commands"]:
             out.print(f"    commands: {', '.join(row['commands'])}")
         out.print(f"    modes (max review iterations): {modes_text}; default {row['defaultMode']}")

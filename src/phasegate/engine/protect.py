@@ -34,7 +34,7 @@ from pathlib import Path
 
 from phasegate.agents.base import AgentResult
 from phasegate.engine.item import WorkItem
-from phasegate.engine.protect_snapshot import Snapshot, event_names, item_files
+from phasegate.engine.protect_snapshot import ReadCache, Snapshot, event_names, item_files
 from phasegate.errors import AgentError
 
 #: How many forged journal lines a violation event quotes.
@@ -90,6 +90,8 @@ class Guard:
         #: Per running call: the violations found while it ran.
         self._running: dict[int, list[Violation]] = {}
         self._next = 0
+        #: Files as last read, from one call's record to the next.
+        self._cache = ReadCache()
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -115,7 +117,7 @@ class Guard:
         """While one agent call runs: the violations found meanwhile (filled when it ends)."""
         with self._locked():
             if self._snapshot is None:
-                self._snapshot = Snapshot.take(self.item, exempt)
+                self._snapshot = Snapshot.take(self.item, exempt, self._cache)
                 self.item.journal.observer = self._own_append
             else:
                 self._sweep()

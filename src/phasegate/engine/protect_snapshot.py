@@ -13,19 +13,24 @@ import json
 import os
 import shutil
 import stat
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from phasegate.engine.item import WorkItem
-from phasegate.engine.state import ENGINE_FILE
+from phasegate.engine.protect_walk import (
+    Listing,
+    absolute_path,
+    item_folders,
+    list_folder,
+    phasegate_files,
+)
 from phasegate.errors import StateCorruptError
-from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, LOCKS_DIR, WORKTREES_DIR
+from phasegate.repo_paths import CONFIG_DIR
 from phasegate.state.atomic import atomic_write_bytes
 
-#: Folders of ``.phasegate/`` that runs write themselves (or agents work in).
-UNPROTECTED_DIRS = frozenset({LOCKS_DIR, CACHE_DIR, WORKTREES_DIR})
 #: A journal up to this size is recorded whole (so a rewrite can be put back);
 #: a longer one by its size and its last bytes (an append is still cut out).
 JOURNAL_COPY_LIMIT = 8 * 1024 * 1024
@@ -63,6 +68,100 @@ class _JournalRecord:
         return (self.tail + bytes(self.own[-JOURNAL_TAIL:]))[-JOURNAL_TAIL:]
 
 
+#: A file whose last change is at least this old (nanoseconds) when it is read is
+#: known by its signature (inode, size, change and modification times) until the
+#: signature changes: file times advance in clock ticks of a few milliseconds, so a
+#: file changed within the same tick as its read could keep its signature.
+SETTLED_NS = 100_000_000
+
+
+@dataclass(frozen=True)
+class _Known:
+    signature: tuple[int, ...]
+    copy: _Copy
+
+
+class ReadCache:
+    """Files as last read, by signature, so a file unchanged since is not read again.
+
+    A file is trusted by its signature only when it had not changed for
+    :data:`SETTLED_NS` when it was read (as git treats racily clean index entries);
+    one changed more recently is read again each time. Folder listings are kept
+    the same way. The journal is known by its inode, size and last bytes, and read
+    again only from where it ended (between calls only phasegate appends to it).
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[Path, _Known] = {}
+        self._folders: dict[str, tuple[tuple[int, ...], Listing]] = {}
+        self._journal: tuple[Path, int, bytes] | None = None
+
+    def read(self, path: Path) -> _Copy:
+        """``path`` as it is now (see :func:`_read`)."""
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            self._files.pop(path, None)
+            return _Copy("absent")
+        signature = (info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        known = self._files.get(path)
+        if known is not None and known.signature == signature:
+            return known.copy
+        copy = _read(path)
+        if _settled(info):
+            self._files[path] = _Known(signature, copy)
+        else:
+            self._files.pop(path, None)
+        return copy
+
+    def listing(self, folder: str) -> Listing:
+        """``folder``'s entries (:func:`list_folder`), listed again when it changed."""
+        try:
+            info = os.lstat(folder)
+        except OSError:
+            self._folders.pop(folder, None)
+            return Listing()
+        signature = (info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+        known = self._folders.get(folder)
+        if known is not None and known[0] == signature:
+            return known[1]
+        found = list_folder(folder)
+        if _settled(info):
+            self._folders[folder] = (signature, found)
+        else:
+            self._folders.pop(folder, None)
+        return found
+
+    def journal(self, path: Path) -> _JournalRecord:
+        """The journal as it is now (:func:`_record`), reading only what was appended since
+        the last record when it has only grown."""
+        known, self._journal = self._journal, None
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            return _record(path)
+        if (
+            known is None
+            or known[0] != path
+            or known[1] != info.st_ino
+            or len(known[2]) > info.st_size
+            or info.st_size > JOURNAL_COPY_LIMIT
+            or _tail_at(path, len(known[2]), 4096) != known[2][-4096:]
+        ):
+            found = _record(path)
+        else:
+            whole = known[2] + _read_from(path, len(known[2]))
+            start = max(0, len(whole) - JOURNAL_TAIL)
+            found = _JournalRecord(len(whole), info.st_ino, whole[start:], whole)
+        if found.whole is not None and found.inode:
+            self._journal = (path, found.inode, found.whole)
+        return found
+
+
+def _settled(info: os.stat_result) -> bool:
+    return time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) >= SETTLED_NS
+
+
 @dataclass
 class Snapshot:
     """phasegate's own files as phasegate last left them."""
@@ -77,48 +176,59 @@ class Snapshot:
     #: Work-item folders inside ``config_dir`` (a workflow may keep its items there): this
     #: item's files are recorded as its state files, other items' are their runs' own.
     item_dirs: frozenset[Path] = frozenset()
+    #: Files as last read (kept from one snapshot to the next by the item's guard).
+    cache: ReadCache = field(default_factory=ReadCache)
 
     @classmethod
-    def take(cls, item: WorkItem, exempt: Iterable[Path] = ()) -> Snapshot:
+    def take(
+        cls, item: WorkItem, exempt: Iterable[Path] = (), cache: ReadCache | None = None
+    ) -> Snapshot:
         """Record ``item``'s state files, its journal and the repository's ``.phasegate/``."""
         config_dir = item.repo / CONFIG_DIR
         snapshot = cls(
             config_dir=config_dir,
-            exempt=frozenset(_absolute(p) for p in exempt),
+            exempt=frozenset(absolute_path(p) for p in exempt),
             journal=item.journal.path,
-            item_dirs=_item_dirs(config_dir, item),
+            cache=cache if cache is not None else ReadCache(),
         )
-        for path in snapshot._config_files():
-            snapshot.files[path] = _read(path)
+        snapshot.item_dirs = item_folders(config_dir, item, snapshot.cache.listing)
+        read = snapshot.cache.read
+        for path in snapshot.config_files():
+            snapshot.files[path] = read(path)
         for path in item_files(item):
-            snapshot.files[path] = _read(path)
-        snapshot.record = _record(item.journal.path)
+            snapshot.files[path] = read(path)
+        snapshot.record = snapshot.cache.journal(item.journal.path)
         return snapshot
 
-    def _config_files(self) -> Iterator[Path]:
+    def config_files(self) -> Iterator[Path]:
         assert self.config_dir is not None
-        for path in _config_files(self.config_dir, self.item_dirs):
-            if _absolute(path) not in self.exempt:
+        files = phasegate_files(self.config_dir, self.item_dirs, self.cache.listing)
+        if not self.exempt:
+            yield from files
+            return
+        for path in files:
+            if absolute_path(path) not in self.exempt:
                 yield path
 
     def exempt_too(self, paths: Iterable[Path]) -> None:
         """Files a backend of a call that began later writes itself: no longer recorded."""
-        more = frozenset(_absolute(p) for p in paths) - self.exempt
+        more = frozenset(absolute_path(p) for p in paths) - self.exempt
         if more:
             self.exempt |= more
-            for path in [p for p in self.files if _absolute(p) in more]:
+            for path in [p for p in self.files if absolute_path(p) in more]:
                 del self.files[path]
 
     def refresh(self, paths: Iterable[Path]) -> None:
         """phasegate itself just wrote ``paths``: record them as they are now."""
         for path in paths:
-            self.files[path] = _read(path)
+            self.files[path] = self.cache.read(path)
 
     def changed_files(self) -> list[Path]:
         """The recorded files that differ now, and files new in ``.phasegate/``."""
-        changed = [path for path, was in self.files.items() if _read(path) != was]
+        read = self.cache.read
+        changed = [path for path, was in self.files.items() if read(path) != was]
         if self.config_dir is not None:
-            changed += [p for p in self._config_files() if p not in self.files]
+            changed += [p for p in self.config_files() if p not in self.files]
         return changed
 
     def journal_changed(self) -> bool:
@@ -181,10 +291,6 @@ class Snapshot:
         self.record.own += line
 
 
-def _absolute(path: Path) -> Path:
-    return Path(os.path.abspath(path))
-
-
 def item_files(item: WorkItem) -> list[Path]:
     """The item's state files: the engine's and its view's."""
     return [item.engine_path, *item.view.files()]
@@ -195,41 +301,6 @@ def _is_file(path: Path) -> bool:
         return stat.S_ISREG(path.lstat().st_mode)
     except FileNotFoundError:
         return False
-
-
-def _item_dirs(config_dir: Path, item: WorkItem) -> frozenset[Path]:
-    """Work-item folders inside ``config_dir``: the folder of ``item``'s workflow's items
-    when it lies there, and any folder holding an engine state file."""
-    found: set[Path] = set()
-    items = _absolute(item.item_dir).parent
-    if _absolute(config_dir) in items.parents:
-        found.add(items)
-    elif _absolute(config_dir) in _absolute(item.item_dir).parents:
-        found.add(_absolute(item.item_dir))
-    for state in config_dir.glob(f"*/*/{ENGINE_FILE}"):
-        if not any(part in UNPROTECTED_DIRS for part in state.relative_to(config_dir).parts):
-            found.add(_absolute(state.parent))
-    return frozenset(found)
-
-
-def _config_files(folder: Path, skipped: frozenset[Path] = frozenset()) -> Iterator[Path]:
-    """Every file or link below ``folder``, without the folders runs write themselves
-    (and without ``skipped`` folders)."""
-    if not folder.is_dir() or folder.is_symlink():
-        return
-    for root, dirs, files in os.walk(folder):
-        here = Path(root)
-        if here == folder:
-            dirs[:] = [d for d in dirs if d not in UNPROTECTED_DIRS]
-        if skipped:
-            dirs[:] = [d for d in dirs if _absolute(here / d) not in skipped]
-        dirs.sort()
-        for name in sorted(files):
-            yield here / name
-        for name in list(dirs):  # a link to a folder is listed with the folders: a file here
-            if (here / name).is_symlink():
-                dirs.remove(name)
-                yield here / name
 
 
 def _read(path: Path) -> _Copy:
@@ -261,9 +332,9 @@ def _record(path: Path) -> _JournalRecord:
     return _JournalRecord(info.st_size, info.st_ino, tail, whole)
 
 
-def _tail_at(path: Path, end: int) -> bytes:
-    """The (up to :data:`JOURNAL_TAIL`) bytes of ``path`` before offset ``end``."""
-    start = max(0, end - JOURNAL_TAIL)
+def _tail_at(path: Path, end: int, length: int = JOURNAL_TAIL) -> bytes:
+    """The (up to ``length``) bytes of ``path`` before offset ``end``."""
+    start = max(0, end - length)
     try:
         with open(path, "rb") as handle:
             handle.seek(start)

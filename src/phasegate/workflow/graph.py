@@ -573,3 +573,35 @@ def _dotted(loc: Location) -> str:
     for part in loc:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
     return text
+
+
+def main_path(workflow: Workflow, mode: str) -> list[str]:
+    """The labels a run in ``mode`` passes through when every step succeeds, in order (top
+    level only): agents and checks pass, actions and loops are done, a gate takes its
+    default choice, else its first; the mode's skipped nodes are passed over."""
+    scope = list(workflow.nodes)
+    index = {node.id: i for i, node in enumerate(scope)}
+    skipped = set(workflow.modes[mode].skip) if mode in workflow.modes else set()
+    labels: list[str] = []
+    seen: set[str] = set()
+    at: str | None = workflow.start_node(mode)
+    while at is not None and at in index and at not in seen:
+        seen.add(at)
+        i = index[at]
+        node = scope[i]
+        name = node.label or node.id
+        shown = node.id not in skipped and not (isinstance(node, EndNode) and not node.label)
+        if shown and name not in labels:
+            labels.append(name)
+        if isinstance(node, EndNode):
+            break
+        if isinstance(node, GateNode):
+            choice = node.default or next(iter(node.choices), None)
+            at = node.choices[choice].to if choice is not None else None
+        elif isinstance(node, ActionNode):
+            found = action_outcomes(node.action)
+            at = target_of(scope, i, "done" if "done" in found else found[0])
+        else:
+            outcome = "done" if isinstance(node, ForeachNode) else "pass"
+            at = target_of(scope, i, outcome)
+    return labels
