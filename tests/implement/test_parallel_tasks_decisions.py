@@ -90,6 +90,8 @@ def test_a_manual_fix_of_a_parallel_task_is_made_in_the_worktree_the_question_na
     assert f"phasegate answer 006 manual-fix-{key(RETRY)} review" in message
     (decision,) = item.decisions("006")
     assert found.group(1) in decision["question"]
+    rows = {row["title"]: row for row in item.status("006")["tasks"]}
+    assert (rows[RETRY]["state"], rows[RETRY]["worktree"]) == ("escalated", found.group(1))
     assert (where / FILES[RETRY]).read_text() == f"# {RETRY}\n"
     assert not (root / FILES[RETRY]).exists()
 
