@@ -571,9 +571,12 @@ class FanOut:
                 self.git.remove_worktree(name)
                 return str(record["commit"])
             if int(record["repairs"]) < self.node.conflicts.attempts:
-                record["repairs"] = int(record["repairs"]) + 1
+                # Counted once the call has returned: a run killed before or during it
+                # makes (or reuses the journaled answer of) that same call, never skips it.
+                attempt = int(record["repairs"]) + 1
+                self.repair(key, name, where, left, attempt)
+                record["repairs"] = attempt
                 self.save()
-                self.repair(key, name, where, left, int(record["repairs"]))
                 continue
             if self.node.conflicts.then == "outcome":
                 choice = "stop"
