@@ -190,8 +190,9 @@ def test_an_expired_escalation_is_taken_by_the_next_run(tmp_path: Path) -> None:
 
 
 def test_manual_fix_pauses_until_a_person_has_fixed_it(tmp_path: Path) -> None:
-    """manually fix: the run pauses for the person; answered 'review', the task is reviewed
-    again and its approval ticks it."""
+    """manually fix: the run pauses for the person (to fix it in the work tree, the task
+    running alone); answered 'review', the task is reviewed again and its approval ticks
+    it."""
     root = make_repo(tmp_path / "repo", TWO_TASKS)
     reviews: list[dict[str, Any]] = [{"text": "NEEDS_REVISION\nUse a constant-time comparison."}]
     agents = team(reviews)
@@ -199,8 +200,9 @@ def test_manual_fix_pauses_until_a_person_has_fixed_it(tmp_path: Path) -> None:
     with pytest.raises(WaitingForHuman):
         run(item, agents)
     item.answer("006", f"escalate-{SIGN}", "manual_fix")
-    with pytest.raises(WaitingForHuman, match=f"manual-fix-{SIGN} review"):
+    with pytest.raises(WaitingForHuman, match=f"manual-fix-{SIGN} review") as waiting:
         run(item, agents)
+    assert "Fix it in the work tree, then answer" in str(waiting.value)
     (root / "src" / "sign.py").write_text("import hmac\nKEY = 1\n")
     item.answer("006", f"manual-fix-{SIGN}", "review")
     reviews[:] = [{"text": "APPROVED"}]

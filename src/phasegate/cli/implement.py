@@ -98,6 +98,17 @@ def implement(
             "takes its default action after its timeout) instead of exiting 3.",
         ),
     ] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            max=64,
+            help="How many of a phase's parallel tasks run at once (default 3, or "
+            "concurrency.jobs); 1 runs every task one after another in the work tree.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
     repo: RepoOption = None,
 ) -> None:
@@ -105,8 +116,9 @@ def implement(
     revisions, escalation, the plan ticked.
 
     Creates the work item on first use (named after the spec: 006) and runs or
-    resumes it; running again after an interruption resumes the review cycle it
-    was in without calling an agent whose answer is recorded.
+    resumes it; a phase's parallel tasks run at once, each in its own git worktree.
+    Running again after an interruption resumes the review cycle it was in without
+    calling an agent whose answer is recorded.
     """
     from phasegate.cli.workflow_progress import ImplementProgress
     from phasegate.config import load_config
@@ -122,7 +134,7 @@ def implement(
             raise
         name, plan = found
     ensure_item(root, config, name, plan, None)
-    options = RunOptions(answers=parse_answers(answer), wait=wait, command=None)
+    options = RunOptions(answers=parse_answers(answer), wait=wait, command=None, jobs=jobs)
     outcome = run_item(
         root, name, options, workflow=WORKFLOW, quiet=quiet, progress=ImplementProgress
     )

@@ -15,6 +15,7 @@ from phasegate.errors import BadInputError
 from phasegate.implement import cycles
 from phasegate.implement.checkboxes import tick_task
 from phasegate.implement.context import load_documents
+from phasegate.implement.parallel import restore_plan
 from phasegate.implement.settings import ACTIONS
 from phasegate.implement.snapshots import snapshot
 from phasegate.implement.where import (
@@ -124,7 +125,8 @@ def _why(ctx: PluginContext) -> str:
 
 
 class TickTask(Action):
-    """An approved task: its checkbox ticked, nothing else in PLAN.md changed."""
+    """An approved task: its checkbox ticked in the work tree, nothing else in PLAN.md
+    changed (in a parallel task's worktree, PLAN.md is put back as the task found it)."""
 
     name = "implement-tick"
     how = "approved"
@@ -135,6 +137,7 @@ class TickTask(Action):
     def run(self, ctx: PluginContext) -> str:
         assert ctx.task is not None
         note = self.note(ctx)
+        restore_plan(ctx)  # a parallel task's worktree: the plan is not the task's to change
         line = tick_task(plan_path(ctx), ctx.task.key, note)
         entry = cycles.task_entry(ctx.state, ctx.task.key, ctx.task.title)
         cycles.outcome(entry, self.how, note or "")

@@ -3,7 +3,8 @@
 One row per task, in plan order: ``done`` (approved; or ``accepted`` /
 ``skipped`` / ``fixed by hand``), ``implementing``, ``in review`` (with the
 cycle, the reviewer and the focus), ``escalated`` (a decision waits: the
-command that answers it), or ``pending``.
+command that answers it), or ``pending``. A task running in a worktree of its own (a
+phase's parallel tasks) names it.
 """
 
 from __future__ import annotations
@@ -72,7 +73,10 @@ def task_rows(item: Any, state: EngineState, plan: Plan | None) -> list[dict[str
                 status = str(entry.get("status", "pending"))
                 if status == "skipped" or (status == "pending" and key in ticked):
                     status = "done"  # already ticked when the phase began, or by then
-                rows.append(_row(state, phase, key, str(entry.get("title", "")), status))
+                row = _row(state, phase, key, str(entry.get("title", "")), status)
+                if status == "running" and entry.get("worktree"):
+                    row["worktree"] = entry["worktree"]  # a parallel task's own worktree
+                rows.append(row)
                 seen.add(key)
     if plan is not None:
         for task in plan.tasks():

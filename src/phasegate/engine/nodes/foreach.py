@@ -117,6 +117,14 @@ def parallel_jobs(run: Run, node: ForeachNode) -> int:
     return override if override is not None else node.parallel
 
 
+def can_overlap(run: Run, path: str, node: ForeachNode) -> bool:
+    """Whether two items of the loop at ``path`` still to run could run at once."""
+    from phasegate.engine.nodes.overlap import items_can_overlap
+
+    ns = run.state.node(path)
+    return items_can_overlap(list(ns["order"]), dict(ns["items"]), node.skip_done)
+
+
 def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> Steps:
     from phasegate.engine.run import ItemCursor, Outcome, definition_path
 
@@ -126,6 +134,8 @@ def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> St
     if ns.get("order") is None:
         read_items(run, path, node, task)
     jobs = parallel_jobs(run, node)
+    if jobs > 1 and not ns.get("fanout") and not can_overlap(run, path, node):
+        jobs = 1  # its items form a chain: one at a time, in the work tree
     if jobs > 1 or ns.get("fanout"):  # a fan-out under way goes on as one, whatever --jobs says
         from phasegate.engine.nodes.parallel import run_parallel
 

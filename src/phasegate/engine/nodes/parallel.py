@@ -33,6 +33,7 @@ from phasegate.engine.calls import CallSpec, call_agent, recover_call, usage_of
 from phasegate.engine.checks import recorded_round, run_check_round
 from phasegate.engine.fanout_git import FanoutGit
 from phasegate.engine.gates import Question, ask
+from phasegate.engine.item import coalesce_seconds
 from phasegate.engine.plugin_api import Task
 from phasegate.errors import BlockedError, PhasegateError
 from phasegate.faults import crash_point
@@ -130,16 +131,21 @@ class FanOut:
         entries = self.entries()
         # Items wait for their dependencies whatever the order: a cycle would never start.
         dependency_order([Task.from_dict(k, entries[k]) for k in self.order], self.path)
+        # Nothing is written to the state before the base is made: a loop that cannot
+        # start (no commit to branch from) is not under way, and --jobs 1 can run it.
+        before = dict(self.run.state.node(self.path).get("fanout") or {})
+        started = str(before.get("started") or utc_now())
+        date = str(before.get("date") or started.replace("Z", "+00:00"))
+        base = before.get("base")
+        if self.node.isolation == "worktree":
+            self.git = self.make_git(date)
+            base = base or self.git.snapshot()
         fan = self.fan()
         if not fan.get("started"):
-            fan["started"] = utc_now()
-            fan["date"] = fan["started"].replace("Z", "+00:00")
-        if self.node.isolation == "worktree":
-            self.git = self.make_git(str(fan["date"]))
-            if not fan.get("base"):
-                fan["base"] = self.git.snapshot()
-                fan["merged"] = fan["base"]
-                fan["integrated"] = 0
+            fan["started"], fan["date"] = started, date
+        if self.git is not None and not fan.get("base"):
+            fan["base"] = fan["merged"] = base
+            fan["integrated"] = 0
         self.journal(
             "fanout.started",
             jobs=self.jobs,
@@ -364,7 +370,12 @@ class FanOut:
         from phasegate.engine.run import Call
 
         futures = {a.future: a for a in self.active.values() if a.future is not None}
-        done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+        done, _ = wait(list(futures), timeout=coalesce_seconds(), return_when=FIRST_COMPLETED)
+        if not done:
+            # Nothing came back within the group-commit window: the state file (and the
+            # view) catch up with the journal before waiting on the agents' long work.
+            self.item.flush()
+            done, _ = wait(list(futures), return_when=FIRST_COMPLETED)
         for future in sorted(done, key=lambda f: self.rank[futures[f].key]):
             active = futures[future]
             effect = active.effect
@@ -560,9 +571,12 @@ class FanOut:
                 self.git.remove_worktree(name)
                 return str(record["commit"])
             if int(record["repairs"]) < self.node.conflicts.attempts:
-                record["repairs"] = int(record["repairs"]) + 1
+                # Counted once the call has returned: a run killed before or during it
+                # makes (or reuses the journaled answer of) that same call, never skips it.
+                attempt = int(record["repairs"]) + 1
+                self.repair(key, name, where, left, attempt)
+                record["repairs"] = attempt
                 self.save()
-                self.repair(key, name, where, left, int(record["repairs"]))
                 continue
             if self.node.conflicts.then == "outcome":
                 choice = "stop"
