@@ -11,7 +11,11 @@ engine persists every step durably:
   agents answer in under 0.25 s, which only zero-latency agents do);
 - LangGraph with its SqliteSaver in ``durability="sync"`` (a checkpoint
   written before the next step starts; WAL, ``synchronous=FULL``);
-- DBOS on SQLite (each step's output recorded in its system database).
+- DBOS on SQLite (each step's output recorded in its system database);
+- ``floor``: no engine, only the file operations phasegate's every-step path
+  makes per call (the agent's artifact, three journal lines and one fsync, the
+  state file and the view's file replaced): what no Python code around them
+  can go below on this file system.
 
 Each measurement runs in its own process (so peak memory is its own), after
 a warm-up item that is not timed (imports, workflow loading, compiling the
@@ -34,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any, TypedDict
 
-ENGINES = ("phasegate", "phasegate-coalesced", "langgraph", "dbos")
+ENGINES = ("phasegate", "phasegate-coalesced", "langgraph", "dbos", "floor")
 
 
 class LoopState(TypedDict):
@@ -221,6 +225,41 @@ def bench_dbos(workdir: Path, phases: int, approve_on: int, items: int) -> dict[
     return {"seconds": elapsed, "cpu_seconds": cpu, "calls": calls, "sqlite": pragmas}
 
 
+def bench_floor(workdir: Path, phases: int, approve_on: int, items: int) -> dict[str, Any]:
+    """The every-step path's file operations alone, at the sizes the bench's items reach."""
+    from phasegate.state.atomic import atomic_write_bytes
+
+    line = b'{"ts": "2026-01-01T00:00:00Z", "event": "agent.finished", "x": "' + b"a" * 260
+    line += b'"}\n'
+    state, view = b"{" + b" " * 8700 + b"}\n", b"{" + b" " * 1950 + b"}\n"
+
+    def one(folder: Path) -> int:
+        folder.mkdir()
+        journal = os.open(folder / ".journal.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        calls = 0
+        try:
+            for phase in range(1, phases + 1):
+                for iteration in range(1, approve_on + 1):
+                    for role in ("executor", "reviewer"):
+                        if role == "executor":
+                            (folder / f"p{phase}.md").write_text(f"# p{phase} v{iteration}\n")
+                        for _ in range(3):
+                            os.write(journal, line)
+                        os.fsync(journal)
+                        atomic_write_bytes(folder / ".engine.json", state, durable=False)
+                        atomic_write_bytes(folder / "state.json", view, durable=False)
+                        calls += 1
+        finally:
+            os.close(journal)
+        return calls
+
+    one(workdir / "warm-up")
+    started, cpu = time.perf_counter(), time.process_time()
+    calls = sum(one(workdir / f"item{i}") for i in range(items))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return {"seconds": elapsed, "cpu_seconds": cpu, "calls": calls}
+
+
 def run_child(engine: str, phases: int, approve_on: int, items: int) -> dict[str, Any]:
     """One measurement in this process (``engine`` as in :data:`ENGINES`)."""
     workdir = Path(tempfile.mkdtemp(prefix=f"bench-{engine}-"))
@@ -229,6 +268,8 @@ def run_child(engine: str, phases: int, approve_on: int, items: int) -> dict[str
             result = bench_phasegate(workdir, phases, approve_on, items)
         elif engine == "langgraph":
             result = bench_langgraph(workdir, phases, approve_on, items)
+        elif engine == "floor":
+            result = bench_floor(workdir, phases, approve_on, items)
         else:
             result = bench_dbos(workdir, phases, approve_on, items)
     finally:
@@ -254,7 +295,7 @@ def measure(engine: str, phases: int = 5, approve_on: int = 3, items: int = 10) 
     argv += ["--approve-on", str(approve_on), "--items", str(items)]
     proc = subprocess.run(argv, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
-        if "ModuleNotFoundError" in proc.stderr and not engine.startswith("phasegate"):
+        if "ModuleNotFoundError" in proc.stderr and engine in ("langgraph", "dbos"):
             raise Missing(engine)
         raise SystemExit(f"{engine} benchmark failed:\n{proc.stderr}")
     data: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])

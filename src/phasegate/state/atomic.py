@@ -8,6 +8,7 @@ and leaves the old file as it was and no temp file behind.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import secrets
@@ -15,6 +16,8 @@ from pathlib import Path
 
 from phasegate.errors import StorageError, is_storage_error
 from phasegate.faults import crash_point
+
+MASK = 0xFFFFFFFF
 
 
 def fsync_dir(directory: Path) -> None:
@@ -32,20 +35,28 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     ``durable=False`` skips the fsyncs: still atomic against a killed process,
     for files that can be rebuilt from durable state after a power cut.
     """
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    target = os.fspath(path)
+    folder, name = os.path.split(target)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with open(tmp, "xb") as handle:
-                handle.write(data)
-                handle.flush()
+            fd, tmp = _create_temp(folder, name)
+        except FileNotFoundError:
+            os.makedirs(folder or ".", exist_ok=True)
+            fd, tmp = _create_temp(folder, name)
+        try:
+            try:
+                view = memoryview(data)
+                while view:  # a nearly full disk may take only part of it
+                    view = view[os.write(fd, view) :]
                 if durable:
-                    os.fsync(handle.fileno())
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
             crash_point("atomic.before_replace")
-            os.replace(tmp, path)
+            os.replace(tmp, target)
         except BaseException:
             with contextlib.suppress(OSError):
-                tmp.unlink()
+                os.unlink(tmp)
             raise
         if durable:
             fsync_dir(path.parent)
@@ -53,6 +64,21 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
         if is_storage_error(exc):
             raise StorageError.from_os_error(exc, path) from exc
         raise
+
+
+#: Temp names are unique within this process by a counter (and across processes by pid).
+_temp_numbers = itertools.count(secrets.randbits(32))
+
+
+def _create_temp(folder: str, name: str) -> tuple[int, str]:
+    """A new temp file beside ``name`` (``.name.tmp-PID-HEX``), opened for writing."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = os.path.join(folder, f".{name}.tmp-{os.getpid()}-{next(_temp_numbers) & MASK:08x}")
+        try:
+            return os.open(tmp, flags, 0o666), tmp  # as open(): the umask applies
+        except FileExistsError:
+            continue  # left behind by a process that had this pid before: another name
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:

@@ -105,9 +105,8 @@ class Journal:
         try:
             # Checked on every append: another process (an MCP server writing
             # to the same journal) may have died mid-line since our last one.
-            self._drop_torn_tail(fd)
+            size = self._drop_torn_tail(fd)
             crash_point("journal.before_append")
-            size = os.fstat(fd).st_size
             #: Where the line just appended begins (another process may append too).
             self.last_offset = size
             try:
@@ -145,12 +144,11 @@ class Journal:
         self._unsynced = False
 
     @staticmethod
-    def _drop_torn_tail(fd: int) -> None:
+    def _drop_torn_tail(fd: int) -> int:
+        """Cut a torn last line (another process died mid-line); the journal's length."""
         size = os.fstat(fd).st_size
-        if size == 0:
-            return
-        if os.pread(fd, 1, size - 1) == b"\n":
-            return
+        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+            return size
         # Find the last complete line and cut the fragment after it.
         chunk = 4096
         end = size
@@ -160,9 +158,10 @@ class Journal:
             cut = data.rfind(b"\n")
             if cut >= 0:
                 os.ftruncate(fd, start + cut + 1)
-                return
+                return start + cut + 1
             end = start
         os.ftruncate(fd, 0)
+        return 0
 
     def events(self) -> Iterator[dict[str, Any]]:
         """Yield every complete event in order; a corrupt line mid-file is an error."""
