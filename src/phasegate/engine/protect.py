@@ -204,8 +204,8 @@ def guarded_call(
     return replace(result, exit_status=result.exit_status or 1, error=message, structured=None)
 
 
-def _shown(repo: Path, path: Path) -> str:
+def _shown(repo: Path, path: str | Path) -> str:
     try:
-        return path.relative_to(repo).as_posix()
+        return Path(path).relative_to(repo).as_posix()
     except ValueError:
         return str(path)
