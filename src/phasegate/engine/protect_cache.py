@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -116,6 +117,8 @@ class ReadCache:
         #: The journal as last read: its path, inode and content (only ever appended to).
         self._journal: tuple[str, int, bytearray] | None = None
         self._layout: tuple[tuple[str, str], Layout] | None = None
+        #: The item's state files (see :func:`~phasegate.engine.protect_snapshot.item_file_paths`).
+        self.item_files: tuple[Hashable, tuple[str, ...]] | None = None
 
     def read(self, path: str | Path) -> _Copy:
         """``path`` as it is now (a link's target, never what it points at)."""
@@ -214,10 +217,39 @@ def _read(path: str) -> _Copy:
             return _Copy("link", os.fsencode(os.readlink(path)))
         if not stat.S_ISREG(info.st_mode):
             return _Copy("other", mode=stat.S_IMODE(info.st_mode))
-        with open(path, "rb") as handle:
-            return _Copy("file", handle.read(), stat.S_IMODE(info.st_mode))
+        return _Copy("file", read_bytes(path, 0, info.st_size), stat.S_IMODE(info.st_mode))
     except FileNotFoundError:
         return ABSENT
+
+
+def read_bytes(path: str | Path, offset: int = 0, expected: int = 0, limit: int = -1) -> bytes:
+    """The bytes of ``path`` from ``offset`` (up to ``limit`` of them when not negative; about
+    ``expected`` are expected), read with plain system calls (no buffered file object)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a fifo put in its place never blocks
+    try:
+        if limit >= 0:
+            found = os.pread(fd, limit, offset)
+            if len(found) == limit or not found:
+                return found
+            chunks = [found]
+            got = len(found)
+            while got < limit:
+                more = os.pread(fd, limit - got, offset + got)
+                if not more:
+                    break
+                chunks.append(more)
+                got += len(more)
+            return b"".join(chunks)
+        chunks = []
+        size = max(expected, 0) + 1
+        while True:
+            more = os.pread(fd, max(size, 65536) if chunks else size, offset)
+            if not more:
+                return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+            chunks.append(more)
+            offset += len(more)
+    finally:
+        os.close(fd)
 
 
 def _read_on(path: str, known: bytearray, inode: int) -> _JournalRecord | None:
@@ -226,9 +258,7 @@ def _read_on(path: str, known: bytearray, inode: int) -> _JournalRecord | None:
     end = len(known)
     start = max(0, end - JOURNAL_CHECKED)
     try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            found = handle.read()
+        found = read_bytes(path, start, end - start + 4096)
     except FileNotFoundError:
         return None
     if len(found) < end - start or found[: end - start] != known[start:]:
@@ -258,9 +288,7 @@ def _tail_at(path: str | Path, end: int, length: int = JOURNAL_TAIL) -> bytes:
     """The (up to ``length``) bytes of ``path`` before offset ``end``."""
     start = max(0, end - length)
     try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            return handle.read(end - start)
+        return read_bytes(path, start, limit=end - start)
     except FileNotFoundError:
         return b""
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from phasegate.engine.item import WorkItem
+from phasegate.engine.plugin_api import StateView
 from phasegate.engine.protect_cache import (
     ABSENT,
     JOURNAL_COPY_LIMIT,
@@ -44,6 +45,7 @@ __all__ = [
     "Snapshot",
     "event_name",
     "event_names",
+    "item_file_paths",
     "item_files",
 ]
 
@@ -92,8 +94,7 @@ class Snapshot:
         files = snapshot.files
         for path in snapshot._unexempt(layout.files, layout.absolute):
             files[path] = read(path)
-        for item_path in item_files(item):
-            path = os.fspath(item_path)
+        for path in item_file_paths(item, snapshot.cache):
             files[path] = read(path)
         snapshot.record = snapshot.cache.journal(item.journal.path)
         return snapshot
@@ -117,7 +118,7 @@ class Snapshot:
             for path in [p for p in self.files if os.path.abspath(p) in more]:
                 del self.files[path]
 
-    def refresh(self, paths: Iterable[Path]) -> None:
+    def refresh(self, paths: Iterable[str | Path]) -> None:
         """phasegate itself just wrote ``paths``: record them as they are now."""
         for item_path in paths:
             path = os.fspath(item_path)
@@ -200,6 +201,22 @@ class Snapshot:
 def item_files(item: WorkItem) -> list[Path]:
     """The item's state files: the engine's and its view's."""
     return [item.engine_path, *item.view.files()]
+
+
+def item_file_paths(item: WorkItem, cache: ReadCache) -> tuple[str, ...]:
+    """:func:`item_files` as strings, kept in ``cache`` while they are bound to be the same:
+    a view that does not define its own ``files`` writes the files it names from its
+    settings in the item's folder."""
+    view = item.view
+    if type(view).files is not StateView.files:
+        return tuple(os.fspath(path) for path in item_files(item))
+    key = (id(view), os.fspath(item.item_dir), tuple(view.file_names(view.settings)))
+    known = cache.item_files
+    if known is not None and known[0] == key:
+        return known[1]
+    found = tuple(os.fspath(path) for path in item_files(item))
+    cache.item_files = (key, found)
+    return found
 
 
 def _is_file(path: Path) -> bool:
