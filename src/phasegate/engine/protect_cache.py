@@ -132,7 +132,7 @@ class ReadCache:
         known = self._files.get(key)
         if known is not None and known.signature == signature:
             return known.copy
-        copy = _read(key)
+        copy = _read(key, info)
         if _settled(info):
             self._files[key] = _Known(signature, copy)
         else:
@@ -195,7 +195,7 @@ class ReadCache:
             and known[1] == info.st_ino
             and len(known[2]) <= info.st_size <= JOURNAL_COPY_LIMIT
         ):
-            found = _read_on(key, known[2], info.st_ino)
+            found = _read_on(key, known[2], info)
         if found is None:
             found = _record(key)
         content = found._content
@@ -210,61 +210,58 @@ def _settled(info: os.stat_result) -> bool:
     return time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) >= SETTLED_NS
 
 
-def _read(path: str) -> _Copy:
+def _read(path: str, info: os.stat_result) -> _Copy:
+    """``path`` as ``info`` (its :func:`os.lstat` just now) says it is."""
     try:
-        info = os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
             return _Copy("link", os.fsencode(os.readlink(path)))
         if not stat.S_ISREG(info.st_mode):
             return _Copy("other", mode=stat.S_IMODE(info.st_mode))
-        return _Copy("file", read_bytes(path, 0, info.st_size), stat.S_IMODE(info.st_mode))
+        return _Copy("file", read_bytes(path, expected=info.st_size), stat.S_IMODE(info.st_mode))
     except FileNotFoundError:
         return ABSENT
 
 
-def read_bytes(path: str | Path, offset: int = 0, expected: int = 0, limit: int = -1) -> bytes:
-    """The bytes of ``path`` from ``offset`` (up to ``limit`` of them when not negative; about
-    ``expected`` are expected), read with plain system calls (no buffered file object)."""
+def read_bytes(path: str | Path, offset: int = 0, expected: int = -1, limit: int = -1) -> bytes:
+    """The bytes of ``path`` from ``offset`` to its end (or ``limit`` of them when not
+    negative), read with plain system calls. ``expected``: how many its size (from
+    :func:`os.lstat` just before) leaves; when exactly that many are found, no more are
+    looked for (the size is the one its signature was taken with)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a fifo put in its place never blocks
     try:
         if limit >= 0:
-            found = os.pread(fd, limit, offset)
-            if len(found) == limit or not found:
-                return found
-            chunks = [found]
-            got = len(found)
-            while got < limit:
-                more = os.pread(fd, limit - got, offset + got)
-                if not more:
-                    break
-                chunks.append(more)
-                got += len(more)
-            return b"".join(chunks)
-        chunks = []
-        size = max(expected, 0) + 1
-        while True:
-            more = os.pread(fd, max(size, 65536) if chunks else size, offset)
+            wanted, last = limit, limit
+        else:
+            wanted, last = max(expected, 0) + 1, expected
+        found = os.pread(fd, wanted, offset)
+        if len(found) == last or not found:
+            return found
+        chunks = [found]
+        got = len(found)
+        while limit < 0 or got < limit:
+            more = os.pread(fd, max(65536, limit - got), offset + got)
             if not more:
-                return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+                break
             chunks.append(more)
-            offset += len(more)
+            got += len(more)
+        return b"".join(chunks)[: limit if limit >= 0 else None]
     finally:
         os.close(fd)
 
 
-def _read_on(path: str, known: bytearray, inode: int) -> _JournalRecord | None:
+def _read_on(path: str, known: bytearray, info: os.stat_result) -> _JournalRecord | None:
     """The journal read on from where ``known`` (its content as last read) ends, ``known``
     extended with it; ``None`` when the journal no longer ends as ``known`` did."""
     end = len(known)
     start = max(0, end - JOURNAL_CHECKED)
     try:
-        found = read_bytes(path, start, end - start + 4096)
+        found = read_bytes(path, start, info.st_size - start)
     except FileNotFoundError:
         return None
     if len(found) < end - start or found[: end - start] != known[start:]:
         return None
     known += found[end - start :]
-    return _JournalRecord(len(known), inode, None, known)
+    return _JournalRecord(len(known), info.st_ino, None, known)
 
 
 def _record(path: str | Path) -> _JournalRecord:
