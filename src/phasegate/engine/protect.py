@@ -34,7 +34,12 @@ from pathlib import Path
 
 from phasegate.agents.base import AgentResult
 from phasegate.engine.item import WorkItem
-from phasegate.engine.protect_snapshot import ReadCache, Snapshot, event_names, item_files
+from phasegate.engine.protect_snapshot import (
+    ReadCache,
+    Snapshot,
+    event_names,
+    item_file_paths,
+)
 from phasegate.errors import AgentError
 
 #: How many forged journal lines a violation event quotes.
@@ -147,7 +152,7 @@ class Guard:
                 return
             self._sweep()
             yield
-            self._snapshot.refresh(item_files(self.item))
+            self._snapshot.refresh(item_file_paths(self.item, self._cache))
 
 
 def guard_of(item: WorkItem) -> Guard:
@@ -204,8 +209,8 @@ def guarded_call(
     return replace(result, exit_status=result.exit_status or 1, error=message, structured=None)
 
 
-def _shown(repo: Path, path: Path) -> str:
+def _shown(repo: Path, path: str | Path) -> str:
     try:
-        return path.relative_to(repo).as_posix()
+        return Path(path).relative_to(repo).as_posix()
     except ValueError:
         return str(path)
