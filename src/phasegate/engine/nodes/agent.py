@@ -350,7 +350,12 @@ def _review(
 
     ns = run.state.node(path)
     reviewer = reviewers[index]
-    ctx = run.context(path, node, task, {})
+    # Only a predicate or a selector looks at the context: built for them alone.
+    ctx = (
+        run.context(path, node, task, {})
+        if reviewer.when is not None or reviewer.selector is not None
+        else None
+    )
     if reviewer.when is not None and not plugin("predicates", reviewer.when)(ctx):
         run.item.record("reviewer.skipped", node=path, reviewer=reviewer.key, when=reviewer.when)
         ns.stage = f"review:{index + 1}"
@@ -471,9 +476,9 @@ def _words(reviewer: Reviewer, reader: VerdictReader) -> tuple[str, ...]:
 
 
 def _reviewer_role(
-    run: Run, path: str, reviewer: Reviewer, ctx: PluginContext
+    run: Run, path: str, reviewer: Reviewer, ctx: PluginContext | None
 ) -> tuple[str | None, tuple[str, ...]]:
-    if reviewer.selector is None:
+    if reviewer.selector is None or ctx is None:
         return reviewer.role, ()
     ns = run.state.node(path)
     chosen = ns.mapping("selected").get(f"{ns.iteration}:{reviewer.key}")
