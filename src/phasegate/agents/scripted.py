@@ -288,9 +288,7 @@ class ScriptedBackend(Backend):
         allowed = [root, *(os.path.realpath(d) for d in request.extra_dirs)]
         for raw, content in reply.write.items():
             target = _inside(root, _fill(raw, values), allowed)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "w", encoding="utf-8") as handle:
-                handle.write(content)
+            _write(target, content)
         for raw in reply.delete:
             target = _inside(root, _fill(raw, values), allowed)
             Path(target).unlink(missing_ok=True)
@@ -326,6 +324,18 @@ def _inside(root: str, relative: str, allowed: list[str]) -> str:
     if not any(target == base or target.startswith(_as_folder(base)) for base in allowed):
         raise ValueError(f"scripted reply path {relative!r} escapes the working directory")
     return target
+
+
+def _write(target: str, content: str) -> None:
+    """Write ``content`` to ``target``, making its folder first if it has none."""
+    try:
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(content)
+            return
+    except (FileNotFoundError, NotADirectoryError):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w", encoding="utf-8") as handle:
+        handle.write(content)
 
 
 def _as_folder(path: str) -> str:

@@ -11,6 +11,7 @@ it has been left alone a moment.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from collections.abc import Sequence
@@ -55,11 +56,36 @@ def _settled(mtime_ns: int, ctime_ns: int) -> bool:
 def inside_any(path: str, roots: Sequence[Path]) -> bool:
     """Whether ``path``, its symlinks followed, lies in one of ``roots`` (followed too).
 
-    :func:`phasegate.engine.confine.inside` on strings (no path objects built).
+    :func:`phasegate.engine.confine.inside` on strings: a path written below a root
+    through no symlink is inside it whatever the root resolves to, so only the
+    components below the root are looked at; any symlink among them, and the
+    answer is worked out in full.
     """
+    for root in roots:
+        if _plainly_below(path, os.fspath(root)):
+            return True
     real = os.path.realpath(path)
     for root in roots:
         base = os.path.realpath(root)
         if real == base or real.startswith(base if base.endswith(os.sep) else base + os.sep):
             return True
     return False
+
+
+def _plainly_below(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` followed by existing components none of which is a
+    symlink (so that, resolved, it lies below ``root`` resolved)."""
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if not path.startswith(prefix) or not os.path.isabs(root):
+        return False
+    current = prefix.rstrip(os.sep) or os.sep
+    for part in path[len(prefix) :].split(os.sep):
+        if part in ("", ".", ".."):
+            return False
+        current = os.path.join(current, part)
+        try:
+            if stat.S_ISLNK(os.lstat(current).st_mode):
+                return False
+        except OSError:
+            return False
+    return True

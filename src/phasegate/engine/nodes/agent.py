@@ -16,7 +16,6 @@ checks still fail, the node ends ``checks-failed`` (by default: the run stops).
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -383,21 +382,20 @@ def _review(
     reader: VerdictReader = plugin("readers", reviewer.reader)
     backend = run.backends.for_role(role, plays(role, reviewer.role))
     words = _words(reviewer, reader)
-    rctx = ReadContext(
-        words=words,
-        pass_words=frozenset(w for w, a in reviewer.on.items() if a == PASS),
-        revise_word=next(
+    fields: dict[str, Any] = {
+        "words": words,
+        "pass_words": frozenset(w for w, a in reviewer.on.items() if a == PASS),
+        "revise_word": next(
             (w for w, a in reviewer.on.items() if a == REVISE and w != "UNCLEAR"), None
         ),
-        structured_enforced=False,
-        item=run.item.name,
-        item_dir=run.item.item_dir,
-        workdir=run.workdir(path),
-        round=_round(run, path),
-    )
-    schema = reader.schema(rctx)
+        "item": run.item.name,
+        "item_dir": run.item.item_dir,
+        "workdir": run.workdir(path),
+        "round": _round(run, path),
+    }
+    schema = reader.schema(ReadContext(structured_enforced=False, **fields))
     enforced = schema is not None and bool(backend.structured_output)
-    rctx = dataclasses.replace(rctx, structured_enforced=enforced)
+    rctx = ReadContext(structured_enforced=enforced, **fields)
     answer = None
     if schema is not None and not enforced:
         from phasegate.agents.base import PromptPart
