@@ -74,12 +74,17 @@ class AgentRequest:
 
     def prompt_text(self) -> str:
         """The prompt as one markdown document (instructions first, then each part)."""
+        known: str | None = self.__dict__.get("_prompt_text")
+        if known is not None:  # the request is frozen: its text is worked out once
+            return known
         sections: list[str] = []
         if self.instructions:
             sections.append(self.instructions.strip())
         for part in self.prompt:
             sections.append(f"## {part.title}\n\n{part.body.rstrip()}")
-        return "\n\n".join(sections) + "\n"
+        text = "\n\n".join(sections) + "\n"
+        object.__setattr__(self, "_prompt_text", text)
+        return text
 
 
 @dataclass(frozen=True)

@@ -281,16 +281,17 @@ class ScriptedBackend(Backend):
         )
 
     def _apply_files(self, request: AgentRequest, reply: ScriptedReply) -> None:
+        if not reply.write and not reply.delete:
+            return
         values = {k: request.labels.get(k, "") for k in PLACEHOLDERS}
-        root = request.workdir.resolve()
-        allowed = [root, *(d.resolve() for d in request.extra_dirs)]
+        root = os.path.realpath(request.workdir)
+        allowed = [root, *(os.path.realpath(d) for d in request.extra_dirs)]
         for raw, content in reply.write.items():
             target = _inside(root, _fill(raw, values), allowed)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content, encoding="utf-8")
+            _write(target, content)
         for raw in reply.delete:
             target = _inside(root, _fill(raw, values), allowed)
-            target.unlink(missing_ok=True)
+            Path(target).unlink(missing_ok=True)
 
     def _log_call(self, request: AgentRequest) -> None:
         if self._calls_log is None:
@@ -317,8 +318,25 @@ def _fill(raw: str, values: Mapping[str, str]) -> str:
         ) from None
 
 
-def _inside(root: Path, relative: str, allowed: list[Path]) -> Path:
-    target = (root / relative).resolve()
-    if not any(target == base or base in target.parents for base in allowed):
+def _inside(root: str, relative: str, allowed: list[str]) -> str:
+    """``root / relative`` with its symlinks followed; ValueError if that leaves ``allowed``."""
+    target = os.path.realpath(os.path.join(root, relative))
+    if not any(target == base or target.startswith(_as_folder(base)) for base in allowed):
         raise ValueError(f"scripted reply path {relative!r} escapes the working directory")
     return target
+
+
+def _write(target: str, content: str) -> None:
+    """Write ``content`` to ``target``, making its folder first if it has none."""
+    try:
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(content)
+            return
+    except (FileNotFoundError, NotADirectoryError):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w", encoding="utf-8") as handle:
+        handle.write(content)
+
+
+def _as_folder(path: str) -> str:
+    return path if path.endswith(os.sep) else path + os.sep

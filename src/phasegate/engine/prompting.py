@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import glob
+import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import PromptPart
-from phasegate.engine.confine import inside
 from phasegate.engine.plugin_api import ContextProvider, PluginContext, plugin
+from phasegate.engine.template_text import inside_any, template_text
 from phasegate.workflow.model import AgentNode, PluginRef
 from phasegate.workflow.prompts import render
 
@@ -28,10 +29,11 @@ def clip(text: str, limit: int) -> str:
     return text[:limit] + f"\n\n[... {len(text) - limit} more characters not shown ...]\n"
 
 
-def read_file(path: Path) -> str | None:
+def read_file(path: Path | str) -> str | None:
     """The text of ``path``, or ``None`` if it is absent (or a folder)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
 
@@ -39,9 +41,10 @@ def read_file(path: Path) -> str | None:
 def read_inside(path: Path, roots: Sequence[Path]) -> str | None:
     """:func:`read_file`, unless ``path`` leads out of ``roots`` (a symlink): then a note
     saying so, never the outside file's content."""
-    if path.exists() and not inside(path, roots):
+    name = os.fspath(path)
+    if os.path.exists(name) and not inside_any(name, roots):
         return f"(not shown: {path.name} leads outside the repository through a symlink)"
-    return read_file(path)
+    return read_file(name)
 
 
 class PromptFor:
@@ -55,43 +58,80 @@ class PromptFor:
         self.item = run.item
         self.state = run.state
         self.roots = (run.item.repo, run.item.item_dir)
+        #: The output names when none holds a placeholder (the same on every call).
+        files = [o.file for o in node.outputs]
+        self._plain_outputs = None if any("{{" in f for f in files) else files
 
     # -- shared ----------------------------------------------------------------------
 
     def fill(self, text: str) -> str:
         """``text`` with the node's placeholders filled (paths of outputs, the task...)."""
-        return render(text, self.values(self.state.node(self.path).iteration, ""))
+        if "{{" not in text:  # nothing to fill (a placeholder always starts so)
+            return text
+        return self._render(text, self.state.node(self.path).iteration, "")
 
     def outputs(self) -> list[str]:
+        if self._plain_outputs is not None:
+            return list(self._plain_outputs)
         return [self.fill(o.file) for o in self.node.outputs]
 
     def values(self, iteration: int, role: str) -> dict[str, object]:
+        """Every placeholder's value for a call in ``iteration`` by ``role``."""
+        found = _Values(self._value_of(iteration, role))
+        return {name: found[name] for name in _VALUE_NAMES}
+
+    def _render(self, text: str, iteration: int, role: str) -> str:
+        """``text`` filled from :meth:`values`, computing only the values it names."""
+        if "{{" not in text:
+            return text
+        return render(text, _Values(self._value_of(iteration, role)))
+
+    def _value_of(self, iteration: int, role: str) -> Callable[[str], object]:
+        def value(name: str) -> object:
+            task = self.ctx.task
+            if name == "item":
+                return self.item.name
+            if name == "description":
+                return self.state.get("description", "")
+            if name == "workflow":
+                return self.item.workflow.name
+            if name == "phase":
+                return self.run.label(self.path)
+            if name == "node":
+                return self.node.id
+            if name == "mode":
+                return self.state.mode
+            if name == "artifact":
+                return self._artifact()
+            if name == "artifact_path":
+                artifact = self._artifact()
+                return self.run.rel(self.path, self.item.item_dir / artifact) if artifact else ""
+            if name == "item_dir":
+                return self.run.rel(self.path, self.item.item_dir)
+            if name == "iteration":
+                return iteration
+            if name == "max_iterations":
+                return self.run.limit(self.path, self.node)
+            if name == "role":
+                return role
+            if name == "task":
+                return task.key if task else ""
+            if name == "task_title":
+                return task.title if task else ""
+            raise KeyError(name)
+
+        return value
+
+    def _artifact(self) -> str:
+        """The first output's name (its ``{{ task }}`` filled), or ``""``."""
+        if not self.node.outputs:
+            return ""
         task = self.ctx.task
-        workflow = self.item.workflow
-        outputs = [render(o.file, {"task": task.key if task else ""}) for o in self.node.outputs]
-        artifact = outputs[0] if outputs else ""
-        return {
-            "item": self.item.name,
-            "description": self.state.get("description", ""),
-            "workflow": workflow.name,
-            "phase": self.run.label(self.path),
-            "node": self.node.id,
-            "mode": self.state.mode,
-            "artifact": artifact,
-            "artifact_path": self.run.rel(self.path, self.item.item_dir / artifact)
-            if artifact
-            else "",
-            "item_dir": self.run.rel(self.path, self.item.item_dir),
-            "iteration": iteration,
-            "max_iterations": self.run.limit(self.path, self.node),
-            "role": role,
-            "task": task.key if task else "",
-            "task_title": task.title if task else "",
-        }
+        return render(self.node.outputs[0].file, {"task": task.key if task else ""})
 
     def _instructions(self, template: str, iteration: int, role: str) -> str:
-        text = self.item.loaded.template(template).read_text(encoding="utf-8")
-        return render(text, self.values(iteration, role))
+        text = template_text(self.item.loaded.template(template))
+        return self._render(text, iteration, role)
 
     def _work_item_part(self, iteration: int) -> PromptPart:
         node = self.node
@@ -230,6 +270,47 @@ class PromptFor:
         if answer is not None:
             parts.append(answer)
         return self._finish(instructions, parts)
+
+
+#: The names :meth:`PromptFor.values` fills, in the order it lists them.
+_VALUE_NAMES = (
+    "item",
+    "description",
+    "workflow",
+    "phase",
+    "node",
+    "mode",
+    "artifact",
+    "artifact_path",
+    "item_dir",
+    "iteration",
+    "max_iterations",
+    "role",
+    "task",
+    "task_title",
+)
+
+
+class _Values(Mapping[str, object]):
+    """The values of one render, each computed when a placeholder first names it."""
+
+    def __init__(self, compute: Callable[[str], object]) -> None:
+        self._compute = compute
+        self._known: dict[str, object] = {}
+
+    def __getitem__(self, name: str) -> object:
+        if name in self._known:
+            return self._known[name]
+        if name not in _VALUE_NAMES:
+            raise KeyError(name)
+        found = self._known[name] = self._compute(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_VALUE_NAMES)
+
+    def __len__(self) -> int:
+        return len(_VALUE_NAMES)
 
 
 def _issue_line(issue: dict[str, Any]) -> str:

@@ -10,13 +10,14 @@ state is only ever changed and committed on the engine's thread, in order.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from phasegate.engine.calls import Backends, CallSpec, call_agent
+from phasegate.engine.calls import Backends, CallSpec, call_agent, relative_to
 from phasegate.engine.checks import CheckRound, run_check_round
 from phasegate.engine.item import WorkItem
 from phasegate.engine.plugin_api import PluginContext, Task, plugin
@@ -169,9 +170,10 @@ class ItemCursor:
         self.state.node(self.path).mapping("items").setdefault(self.key, {})["at"] = value
 
 
+@functools.lru_cache(maxsize=4096)  # asked several times a step, for a few paths
 def definition_path(path: str) -> str:
     """``tasks[T3]/code`` -> ``tasks/code`` (the node's place in the workflow file)."""
-    return _ITEM_KEY.sub("", path)
+    return _ITEM_KEY.sub("", path) if "[" in path else path
 
 
 def enter_node(
@@ -223,11 +225,18 @@ class Run:
         self.started_labels: set[str] = set()
         #: Node path prefixes (``tasks[T3]/``) of parallel items, and where each works.
         self.workspaces: dict[str, Workspace] = {}
+        #: Each node path's label (the workflow does not change during a run).
+        self._labels: dict[str, str] = {}
+        #: (target, base) -> ``target`` relative to ``base``, where that is path arithmetic.
+        self._relative: dict[tuple[Path, Path], str] = {}
 
     # -- small helpers -------------------------------------------------------------------
 
     def label(self, path: str) -> str:
-        return self.workflow.label_of(definition_path(path))
+        known = self._labels.get(path)
+        if known is None:
+            known = self._labels[path] = self.workflow.label_of(definition_path(path))
+        return known
 
     def save(self, *, lazy: bool = False, durable: bool = False) -> None:
         self.item.save(self.state, lazy=lazy, durable=durable)
@@ -263,9 +272,18 @@ class Run:
 
     def rel(self, path: str, target: Path) -> str:
         """``target`` as the agents of node ``path`` see it (relative to where they work)."""
-        from phasegate.engine.calls import relative_to
-
-        return relative_to(target, self.workdir(path))
+        base = self.workdir(path) if self.workspaces else self.item.workdir(self.state)
+        key = (target, base)
+        known = self._relative.get(key)
+        if known is not None:
+            return known
+        try:
+            known = str(target.relative_to(base))
+        except ValueError:
+            return relative_to(target, base)  # through symlinks: asked again each time
+        if len(self._relative) < 1024:
+            self._relative[key] = known
+        return known
 
     def limit(self, path: str, node: AgentNode, reviewer: str | None = None) -> int:
         """How many review iterations ``node`` may use (its budget, extensions included)."""

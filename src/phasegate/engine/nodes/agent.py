@@ -16,7 +16,6 @@ checks still fail, the node ends ``checks-failed`` (by default: the run stops).
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -350,7 +349,12 @@ def _review(
 
     ns = run.state.node(path)
     reviewer = reviewers[index]
-    ctx = run.context(path, node, task, {})
+    # Only a predicate or a selector looks at the context: built for them alone.
+    ctx = (
+        run.context(path, node, task, {})
+        if reviewer.when is not None or reviewer.selector is not None
+        else None
+    )
     if reviewer.when is not None and not plugin("predicates", reviewer.when)(ctx):
         run.item.record("reviewer.skipped", node=path, reviewer=reviewer.key, when=reviewer.when)
         ns.stage = f"review:{index + 1}"
@@ -378,21 +382,20 @@ def _review(
     reader: VerdictReader = plugin("readers", reviewer.reader)
     backend = run.backends.for_role(role, plays(role, reviewer.role))
     words = _words(reviewer, reader)
-    rctx = ReadContext(
-        words=words,
-        pass_words=frozenset(w for w, a in reviewer.on.items() if a == PASS),
-        revise_word=next(
+    fields: dict[str, Any] = {
+        "words": words,
+        "pass_words": frozenset(w for w, a in reviewer.on.items() if a == PASS),
+        "revise_word": next(
             (w for w, a in reviewer.on.items() if a == REVISE and w != "UNCLEAR"), None
         ),
-        structured_enforced=False,
-        item=run.item.name,
-        item_dir=run.item.item_dir,
-        workdir=run.workdir(path),
-        round=_round(run, path),
-    )
-    schema = reader.schema(rctx)
+        "item": run.item.name,
+        "item_dir": run.item.item_dir,
+        "workdir": run.workdir(path),
+        "round": _round(run, path),
+    }
+    schema = reader.schema(ReadContext(structured_enforced=False, **fields))
     enforced = schema is not None and bool(backend.structured_output)
-    rctx = dataclasses.replace(rctx, structured_enforced=enforced)
+    rctx = ReadContext(structured_enforced=enforced, **fields)
     answer = None
     if schema is not None and not enforced:
         from phasegate.agents.base import PromptPart
@@ -471,9 +474,9 @@ def _words(reviewer: Reviewer, reader: VerdictReader) -> tuple[str, ...]:
 
 
 def _reviewer_role(
-    run: Run, path: str, reviewer: Reviewer, ctx: PluginContext
+    run: Run, path: str, reviewer: Reviewer, ctx: PluginContext | None
 ) -> tuple[str | None, tuple[str, ...]]:
-    if reviewer.selector is None:
+    if reviewer.selector is None or ctx is None:
         return reviewer.role, ()
     ns = run.state.node(path)
     chosen = ns.mapping("selected").get(f"{ns.iteration}:{reviewer.key}")
