@@ -151,3 +151,47 @@ def test_a_workflow_that_no_longer_loads_sends_status_down_the_full_path(
         text=True,
     )
     assert broken.returncode == 2 and "config.yaml" in broken.stderr
+
+
+#: The modules of other workflows' plug-ins (their views, parsers, actions).
+OTHER_WORKFLOWS = ("phasegate.change.", "phasegate.team.", "phasegate.implement.")
+
+ITEM_CODE = """
+import contextlib, io, json, sys
+from phasegate.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as shown:
+    code = main(sys.argv[1:])
+print(json.dumps({"code": code, "out": shown.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+def test_status_of_one_item_loads_no_other_workflows_plug_ins(tmp_path: Path) -> None:
+    """``phasegate status NAME`` looks for the item in every workflow, but a workflow with
+    no folder for it is not asked through its view: the change, team and implement
+    workflows' modules are not imported to show a feature item (and a hand-written change
+    is still found)."""
+    repo = _repo_with_items(tmp_path)
+    _cli(repo.root, "status")  # the workflows are validated and cached once
+
+    def shown(name: str) -> tuple[str, list[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", ITEM_CODE, "status", name],
+            cwd=repo.root,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        assert found["code"] == 0, found
+        return found["out"], [m for m in found["modules"] if m.startswith(OTHER_WORKFLOWS)]
+
+    out, others = shown("halfway")
+    assert "halfway (feature" in out
+    assert others == []
+    change = repo.root / "changes" / "hand-made"
+    change.mkdir(parents=True)
+    (change / "STATE.yaml").write_text("change_id: hand-made\nphase: proposed\n", encoding="utf-8")
+    out, others = shown("hand-made")
+    assert "hand-made (change" in out
+    assert "phasegate.change.view" in others

@@ -211,7 +211,14 @@ class WorkItem:
             return str(path)
 
     def exists(self) -> bool:
-        return self.engine_path.is_file() or self.view.adoptable()
+        """Whether the item has a state: its engine state, or a hand-written view file.
+
+        A view's files lie in the item's folder: without the folder the view (and
+        the modules of its plug-in) is not loaded at all.
+        """
+        if self.engine_path.is_file():
+            return True
+        return self.item_dir.is_dir() and self.view.adoptable()
 
     # -- loading --------------------------------------------------------------------
 

@@ -210,7 +210,8 @@ class StateView:
         """Validate the view's files and copy hand edits into ``state``."""
 
     def adoptable(self) -> bool:
-        """Whether :meth:`adopt` can make a state (a hand-written state file exists)."""
+        """Whether :meth:`adopt` can make a state (a hand-written state file exists in the
+        item's folder; an item without a folder is never asked)."""
         return False
 
     def adopt(self) -> EngineState | None:
