@@ -160,3 +160,30 @@ def test_run_on_the_openai_backend_imports_its_sdk_and_no_other(tmp_path: Path) 
     assert found["code"] == 0, found["stderr"]
     assert "openai" in found["modules"]
     assert _unused(found["modules"], "openai") == []
+
+
+def test_status_of_one_item_imports_no_verdict_reader_and_no_backend(tmp_path: Path) -> None:
+    """``phasegate status NAME`` shows verdicts already recorded: it builds none of the
+    verdict readers' patterns, imports no backend (not even the scripted one its roles use)
+    and no worktree code, and still shows the item."""
+    root = tmp_path / "repo"
+    env = _env(root)
+    _feature_item(root, env, "scripted")
+    done = subprocess.run(
+        [sys.executable, "-m", "phasegate", "status", "x"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = _phasegate(root, env, "status", "x")
+    assert found["code"] == 0 and "x (feature" in done.stdout
+    loaded = set(found["modules"])
+    assert not loaded & {"phasegate.verdicts.readers", "phasegate.verdicts.text"}
+    assert not loaded & {"phasegate.agents.scripted", "phasegate.engine.worktree"}
+    assert not [
+        m
+        for m in loaded
+        if m.startswith(("phasegate.agents.", "openai", "mcp")) and m != "phasegate.agents.base"
+    ]
