@@ -12,7 +12,10 @@ changes):
 - ``phasegate --help``;
 - ``phasegate status``, ``phasegate status --json`` and ``phasegate status
   NAME`` in a repository with 10 work items (``bench/scale.py`` has them with
-  1000).
+  1000);
+- ``phasegate run NAME --until P`` of a phase ``P`` the item has completed:
+  the whole start of a run (config, workflow, item, state, lock) up to where
+  it would dispatch its first agent, without an agent.
 
 phasegate's own modules are compiled to bytecode first, as installing a
 package does (a checkout run with ``PYTHONDONTWRITEBYTECODE`` would otherwise
@@ -38,6 +41,8 @@ from pathlib import Path
 
 GOAL = 1.5
 ITEMS = 10
+#: The phase of ``item-0000`` completed before measuring ``run NAME --until`` it.
+DONE_PHASE = "brainstorm"
 
 
 def compile_package() -> None:
@@ -49,8 +54,10 @@ def compile_package() -> None:
 
 def build_repo(root: Path, items: int) -> None:
     """A git repository with ``items`` feature work items, made through the engine."""
+    from phasegate.agents.scripted import ScriptedBackend
     from phasegate.api import Repo
     from phasegate.engine.items import create_item
+    from phasegate.engine.runner import RunOptions
 
     root.mkdir(parents=True)
     env = {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid"}
@@ -63,6 +70,11 @@ def build_repo(root: Path, items: int) -> None:
     loaded = repo.registry.get("feature")
     for i in range(items):
         create_item(root, f"item-{i:04d}", loaded, repo.config, mode=None, description=f"Item {i}")
+    done = {"write": {"{item_dir}/brainstorm.md": "# Brainstorm\n"}}
+    approve = {"verdict": {"approved": True, "issues": [], "summary": "ok"}}
+    script = {"executor": {"brainstorm": [done]}, "*": {"*": [approve]}}
+    options = RunOptions(until=DONE_PHASE, yes=True)
+    repo.run("item-0000", backends={"default": ScriptedBackend(script=script)}, options=options)
 
 
 def timed(argv: list[str], cwd: Path, stdin: str = "") -> tuple[float, float]:
@@ -112,6 +124,13 @@ def main() -> None:
             f"phasegate status ({ITEMS} items)": [str(script), "status"],
             f"phasegate status --json ({ITEMS} items)": [str(script), "status", "--json"],
             "phasegate status NAME": [str(script), "status", "item-0000"],
+            "phasegate run NAME --until (done)": [
+                str(script),
+                "run",
+                "item-0000",
+                "--until",
+                DONE_PHASE,
+            ],
         }
         found = measure(commands, root, args.runs)
     finally:

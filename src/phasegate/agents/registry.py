@@ -3,45 +3,62 @@
 A backend is a :class:`~phasegate.agents.base.Backend` subclass published in
 the ``phasegate.backends`` entry-point group (``name = "module:Class"``).
 phasegate's own backends are declared in its ``pyproject.toml`` through that
-same group.
+same group. A run imports only the backends its roles use: the others (and the
+SDKs they need) are loaded when something asks for every backend, as
+``phasegate doctor`` does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
-from importlib.metadata import entry_points
 from typing import Any
 
+from phasegate import plugins
 from phasegate.agents.base import Backend
 from phasegate.errors import BackendUnavailable, ConfigError
 
 ENTRY_POINT_GROUP = "phasegate.backends"
 
+_classes: dict[str, type[Backend] | None] = {}
 
-@cache
+
+def backend_class(name: str) -> type[Backend] | None:
+    """The installed backend class ``name`` (loaded once), a stand-in that raises
+    :class:`BackendUnavailable` when its plug-in fails to load, or ``None`` when no
+    backend of that name is installed."""
+    if name not in _classes:
+        _classes[name] = _load(name)
+    return _classes[name]
+
+
 def backend_classes() -> dict[str, type[Backend]]:
     """Every installed backend class by name."""
     found: dict[str, type[Backend]] = {}
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            cls = entry.load()
-        except Exception as exc:  # a broken plug-in must not break the others
-            found.setdefault(entry.name, _broken(entry.name, exc))
-            continue
-        if isinstance(cls, type) and issubclass(cls, Backend):
-            found[entry.name] = cls
+    for name in plugins.names(ENTRY_POINT_GROUP):
+        cls = backend_class(name)
+        if cls is not None:
+            found[name] = cls
     return found
 
 
 def create_backend(name: str, settings: Mapping[str, Any] | None = None) -> Backend:
     """Instantiate backend ``name`` with its settings from config."""
-    classes = backend_classes()
-    if name not in classes:
-        raise ConfigError(
-            f"unknown backend {name!r} (installed: {', '.join(sorted(classes)) or 'none'})"
-        )
-    return classes[name](settings)
+    cls = backend_class(name)
+    if cls is None:
+        installed = ", ".join(sorted(backend_classes())) or "none"
+        raise ConfigError(f"unknown backend {name!r} (installed: {installed})")
+    return cls(settings)
+
+
+def _load(name: str) -> type[Backend] | None:
+    entry = plugins.entry_points(ENTRY_POINT_GROUP).get(name)
+    if entry is None:
+        return None
+    try:
+        cls = entry.load()
+    except Exception as exc:  # a broken plug-in must not break the others
+        return _broken(name, exc)
+    return cls if isinstance(cls, type) and issubclass(cls, Backend) else None
 
 
 def _broken(name: str, exc: Exception) -> type[Backend]:

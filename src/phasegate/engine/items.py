@@ -11,7 +11,6 @@ from phasegate.engine.confine import check_inside
 from phasegate.engine.item import WorkItem, head_commit, items_dir, validate_item_name
 from phasegate.engine.plugin_api import view_files
 from phasegate.engine.state import EngineState
-from phasegate.engine.worktree import add_worktree
 from phasegate.errors import BadInputError, NotFoundError, WorkflowError
 from phasegate.repo_paths import item_state_files
 from phasegate.state.journal import utc_now
@@ -86,6 +85,8 @@ def create_item(
         )
         state.data.update(data or {})
         if worktree:
+            from phasegate.engine.worktree import add_worktree
+
             state["worktree"], state["branch"] = add_worktree(repo, name)
         item.record("item.created", workflow=workflow.name, mode=mode, description=description)
         item.save(state, durable=True)
