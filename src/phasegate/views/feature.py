@@ -55,8 +55,8 @@ class FeatureView(StateView):
         self._phase_lines: dict[str, tuple[dict[str, Any], str]] = {}
         #: What the phases block was made from (version, mapping), and its line.
         self._block: tuple[Any, str] = (None, "")
-        #: Top-level key -> (its value's JSON, its redacted line).
-        self._top_lines: dict[str, tuple[str, str]] = {}
+        #: Top-level key -> (its plain value, or its value's JSON; its redacted line).
+        self._top_lines: dict[str, tuple[Any, str]] = {}
         self._folder: Path | None = None
         self._files()
 
@@ -234,11 +234,21 @@ class FeatureView(StateView):
             if key == "phases":
                 lines.append(block[1])
                 continue
-            raw = encode_json(value)
             known = top_lines.get(key)
-            if known is None or known[0] != raw:  # the same JSON redacts the same
-                known = (raw, f"{_encode_key(key)}: {encode_json(redactor.data(value))}")
-                top_lines[key] = known
+            kind = type(value)
+            if kind is str or kind is int or kind is bool or value is None:
+                # A plain value is its own key: equal and of the same type, the same JSON.
+                if known is None or known[0] != value or type(known[0]) is not kind:
+                    text = encode_json(redactor.text(value) if kind is str else value)
+                    known = (value, f"{_encode_key(key)}: {text}")
+                    top_lines[key] = known
+            else:
+                raw = encode_json(value)
+                if known is None or known[0] != raw or type(known[0]) is not _Encoded:
+                    # the same JSON redacts the same
+                    text = encode_json(redactor.data(value))
+                    known = (_Encoded(raw), f"{_encode_key(key)}: {text}")
+                    top_lines[key] = known
             lines.append(known[1])
         return ("{\n  " + ",\n  ".join(lines) + "\n}\n").encode("utf-8")
 
@@ -368,6 +378,14 @@ def _lines_json(document: Mapping[str, Any], phases: str | None = None) -> bytes
 
 
 _PHASES = "feature-view-phases"
+
+
+class _Encoded(str):
+    """The JSON of a value that is not a plain string (told apart from a string value)."""
+
+    __slots__ = ()
+
+
 #: ``json.dumps(key)`` (ASCII), as :func:`_lines_json` writes keys.
 _encode_key = json.JSONEncoder().encode
 
