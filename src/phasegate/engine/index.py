@@ -159,11 +159,20 @@ def record_brief(
         view = identity(view_file) if view_file is not None else None
         if view is not None:
             entry["view"] = list(view)
-    line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
-    path = index_path(repo)
+    line = (_encode(entry) + "\n").encode("utf-8")
+    path = _index_paths.get(repo)
+    if path is None:
+        path = index_path(repo)
+        if len(_index_paths) < 64:
+            _index_paths[repo] = path
+    lock = _locks.get(path)
+    if lock is None:
+        lock = FileLock(str(path) + ".lock", LOCK_SECONDS)
+        if len(_locks) < 64:
+            _locks[path] = lock
     for _ in range(2):
         try:
-            with FileLock(str(path) + ".lock", LOCK_SECONDS):
+            with lock:
                 _append(path, line)
             return
         except FileNotFoundError:
@@ -175,15 +184,32 @@ def record_brief(
             return  # a read-only checkout, a full disk: the cache goes without
 
 
+#: ``json.dumps(value, ensure_ascii=False)`` without building an encoder at every call.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+#: Repository -> its index file; index file -> the lock writers take (made once each).
+_index_paths: dict[Path, Path] = {}
+_locks: dict[Path, FileLock] = {}
+#: A header line already read -> the size it gives (every append reads the header).
+_headers: dict[bytes, int | None] = {}
+
+
 def _header(line: bytes) -> int | None:
     """The size the log had when it was last rewritten, if ``line`` is its header."""
+    known = _headers.get(line, -1)
+    if known != -1:
+        return known
     try:
         data = json.loads(line)
     except ValueError:
         return None
     if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
-        return None
-    return int(data.get("rewritten_at", 0))
+        found = None
+    else:
+        found = int(data.get("rewritten_at", 0))
+    if len(_headers) >= 64:
+        _headers.clear()
+    _headers[line] = found
+    return found
 
 
 def _append(path: Path, line: bytes) -> None:
