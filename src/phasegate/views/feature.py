@@ -245,8 +245,10 @@ class FeatureView(StateView):
             else:
                 raw = encode_json(value)
                 if known is None or known[0] != raw or type(known[0]) is not _Encoded:
-                    # the same JSON redacts the same
-                    text = encode_json(redactor.data(value))
+                    # The same JSON redacts the same; redaction only ever replaces strings,
+                    # so a value it left equal is encoded as it was.
+                    redacted = redactor.data(value)
+                    text = raw if redacted == value else encode_json(redacted)
                     known = (_Encoded(raw), f"{_encode_key(key)}: {text}")
                     top_lines[key] = known
             lines.append(known[1])
