@@ -16,7 +16,7 @@ from phasegate.agents.base import AgentRequest
 from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
 from phasegate.engine.runner import RunOptions
 from phasegate.engine.state import EngineState
-from phasegate.views.feature import FeatureView
+from phasegate.views.feature import FeatureView, _lines_json
 from phasegate.views.files import ViewFile
 
 SECRET = "view-secret-value-8731"
@@ -44,6 +44,9 @@ def test_view_files_equal_a_full_render_of_the_committed_state_at_every_call(
         state = EngineState.decode(item.engine_path.read_bytes(), item.engine_path)
         fresh = FeatureView(fresh_item, {"state_file": ".fresh.json", "history_file": ".fresh.md"})
         fresh.render(state)
+        # ... and what the plain formatter writes for the redacted document.
+        plain = _lines_json(fresh_item.redactor.data(fresh.document(state)))
+        assert (item.item_dir / ".meta.json").read_bytes() == plain, tag
         for name, reference in ((".meta.json", ".fresh.json"), (".review-history.md", ".fresh.md")):
             written = item.item_dir / name
             expected = item.item_dir / reference
