@@ -141,3 +141,29 @@ def test_a_history_file_edited_between_runs_is_rendered_again(tmp_path: Path) ->
     assert "edited by hand" not in after
     assert after.startswith(before)
     assert "## Phase: specify" in after
+
+
+def test_no_secret_reaches_the_item_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never write secrets to disk: the brief each commit appends to the item index
+    (``.phasegate/cache/index.jsonl``) carries reviewers' concerns, and is redacted like
+    every other file phasegate writes."""
+    monkeypatch.setenv("VIEW_TEST_API_KEY", SECRET)
+    root = init_repo(tmp_path / "repo")
+    repo = make_repo(root)
+    repo.new("demo", description="Add a greeting")
+
+    def agent(request: AgentRequest) -> ScriptedReply:
+        if request.role == "executor":
+            return ScriptedReply(write={"{item_dir}/brainstorm.md": "# Brainstorm\n"})
+        issue = {"severity": "blocker", "description": f"the key {SECRET} is in the text"}
+        return ScriptedReply(
+            structured={"approved": False, "issues": [issue], "summary": f"no: {SECRET}"}
+        )
+
+    backend = ScriptedBackend(handler=agent)
+    repo.run("demo", backends={"default": backend}, options=RunOptions(until="brainstorm"))
+    index = (root / ".phasegate" / "cache" / "index.jsonl").read_text()
+    assert "[REDACTED]" in index  # the concern is there, without the secret
+    assert SECRET not in index
+    written = [p for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
+    assert not [p for p in written if SECRET.encode() in p.read_bytes()]

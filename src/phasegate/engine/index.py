@@ -21,10 +21,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR
 from phasegate.state.flock import FileLock, LockTimeout
+
+if TYPE_CHECKING:  # the hook reads the index: it does not import the redactor
+    from phasegate.redact import Redactor
 
 INDEX_FILE = "index.jsonl"
 INDEX_FORMAT = 2
@@ -147,15 +150,24 @@ def record_brief(
     state_file: Path,
     brief: dict[str, Any] | None,
     view_file: Path | None = None,
+    *,
+    redactor: Redactor | None = None,
 ) -> None:
     """Append one item's entry (``brief`` ``None``: its removal); never fails a commit.
 
     ``view_file``: the state file the item's view wrote with this commit (a reader
-    that shows what it holds checks it is still that file)."""
+    that shows what it holds checks it is still that file). The brief holds text
+    from agents (reviewers' concerns, questions): it is redacted with ``redactor``
+    (the item's; one for the environment's secrets when not given) before it is
+    written."""
     stat = identity(state_file) if brief is not None else None
     entry: dict[str, Any] = {"item": f"{workflow}/{item}"}
     if stat is not None and brief is not None:
-        entry.update(state=list(stat), brief=brief)
+        if redactor is None:
+            from phasegate.redact import Redactor
+
+            redactor = Redactor()
+        entry.update(state=list(stat), brief=redactor.data(brief))
         view = identity(view_file) if view_file is not None else None
         if view is not None:
             entry["view"] = list(view)
