@@ -10,13 +10,12 @@ one written, and done again when someone edited, replaced or deleted it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from pathlib import Path
 
 from phasegate.errors import StorageError, is_storage_error
-from phasegate.faults import crash_point
+from phasegate.state.atomic import atomic_write_bytes
 
 #: ``json.dumps(value, ensure_ascii=False)``, without building an encoder at every call.
 encode_json = json.JSONEncoder(ensure_ascii=False).encode
@@ -36,15 +35,11 @@ def _identity(path: str) -> Identity | None:
 class ViewFile:
     """One file of a view: replaced atomically, and only when its bytes change."""
 
-    __slots__ = ("_folder", "_identity", "_temp_prefix", "path", "written")
+    __slots__ = ("_identity", "_target", "path", "written")
 
     def __init__(self, path: Path) -> None:
+        self._target = path
         self.path = str(path)
-        folder, _, name = self.path.rpartition(os.sep)
-        self._folder = folder or "."
-        # The temp file's name is the one atomic writes use (``.NAME.tmp-PID-HEX``), so
-        # a run that finds one left by a killed process removes it.
-        self._temp_prefix = f"{folder}{os.sep}.{name}.tmp-" if folder else f".{name}.tmp-"
         #: The bytes this process last wrote to the file (``None``: not known).
         self.written: bytes | None = None
         self._identity: Identity | None = None
@@ -68,35 +63,15 @@ class ViewFile:
         return True
 
     def _replace(self, data: bytes) -> None:
-        tmp = f"{self._temp_prefix}{os.getpid()}-{os.urandom(4).hex()}"
+        # Derived from the engine state: a run writes it again, so no fsync.
         try:
-            try:
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileNotFoundError:
-                os.makedirs(self._folder, exist_ok=True)
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                try:
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view) :]
-                    found = os.fstat(fd)
-                finally:
-                    os.close(fd)
-                crash_point("atomic.before_replace")
-                os.replace(tmp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                self.forget()
-                raise
-        except OSError as exc:
-            if is_storage_error(exc):
-                raise StorageError.from_os_error(exc, Path(self.path)) from exc
+            atomic_write_bytes(self._target, data, durable=False)
+        except BaseException:
+            self.forget()
             raise
         self.written = data
-        # The rename keeps the inode, size and modification time the temp file had.
-        self._identity = (found.st_ino, found.st_size, found.st_mtime_ns)
+        # Another writer may replace it in between: then the next write is not skipped.
+        self._identity = _identity(self.path)
 
     def append(self, data: bytes) -> bool:
         """Append ``data`` (one write) to the file as this process last wrote it; ``False``
@@ -113,7 +88,7 @@ class ViewFile:
         except OSError as exc:
             self.forget()
             if is_storage_error(exc):
-                raise StorageError.from_os_error(exc, Path(self.path)) from exc
+                raise StorageError.from_os_error(exc, self._target) from exc
             return False
         finally:
             os.close(fd)
