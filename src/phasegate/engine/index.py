@@ -21,10 +21,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR
 from phasegate.state.flock import FileLock, LockTimeout
+
+if TYPE_CHECKING:  # the hook reads the index: it does not import the redactor
+    from phasegate.redact import Redactor
 
 INDEX_FILE = "index.jsonl"
 INDEX_FORMAT = 2
@@ -147,23 +150,41 @@ def record_brief(
     state_file: Path,
     brief: dict[str, Any] | None,
     view_file: Path | None = None,
+    *,
+    redactor: Redactor | None = None,
 ) -> None:
     """Append one item's entry (``brief`` ``None``: its removal); never fails a commit.
 
     ``view_file``: the state file the item's view wrote with this commit (a reader
-    that shows what it holds checks it is still that file)."""
+    that shows what it holds checks it is still that file). The brief holds text
+    from agents (reviewers' concerns, questions): it is redacted with ``redactor``
+    (the item's; one for the environment's secrets when not given) before it is
+    written."""
     stat = identity(state_file) if brief is not None else None
     entry: dict[str, Any] = {"item": f"{workflow}/{item}"}
     if stat is not None and brief is not None:
-        entry.update(state=list(stat), brief=brief)
+        if redactor is None:
+            from phasegate.redact import Redactor
+
+            redactor = Redactor()
+        entry.update(state=list(stat), brief=redactor.data(brief))
         view = identity(view_file) if view_file is not None else None
         if view is not None:
             entry["view"] = list(view)
-    line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
-    path = index_path(repo)
+    line = (_encode(entry) + "\n").encode("utf-8")
+    path = _index_paths.get(repo)
+    if path is None:
+        path = index_path(repo)
+        if len(_index_paths) < 64:
+            _index_paths[repo] = path
+    lock = _locks.get(path)
+    if lock is None:
+        lock = FileLock(str(path) + ".lock", LOCK_SECONDS)
+        if len(_locks) < 64:
+            _locks[path] = lock
     for _ in range(2):
         try:
-            with FileLock(str(path) + ".lock", LOCK_SECONDS):
+            with lock:
                 _append(path, line)
             return
         except FileNotFoundError:
@@ -175,15 +196,32 @@ def record_brief(
             return  # a read-only checkout, a full disk: the cache goes without
 
 
+#: ``json.dumps(value, ensure_ascii=False)`` without building an encoder at every call.
+_encode = json.JSONEncoder(ensure_ascii=False).encode
+#: Repository -> its index file; index file -> the lock writers take (made once each).
+_index_paths: dict[Path, Path] = {}
+_locks: dict[Path, FileLock] = {}
+#: A header line already read -> the size it gives (every append reads the header).
+_headers: dict[bytes, int | None] = {}
+
+
 def _header(line: bytes) -> int | None:
     """The size the log had when it was last rewritten, if ``line`` is its header."""
+    known = _headers.get(line, -1)
+    if known != -1:
+        return known
     try:
         data = json.loads(line)
     except ValueError:
         return None
     if not isinstance(data, dict) or data.get("format") != INDEX_FORMAT:
-        return None
-    return int(data.get("rewritten_at", 0))
+        found = None
+    else:
+        found = int(data.get("rewritten_at", 0))
+    if len(_headers) >= 64:
+        _headers.clear()
+    _headers[line] = found
+    return found
 
 
 def _append(path: Path, line: bytes) -> None:

@@ -12,7 +12,6 @@ rendered again only when that phase changed.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -22,50 +21,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
 from phasegate.engine.status import camel_usage
-from phasegate.errors import StateCorruptError, StorageError, is_storage_error
-from phasegate.state.atomic import atomic_write_bytes, remove_file
+from phasegate.errors import StateCorruptError
+from phasegate.state.atomic import remove_file
 from phasegate.state.store import dump_state, parse_state
-from phasegate.workflow.model import AgentNode, EndNode
-
-
-def verdict_label(record: Mapping[str, Any]) -> str:
-    if record.get("source") == "checks":
-        return "checks failed (not approved)"
-    if record.get("unclear"):
-        return "unclear (not approved)"
-    return "approved" if record.get("approved") else "not approved"
-
-
-def render_iteration(record: Mapping[str, Any]) -> list[str]:
-    """One iteration of ``.review-history.md`` (seed 000, interface 4)."""
-    lines = [
-        f"### Iteration {record.get('iteration')} - {record.get('timestamp')}",
-        "",
-        f"**Verdict:** {verdict_label(record)} ({record.get('source')})",
-        "",
-        "**Reviewer Feedback:**",
-        str(record.get("summary") or "").strip() or "(no summary)",
-        "",
-        "**Issues:**",
-    ]
-    issues = record.get("issues") or []
-    if issues:
-        for issue in issues:
-            where = f" (at {issue['location']})" if issue.get("location") else ""
-            lines.append(
-                f"- [{issue.get('severity')}] {str(issue.get('description')).strip()}{where}"
-            )
-    else:
-        lines.append("- none")
-    lines += [
-        "",
-        "**Changes Made:**",
-        str(record.get("changes") or "").strip() or "(not reported)",
-        "",
-        "---",
-        "",
-    ]
-    return lines
+from phasegate.views.files import ViewFile, encode_json
+from phasegate.views.history import ReviewHistory
+from phasegate.workflow.model import EndNode
 
 
 class FeatureView(StateView):
@@ -79,23 +40,37 @@ class FeatureView(StateView):
         self.history_file = str(settings.get("history_file", ".review-history.md"))
         fmt = str(settings.get("state_format", "json"))
         self.fmt: Any = "yaml" if fmt == "yaml" else "json"
-        self._listed = {n.id for n in self.item.workflow.nodes if not isinstance(n, EndNode)}
+        nodes = [n for n in self.item.workflow.nodes if not isinstance(n, EndNode)]
+        self._listed = {n.id for n in nodes}
+        names = [n.label or n.id for n in nodes]
+        #: Node id -> its phase name, for the nodes whose name no other node shares.
+        self._unique = {n.id: name for n, name in zip(nodes, names, strict=True)}
+        self._unique = {i: name for i, name in self._unique.items() if names.count(name) == 1}
         self._phases_state: EngineState | None = None
         self._records: dict[str, dict[str, Any]] = {}
-        self._phase_map: dict[str, Any] | None = None
+        self._phase_map: dict[str, Any] = {}
+        #: Bumped whenever a phase's record changes (the phases block is then joined again).
+        self._phase_version = 0
         #: Phase name -> (its record, its redacted ``"name": {...}`` line in the state file).
         self._phase_lines: dict[str, tuple[dict[str, Any], str]] = {}
-        #: The phases mapping last written, and the lines of its phases joined.
+        #: What the phases block was made from (version, mapping), and its line.
         self._block: tuple[Any, str] = (None, "")
-        self._written: bytes | None = None
-        self._top: tuple[str, dict[str, Any]] | None = None
-        #: Runtime node path -> (when it was entered, its redacted section of the history).
-        self._sections: dict[str, tuple[str, str]] = {}
-        self._history_state: EngineState | None = None
-        self._iterations: dict[int, tuple[Mapping[str, Any], str]] = {}
-        self._order: list[str] = []
-        #: Whether the history file holds what the sections say (else it is compared first).
-        self._history_synced = False
+        #: Top-level key -> (its plain value, or its value's JSON; its redacted line).
+        self._top_lines: dict[str, tuple[Any, str]] = {}
+        self._folder: Path | None = None
+        self._files()
+
+    def _files(self) -> tuple[ViewFile, ReviewHistory]:
+        """The view's two files, in the item's folder (which moves when a change is archived)."""
+        folder = self.item.item_dir
+        if folder is not self._folder:
+            self._folder = folder
+            self._state_file = ViewFile(folder / self.state_file)
+            self._state_file_name = str(folder / self.state_file)
+            self._history = ReviewHistory(
+                folder / self.history_file, self.item.workflow, self.item.redactor
+            )
+        return self._state_file, self._history
 
     @property
     def state_path(self) -> Path:
@@ -123,7 +98,7 @@ class FeatureView(StateView):
         document = parse_state(raw, self.state_path, self.fmt)
         _validate_meta(document, self.state_path)
         _check_names(document, self.state_path, self.item.workflow)
-        self._written = raw
+        self._files()[0].known(raw)
         extra = {k: v for k, v in document.items() if k not in META_KEYS}
         phases = document.get("phases") or {}
         by_phase = {
@@ -140,44 +115,56 @@ class FeatureView(StateView):
     def _phases(self, state: EngineState) -> dict[str, Any]:
         """Phase name -> its record; only the records of nodes that changed are built again.
 
-        The mapping returned is kept for the next call: callers must not change it.
+        The mapping returned is kept (and changed) for the next call: callers must not
+        change it; :attr:`_phase_version` tells one content of it from another.
         """
-        workflow = self.item.workflow
         if state is not self._phases_state:
             self._phases_state = state
             self._records = {}
-            changed = set(state.paths())
+            self._phase_map = {}
+            changed: Any = list(state.paths())
             state.take_changed(_PHASES)
         else:
             changed = state.take_changed(_PHASES)
-        listed = [c for c in changed if c in self._listed]
-        for node_id in listed:
+        listed = self._listed
+        records = self._records
+        rebuild = not self._phase_map and bool(changed)
+        for node_id in changed:
+            if node_id not in listed:
+                continue
             found = state.peek(node_id)
             if found is None:
-                self._records.pop(node_id, None)
+                rebuild = rebuild or records.pop(node_id, None) is not None
                 continue
+            d = found.d
+            started = d.get("started")
+            closed = d.get("outcome") and not d.get("blocked")
             record = {
-                "started": found.get("started"),
-                "completed": found.get("completed")
-                if found.get("outcome") and not found.get("blocked")
-                else None,
-                "iterations": found.iteration if found.get("started") else 0,
-                "reviewerNotes": list(found.get("notes") or []),
-                "verified": found.get("verified"),
-                "review": found.get("review"),
-                "summary": found.get("summary"),
-                "usage": camel_usage(found.get("usage")),
+                "started": started,
+                "completed": d.get("completed") if closed else None,
+                "iterations": found.iteration if started else 0,
+                "reviewerNotes": list(d.get("notes") or []),
+                "verified": d.get("verified"),
+                "review": d.get("review"),
+                "summary": d.get("summary"),
+                "usage": camel_usage(d.get("usage")),
             }
-            if found.get("skipped"):
+            if d.get("skipped"):
                 record["skipped"] = True
-            self._records[node_id] = record
-        if listed or self._phase_map is None:
-            records = self._records
+            name = self._unique.get(node_id)
+            if node_id not in records or name is None:
+                rebuild = True
+            elif not rebuild:
+                self._phase_map[name] = record  # keeps its place in the mapping
+            records[node_id] = record
+            self._phase_version += 1
+        if rebuild:
             self._phase_map = {
                 node.label or node.id: records[node.id]
-                for node in workflow.nodes
+                for node in self.item.workflow.nodes
                 if node.id in records
             }
+            self._phase_version += 1
         return self._phase_map
 
     def document(self, state: EngineState) -> dict[str, Any]:
@@ -210,116 +197,72 @@ class FeatureView(StateView):
         }
 
     def render(self, state: EngineState) -> None:
+        state_file, history = self._files()
         document = self.document(state)
         if self.fmt == "json":
             payload = self._json(document)
         else:
             payload = dump_state(self.item.redactor.data(document), "yaml")
-        if payload != self._written:
-            # Derived from the engine state: a run writes it again, so no fsync.
-            atomic_write_bytes(self.state_path, payload, durable=False)
-            self._written = payload
+        # Derived from the engine state: a run writes it again, so no fsync.
+        state_file.write(payload)
         if state.status != "completed":
-            self._render_history(state)
+            history.render(state)
 
     def _json(self, document: dict[str, Any]) -> bytes:
-        """``_lines_json`` of the redacted document; a phase unchanged since is not redacted
-        and encoded again (its record is the very same object, see :meth:`_phases`)."""
+        """``_lines_json`` of the redacted document. What did not change since the last
+        call is not redacted and encoded again: a phase whose record is the very same
+        object (see :meth:`_phases`), a top-level value whose JSON is the same."""
         redactor = self.item.redactor
-        top = {k: (None if k == "phases" else v) for k, v in document.items()}
         phases = document.get("phases") or {}
-        if phases is not self._block[0]:
+        made_from = (self._phase_version, phases)
+        block = self._block
+        if block[0] is None or block[0][0] != made_from[0] or block[0][1] is not phases:
             lines = []
             for name, record in phases.items():
                 cached = self._phase_lines.get(name)
                 if cached is None or cached[0] is not record:
-                    text = json.dumps(redactor.data(record), ensure_ascii=False)
-                    cached = (record, f"{json.dumps(name)}: {text}")
+                    text = encode_json(redactor.data(record))
+                    cached = (record, f"{_encode_key(name)}: {text}")
                     self._phase_lines[name] = cached
                 lines.append(cached[1])
-            self._block = (phases, ",\n    ".join(lines))
-        raw = json.dumps(top, ensure_ascii=False)
-        if self._top is None or self._top[0] != raw:  # the same JSON redacts the same
-            self._top = (raw, redactor.data(top))
-        return _lines_json(self._top[1], self._block[1])
-
-    def _render_history(self, state: EngineState) -> None:
-        """``.review-history.md``: the sections of the nodes that changed are rendered again;
-        when only the last section grew (a review iteration added), the new part is appended."""
-        if state is not self._history_state:
-            self._history_state = state
-            self._sections, self._order, self._iterations = {}, [], {}
-            self._history_synced = False  # the file is compared with what it should hold
-            changed = set(state.paths())
-            state.take_changed(_HISTORY)
-        else:
-            changed = state.take_changed(_HISTORY)
-        workflow = self.item.workflow
-        grown: list[tuple[str, str]] = []  # (runtime, its text before) of changed sections
-        reorder = False
-        for runtime in changed:
-            found = state.peek(runtime)
-            old = self._sections.get(runtime)
-            if (
-                _agent_node(workflow, runtime) is None
-                or found is None
-                or not found.get("iterations")
-            ):
-                if old is not None:
-                    del self._sections[runtime]
-                    reorder = True
+            joined = ",\n    ".join(lines)
+            line = f'"phases": {{\n    {joined}\n  }}' if joined else '"phases": {}'
+            self._block = block = (made_from, line)
+        top_lines = self._top_lines
+        lines = []
+        for key, value in document.items():
+            if key == "phases":
+                lines.append(block[1])
                 continue
-            parts = [self.item.redactor.text(f"## Phase: {workflow.label_of(runtime)}\n\n")]
-            parts += [self._iteration(record) for record in found.get("iterations") or []]
-            new = (str(found.get("entered") or ""), "".join(parts))
-            if new == old:
-                continue
-            self._sections[runtime] = new
-            reorder = reorder or old is None or old[0] != new[0]
-            grown.append((runtime, old[1] if old is not None else ""))
-        if not grown and not reorder and self._history_synced:
-            return
-        if reorder:
-            self._order = sorted(self._sections, key=lambda r: (self._sections[r][0], r))
-        if not self._sections:
-            return
-        if (
-            self._history_synced
-            and len(grown) == 1
-            and grown[0][0] == self._order[-1]
-            and self._sections[grown[0][0]][1].startswith(grown[0][1])
-        ):
-            added = self._sections[grown[0][0]][1][len(grown[0][1]) :]
-            if _append(self.history_path, added.encode("utf-8")):
-                return
-        head = self.item.redactor.text(f"# Review history: {state.item}\n\n")
-        data = (head + "".join(self._sections[r][1] for r in self._order)).encode("utf-8")
-        if not self._history_synced:
-            self._history_synced = True
-            try:
-                if self.history_path.read_bytes() == data:
-                    return
-            except FileNotFoundError:
-                pass
-        atomic_write_bytes(self.history_path, data, durable=False)
-
-    def _iteration(self, record: Mapping[str, Any]) -> str:
-        """One iteration's redacted text, rendered once (records never change once added)."""
-        known = self._iterations.get(id(record))
-        if known is not None and known[0] is record:
-            return known[1]
-        text = self.item.redactor.text("\n".join(render_iteration(record)) + "\n")
-        self._iterations[id(record)] = (record, text)
-        return text
+            known = top_lines.get(key)
+            kind = type(value)
+            if kind is str or kind is int or kind is bool or value is None:
+                # A plain value is its own key: equal and of the same type, the same JSON.
+                if known is None or known[0] != value or type(known[0]) is not kind:
+                    text = encode_json(redactor.text(value) if kind is str else value)
+                    known = (value, f"{_encode_key(key)}: {text}")
+                    top_lines[key] = known
+            else:
+                raw = encode_json(value)
+                if known is None or known[0] != raw or type(known[0]) is not _Encoded:
+                    # The same JSON redacts the same; redaction only ever replaces strings,
+                    # so a value it left equal is encoded as it was.
+                    redacted = redactor.data(value)
+                    text = raw if redacted == value else encode_json(redacted)
+                    known = (_Encoded(raw), f"{_encode_key(key)}: {text}")
+                    top_lines[key] = known
+            lines.append(known[1])
+        return ("{\n  " + ",\n  ".join(lines) + "\n}\n").encode("utf-8")
 
     def status_fields(self, state: EngineState) -> dict[str, Any]:
-        return {"stateFile": str(self.state_path)}
+        self._files()
+        return {"stateFile": self._state_file_name}
 
     def completed(self, state: EngineState) -> None:
         """Seed 000 TD5: the review history is deleted when the feature finishes."""
         self.render(state)
         remove_file(self.history_path)
-        self._history_synced = False
+        self._files()[1].removed()
 
 
 #: The fields of ``.meta.json`` phasegate writes; any other key is a person's and is kept.
@@ -436,35 +379,17 @@ def _lines_json(document: Mapping[str, Any], phases: str | None = None) -> bytes
     return ("{\n  " + ",\n  ".join(lines) + "\n}\n").encode("utf-8")
 
 
-_HISTORY = "feature-view-history"
 _PHASES = "feature-view-phases"
 
 
-def _agent_node(workflow: Any, runtime: str) -> AgentNode | None:
-    from phasegate.engine.run import definition_path
+class _Encoded(str):
+    """The JSON of a value that is not a plain string (told apart from a string value)."""
 
-    try:
-        node = workflow.node(definition_path(runtime))
-    except KeyError:
-        return None
-    return node if isinstance(node, AgentNode) else None
+    __slots__ = ()
 
 
-def _append(path: Path, data: bytes) -> bool:
-    """Append ``data`` to ``path`` (one write); ``False`` if it could not be done."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    except OSError:
-        return False
-    try:
-        os.write(fd, data)
-    except OSError as exc:
-        if is_storage_error(exc):
-            raise StorageError.from_os_error(exc, path) from exc
-        return False
-    finally:
-        os.close(fd)
-    return True
+#: ``json.dumps(key)`` (ASCII), as :func:`_lines_json` writes keys.
+_encode_key = json.JSONEncoder().encode
 
 
 class GenericView(StateView):

@@ -495,6 +495,7 @@ class Workflow(_Strict):
     start: str | None = None
     nodes: tuple[Node, ...] = Field(min_length=1)
     _by_path: dict[str, AnyNode] = PrivateAttr(default_factory=dict)
+    _label_by_path: dict[str, str] = PrivateAttr(default_factory=dict)
 
     _name = field_validator("name")(_check_name)
     _view = field_validator("view", mode="before")(_plugin_ref)
@@ -524,9 +525,14 @@ class Workflow(_Strict):
 
     def node(self, path: str) -> AnyNode:
         """The node at ``path`` (KeyError if none)."""
-        known = self._by_path.get(path)
+        # Looked up on every step: remembered, so a lookup costs the same however many
+        # nodes the workflow has (the model is frozen, its nodes never change). The
+        # remembered lookups are read from the private attributes directly: reading
+        # ``self._by_path`` goes through pydantic's ``__getattr__``, several times slower.
+        known_nodes = _lookups(self, "_by_path")
+        known = known_nodes.get(path)
         if known is not None:
-            return known
+            return known  # type: ignore[no-any-return]
         scope: tuple[Any, ...] = self.nodes
         found: Any = None
         for part in path.split("/"):
@@ -534,19 +540,25 @@ class Workflow(_Strict):
             if found is None:
                 raise KeyError(path)
             scope = found.body if isinstance(found, ForeachNode) else ()
-        # Looked up on every step: remembered, so a lookup costs the same however many
-        # nodes the workflow has (the model is frozen, its nodes never change).
-        self._by_path[path] = found
+        known_nodes[path] = found
         return found  # type: ignore[no-any-return]
 
     def label_of(self, path: str) -> str:
         """The label a view writes for ``path`` (its own, its foreach's, or its id)."""
+        labels = _lookups(self, "_label_by_path")
+        known = labels.get(path)
+        if known is not None:
+            return known  # type: ignore[no-any-return]
         parts = path.split("/")
+        label = parts[0]
         for depth in range(len(parts), 0, -1):
             node = self.node("/".join(parts[:depth]))
             if node.label:
-                return node.label
-        return parts[0]
+                label = node.label
+                break
+        if len(labels) < 4096:  # runtime paths of foreach items are many: bounded
+            labels[path] = label
+        return label
 
     def successors_of(self, node_id: str) -> list[str]:
         """The top-level nodes ``node_id`` leads to, by any outcome or choice."""
@@ -573,6 +585,17 @@ class Workflow(_Strict):
             if name not in seen:
                 seen.append(name)
         return seen
+
+
+def _lookups(workflow: Workflow, name: str) -> dict[str, Any]:
+    """The workflow's remembered lookups ``name`` (a private attribute), read directly."""
+    private = workflow.__pydantic_private__
+    found = private.get(name) if private is not None else None
+    if found is None:
+        found = {}
+        if private is not None:
+            private[name] = found
+    return found
 
 
 def _walk(nodes: tuple[Any, ...], prefix: str) -> Iterator[tuple[str, AnyNode]]:

@@ -1,0 +1,192 @@
+"""``.review-history.md``: every review iteration in seed 000's interface 4 format.
+
+The file is rendered from the engine state, one section per agent node that
+has review iterations, in the order the nodes were entered. It grows by
+appending: a review iteration is redacted and rendered once, and when only
+the last section grew, only the new text is written (an append). A commit
+whose nodes gained no iteration writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from phasegate.engine.state import EngineState
+from phasegate.redact import Redactor
+from phasegate.views.files import ViewFile
+from phasegate.workflow.model import AgentNode, Workflow
+
+#: The consumer name under which the history asks the state what changed.
+_CHANGES = "feature-view-history"
+
+
+def verdict_label(record: Mapping[str, Any]) -> str:
+    if record.get("source") == "checks":
+        return "checks failed (not approved)"
+    if record.get("unclear"):
+        return "unclear (not approved)"
+    return "approved" if record.get("approved") else "not approved"
+
+
+def render_iteration(record: Mapping[str, Any]) -> list[str]:
+    """One iteration of ``.review-history.md`` (seed 000, interface 4)."""
+    lines = [
+        f"### Iteration {record.get('iteration')} - {record.get('timestamp')}",
+        "",
+        f"**Verdict:** {verdict_label(record)} ({record.get('source')})",
+        "",
+        "**Reviewer Feedback:**",
+        str(record.get("summary") or "").strip() or "(no summary)",
+        "",
+        "**Issues:**",
+    ]
+    issues = record.get("issues") or []
+    if issues:
+        for issue in issues:
+            where = f" (at {issue['location']})" if issue.get("location") else ""
+            lines.append(
+                f"- [{issue.get('severity')}] {str(issue.get('description')).strip()}{where}"
+            )
+    else:
+        lines.append("- none")
+    lines += [
+        "",
+        "**Changes Made:**",
+        str(record.get("changes") or "").strip() or "(not reported)",
+        "",
+        "---",
+        "",
+    ]
+    return lines
+
+
+class _Section:
+    """One node's section: when it was entered, its iteration records, its redacted text."""
+
+    __slots__ = ("count", "entered", "records", "text")
+
+    def __init__(self, entered: str, records: list[Any], count: int, text: str) -> None:
+        self.entered = entered
+        #: The state's own list (appended to, never changed otherwise) and its length then.
+        self.records = records
+        self.count = count
+        self.text = text
+
+
+class ReviewHistory:
+    """Keeps one item's ``.review-history.md`` in step with its engine state."""
+
+    def __init__(self, path: Path, workflow: Workflow, redactor: Redactor) -> None:
+        self.path = path
+        self.file = ViewFile(path)
+        self._workflow = workflow
+        self._redactor = redactor
+        self._state: EngineState | None = None
+        #: Runtime node path -> its section.
+        self._sections: dict[str, _Section] = {}
+        self._order: list[str] = []
+        #: Runtime node path -> its redacted heading (``None``: not an agent node).
+        self._headings: dict[str, str | None] = {}
+        self._iterations: dict[int, tuple[Mapping[str, Any], str]] = {}
+
+    def render(self, state: EngineState) -> None:
+        """Write what changed since the last call (all of it, for a state not seen before)."""
+        if state is not self._state:
+            self._state = state
+            self._sections, self._order, self._iterations = {}, [], {}
+            self.file.forget()  # the file is compared with what it should hold
+            changed: set[str] | list[str] = list(state.paths())
+            state.take_changed(_CHANGES)
+        else:
+            changed = state.take_changed(_CHANGES)
+        grown: list[tuple[str, str]] = []  # (runtime, its text before) of changed sections
+        reorder = False
+        sections = self._sections
+        for runtime in changed:
+            found = state.peek(runtime)
+            records = found.get("iterations") if found is not None else None
+            heading = self._heading(runtime) if records else None
+            old = sections.get(runtime)
+            if heading is None or found is None or not isinstance(records, list):
+                if old is not None:
+                    del sections[runtime]
+                    reorder = True
+                continue
+            entered = str(found.get("entered") or "")
+            count = len(records)
+            if old is not None and old.records is records and old.entered == entered:
+                if old.count == count:
+                    continue  # no new iteration: nothing to render
+                if old.count < count:
+                    added = "".join(self._iteration(r) for r in records[old.count :])
+                    grown.append((runtime, old.text))
+                    old.text += added
+                    old.count = count
+                    continue
+            text = heading + "".join(self._iteration(r) for r in records)
+            if old is not None and old.text == text and old.entered == entered:
+                old.records, old.count = records, count
+                continue
+            sections[runtime] = _Section(entered, records, count, text)
+            reorder = reorder or old is None or old.entered != entered
+            grown.append((runtime, old.text if old is not None else ""))
+        synced = self.file.written is not None
+        if not grown and not reorder and synced:
+            return
+        if reorder:
+            self._order = sorted(sections, key=lambda r: (sections[r].entered, r))
+        if not sections:
+            return
+        if synced and len(grown) == 1 and grown[0][0] == self._order[-1]:
+            runtime, before = grown[0]
+            text = sections[runtime].text
+            if text.startswith(before) and self.file.append(text[len(before) :].encode("utf-8")):
+                return
+        head = self._redactor.text(f"# Review history: {state.item}\n\n")
+        data = (head + "".join(sections[r].text for r in self._order)).encode("utf-8")
+        if not synced:
+            try:
+                with open(self.file.path, "rb") as handle:
+                    if handle.read() == data:
+                        self.file.known(data)
+                        return
+            except FileNotFoundError:
+                pass
+        self.file.write(data)
+
+    def _heading(self, runtime: str) -> str | None:
+        """The redacted heading of ``runtime``'s section; ``None`` if it is not an agent node."""
+        try:
+            return self._headings[runtime]
+        except KeyError:
+            pass
+        from phasegate.engine.run import definition_path
+
+        try:
+            node = self._workflow.node(definition_path(runtime))
+        except KeyError:
+            heading = None
+        else:
+            heading = (
+                self._redactor.text(f"## Phase: {self._workflow.label_of(runtime)}\n\n")
+                if isinstance(node, AgentNode)
+                else None
+            )
+        if len(self._headings) < 4096:
+            self._headings[runtime] = heading
+        return heading
+
+    def _iteration(self, record: Mapping[str, Any]) -> str:
+        """One iteration's redacted text, rendered once (records never change once added)."""
+        known = self._iterations.get(id(record))
+        if known is not None and known[0] is record:
+            return known[1]
+        text = self._redactor.text("\n".join(render_iteration(record)) + "\n")
+        self._iterations[id(record)] = (record, text)
+        return text
+
+    def removed(self) -> None:
+        """The file was deleted (the item finished)."""
+        self.file.forget()
