@@ -392,6 +392,7 @@ class WorkItem:
                 self.engine_path,
                 state["brief"],
                 self._view_state_file(),
+                redactor=self.redactor,
             )
 
     def _view_state_file(self) -> Path | None:
