@@ -52,8 +52,9 @@ def compile_package() -> None:
     compileall.compile_dir(str(Path(phasegate.__file__).parent), quiet=1)
 
 
-def build_repo(root: Path, items: int) -> None:
-    """A git repository with ``items`` feature work items, made through the engine."""
+def build_repo(root: Path, items: int, *, run_first: bool = False) -> None:
+    """A git repository with ``items`` feature work items, made through the engine
+    (``run_first``: the first one run through its first phase)."""
     from phasegate.agents.scripted import ScriptedBackend
     from phasegate.api import Repo
     from phasegate.engine.items import create_item
@@ -70,6 +71,8 @@ def build_repo(root: Path, items: int) -> None:
     loaded = repo.registry.get("feature")
     for i in range(items):
         create_item(root, f"item-{i:04d}", loaded, repo.config, mode=None, description=f"Item {i}")
+    if not run_first:
+        return
     done = {"write": {"{item_dir}/brainstorm.md": "# Brainstorm\n"}}
     approve = {"verdict": {"approved": True, "issues": [], "summary": "ok"}}
     script = {"executor": {"brainstorm": [done]}, "*": {"*": [approve]}}
@@ -112,7 +115,7 @@ def main() -> None:
     os.environ["XDG_CACHE_HOME"] = str(workdir / "user-cache")  # the user's own stays as it is
     try:
         root = workdir / "repo"
-        build_repo(root, ITEMS)
+        build_repo(root, ITEMS, run_first=True)
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],
             "import typer, rich, pydantic": [

@@ -106,3 +106,17 @@ def read_meta(item_dir: Path) -> dict[str, Any]:
     meta: dict[str, Any] = json.loads((item_dir / ".meta.json").read_text(encoding="utf-8"))
     meta["engine"] = engine_view(item_dir)
     return meta
+
+
+def loop_workflow(phases: int) -> str:
+    """A workflow ``loop`` of ``phases`` phases (``p1.md``...), each an executor writing its
+    artifact from ``executor.md`` and a reviewer, at most 3 iterations."""
+    return (
+        "name: loop\nitems_dir: work\ndefault_mode: standard\n"
+        "modes:\n  standard: {max_iterations: 3}\n"
+        "roles:\n  executor: {access: write}\n  reviewer: {access: read-only}\nphases:\n"
+    ) + "".join(
+        f"  - name: p{n}\n    artifact: p{n}.md\n    executor: executor\n"
+        "    executor_prompt: executor.md\n    reviewer: reviewer\n"
+        for n in range(1, phases + 1)
+    )

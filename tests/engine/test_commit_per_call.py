@@ -11,27 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import init_repo, make_repo
+from engine_helpers import init_repo, loop_workflow, make_repo
 
 from phasegate.agents.base import AgentRequest
 from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
 from phasegate.engine.index import index_path
 
-WORKFLOW = """\
-name: loop
-items_dir: work
-default_mode: standard
-modes:
-  standard: {max_iterations: 3}
-roles:
-  executor: {access: write}
-  reviewer: {access: read-only}
-phases:
-""" + "".join(
-    f"  - name: p{n}\n    artifact: p{n}.md\n    executor: executor\n"
-    "    executor_prompt: executor.md\n    reviewer: reviewer\n"
-    for n in range(1, 4)
-)
+WORKFLOW = loop_workflow(3)
 
 
 def _index_entries(root: Path) -> int:

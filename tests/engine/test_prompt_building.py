@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from engine_helpers import calls, init_repo, make_repo
+from engine_helpers import calls, init_repo, loop_workflow, make_repo
 
 from phasegate.agents.base import AgentRequest, PromptPart
 from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
@@ -23,21 +23,7 @@ EVERY_PLACEHOLDER = (
     "{{workflow}}\n"
 )
 
-WORKFLOW = """\
-name: loop
-items_dir: work
-default_mode: standard
-modes:
-  standard: {max_iterations: 3}
-roles:
-  executor: {access: write}
-  reviewer: {access: read-only}
-phases:
-""" + "".join(
-    f"  - name: p{n}\n    artifact: p{n}.md\n    executor: executor\n"
-    "    executor_prompt: executor.md\n    reviewer: reviewer\n"
-    for n in range(1, 3)
-)
+WORKFLOW = loop_workflow(2)
 
 
 def _repo(tmp_path: Path, executor_prompt: str) -> tuple[Path, Path]:

@@ -13,7 +13,7 @@ from phasegate.agents.base import PromptPart
 from phasegate.engine.plugin_api import ContextProvider, PluginContext, plugin
 from phasegate.engine.template_text import inside_any, template_text
 from phasegate.workflow.model import AgentNode, PluginRef
-from phasegate.workflow.prompts import render
+from phasegate.workflow.prompts import CALL_VARIABLES, render
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
@@ -273,22 +273,7 @@ class PromptFor:
 
 
 #: The names :meth:`PromptFor.values` fills, in the order it lists them.
-_VALUE_NAMES = (
-    "item",
-    "description",
-    "workflow",
-    "phase",
-    "node",
-    "mode",
-    "artifact",
-    "artifact_path",
-    "item_dir",
-    "iteration",
-    "max_iterations",
-    "role",
-    "task",
-    "task_title",
-)
+_VALUE_NAMES = CALL_VARIABLES
 
 
 class _Values(Mapping[str, object]):

@@ -15,28 +15,26 @@ from pathlib import Path
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 
-#: Names a template (and a templated string of a workflow) may use.
-TEMPLATE_VARIABLES = frozenset(
-    {
-        "item",
-        "description",
-        "workflow",
-        "phase",
-        "node",
-        "mode",
-        "artifact",
-        "artifact_path",
-        "item_dir",
-        "iteration",
-        "max_iterations",
-        "role",
-        "task",
-        "task_title",
-        "next",
-        "label",
-        "command",
-    }
+#: The names every agent call's prompt fills, in the order the engine lists them.
+CALL_VARIABLES = (
+    "item",
+    "description",
+    "workflow",
+    "phase",
+    "node",
+    "mode",
+    "artifact",
+    "artifact_path",
+    "item_dir",
+    "iteration",
+    "max_iterations",
+    "role",
+    "task",
+    "task_title",
 )
+
+#: Names a template (and a templated string of a workflow) may use.
+TEMPLATE_VARIABLES = frozenset({*CALL_VARIABLES, "next", "label", "command"})
 
 
 #: (name, search path) -> (the search folders' modification times, what was found).
