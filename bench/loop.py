@@ -14,8 +14,9 @@ engine persists every step durably:
 - DBOS on SQLite (each step's output recorded in its system database);
 - ``floor``: no engine, only the file operations phasegate's every-step path
   makes per call (the agent's artifact, three journal lines and one fsync, the
-  state file and the view's file replaced): what no Python code around them
-  can go below on this file system.
+  state file and the view's file replaced; once per phase, the finished
+  phase appended to the state's archive and fsync'd): what no Python code
+  around them can go below on this file system.
 
 Each measurement runs in its own process (so peak memory is its own), after
 a warm-up item that is not timed (imports, workflow loading, compiling the
@@ -231,7 +232,8 @@ def bench_floor(workdir: Path, phases: int, approve_on: int, items: int) -> dict
 
     line = b'{"ts": "2026-01-01T00:00:00Z", "event": "agent.finished", "x": "' + b"a" * 260
     line += b'"}\n'
-    state, view = b"{" + b" " * 8700 + b"}\n", b"{" + b" " * 1950 + b"}\n"
+    state, view = b"{" + b" " * 2800 + b"}\n", b"{" + b" " * 1950 + b"}\n"
+    finished = b'{"node": "p1", "state": {' + b" " * 1500 + b"}}\n"
 
     def one(folder: Path) -> int:
         folder.mkdir()
@@ -239,6 +241,13 @@ def bench_floor(workdir: Path, phases: int, approve_on: int, items: int) -> dict
         calls = 0
         try:
             for phase in range(1, phases + 1):
+                if phase > 1:  # the phase before is finished with: archived, fsync'd
+                    archive = os.open(
+                        folder / ".engine-archive.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND
+                    )
+                    os.write(archive, finished)
+                    os.fsync(archive)
+                    os.close(archive)
                 for iteration in range(1, approve_on + 1):
                     for role in ("executor", "reviewer"):
                         if role == "executor":

@@ -114,13 +114,15 @@ def flatness(rounds: int) -> None:
         name: statistics.median(r["cpu_ms_per_call"] for r in results)
         for name, results in found.items()
     }
+    size = {name: results[-1]["state_bytes"] for name, results in found.items()}
     for small, large in (("5 phases", "200 phases"), ("2 iterations", "50 iterations")):
         ratio = mid[large] / mid[small]
         verdict = "flat" if ratio <= FLAT else "GROWS"
         print(
             f"  {small:12} {mid[small]:7.3f} ms (CPU {cpu[small]:.3f}), {large:13} "
             f"{mid[large]:7.3f} ms (CPU {cpu[large]:.3f}): {ratio:.2f}x "
-            f"(CPU {cpu[large] / cpu[small]:.2f}x) {verdict}"
+            f"(CPU {cpu[large] / cpu[small]:.2f}x) {verdict}; state file at the end "
+            f"{size[small]:,} and {size[large]:,} bytes"
         )
 
 

@@ -30,6 +30,7 @@ from review_loop_helpers import DECISION, FOLDER, ITEM, PLAN_V1, PLAN_V2, WORKFL
 
 from phasegate.api import Repo
 from phasegate.config import Config
+from phasegate.engine.state import read_state_file
 from phasegate.errors import WaitingForHuman
 from phasegate.testing import LoggedRequest, Reply, Script, StubLLMServer
 from phasegate.workflow.example_files import copy_example
@@ -134,7 +135,7 @@ def test_claude_and_codex_run_the_example_through_its_gate(
     for task in ("T1", "T2"):
         assert (root / "src" / f"{task.lower()}.py").read_text() == f"TASK = {task!r}\n"
         assert (root / FOLDER / "reports" / f"{task}.md").read_text() == f"# {task}\n\nDone.\n"
-    state = json.loads((root / FOLDER / ".engine.json").read_text())
+    state = read_state_file(root / FOLDER / ".engine.json").to_dict()
     words = [i["word"] for i in state["nodes"]["plan"]["iterations"]]
     assert words == ["REJECTED", "APPROVED"]
     assert state["decisions"][DECISION]["answer"]["by"] == "command"

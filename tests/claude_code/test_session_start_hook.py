@@ -22,6 +22,7 @@ from phasegate.agents.scripted import ScriptedBackend
 from phasegate.api import Repo, status_of
 from phasegate.change.api import Changes
 from phasegate.change.phases import ChangePhase, next_command
+from phasegate.engine.state import read_state_file
 from phasegate.errors import AgentError
 from phasegate.integrations.claude_code.hook import next_step, session_context
 from phasegate.integrations.claude_code.layout import layout_path, load_layout
@@ -161,7 +162,7 @@ def test_next_command_and_block_match_phasegate_status(repo: Repo, scenario: str
             run_item(repo, "x", script)
     expected = status_of(item, item.load())
     workflow = load_layout(repo.root)["workflows"]["feature"]
-    brief = json.loads((item.item_dir / ".engine.json").read_text())["brief"]
+    brief = read_state_file(item.item_dir / ".engine.json").to_dict()["brief"]
     step = next_step("x", workflow, brief, item.item_dir)
     assert (step["command"], step["blocked"], step["next_phase"]) == (
         expected["nextCommand"],

@@ -47,6 +47,7 @@ def test_journal_and_review_history_are_guarded_for_every_file_tool(repo: Repo) 
     folder = repo.root / "docs/features/x"
     for name, tool in [
         (".journal.jsonl", "Write"),
+        (".engine-archive.jsonl", "Edit"),
         (".review-history.md", "MultiEdit"),
         (".meta.json", "NotebookEdit"),
     ]:

@@ -18,6 +18,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from phasegate.engine.state import read_state_file
+
 # Token counts too: an executor dispatched again after a crash sees the files
 # its interrupted attempt left, so its prompt (and the scripted backend's token
 # estimate, which follows prompt length) can differ. ``calls`` still must match.
@@ -123,13 +125,13 @@ def snapshot(
     state: dict[str, Any] = {}
     if view_state is not None:
         state = normalized(json.loads((repo / folder / view_state).read_text()))
-    engine = json.loads((repo / folder / ".engine.json").read_text())
+    engine = read_state_file(repo / folder / ".engine.json").to_dict()
     for change in engine.get("history") or []:
         change.pop("at", None)  # when the phase changed: a timestamp
     state["engine"] = normalized(engine)
     skipped = {
         f"{folder.as_posix()}/{name}"
-        for name in (view_state, ".engine.json", ".journal.jsonl")
+        for name in (view_state, ".engine.json", ".engine-archive.jsonl", ".journal.jsonl")
         if name is not None
     }
     files: dict[str, bytes] = {}

@@ -11,6 +11,7 @@ from phasegate.agents.base import AgentRequest
 from phasegate.agents.scripted import ScriptedBackend
 from phasegate.api import Repo
 from phasegate.config import Config
+from phasegate.engine.state import read_state_file
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -79,9 +80,8 @@ def engine_view(item_dir: Path) -> dict[str, Any]:
     ``iterations`` lists every review iteration of every node, oldest first; ``cursor``
     is where the walk stands inside a phase that is under way (``None`` otherwise).
     """
-    import json
 
-    engine = json.loads((item_dir / ".engine.json").read_text(encoding="utf-8"))
+    engine = read_state_file(item_dir / ".engine.json").to_dict()
     nodes = engine.get("nodes") or {}
     records: list[dict[str, Any]] = []
     for node in nodes.values():

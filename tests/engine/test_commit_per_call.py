@@ -6,7 +6,6 @@ agent works."""
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from engine_helpers import init_repo, loop_workflow, make_repo
 from phasegate.agents.base import AgentRequest
 from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
 from phasegate.engine.index import index_path
+from phasegate.engine.state import read_state_file
 
 WORKFLOW = loop_workflow(3)
 
@@ -47,7 +47,7 @@ def test_one_state_commit_per_agent_call_and_the_state_shows_the_node_at_work(
 
     def agent(request: AgentRequest) -> ScriptedReply:
         commits.append(_index_entries(root))
-        engine = json.loads((item.item_dir / ".engine.json").read_text(encoding="utf-8"))
+        engine = read_state_file(item.item_dir / ".engine.json").to_dict()
         node = engine["nodes"].get(request.labels["path"]) or {}
         seen.append((engine["at"], node.get("started") is not None, request.labels["path"]))
         phase = request.labels["phase"]

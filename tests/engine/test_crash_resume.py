@@ -153,6 +153,7 @@ POINTS = [
     "journal.before_append",
     "state.before_commit",
     "state.after_commit",
+    "state.after_archive",
     "atomic.before_replace",
     "dispatch.before_call",
     "dispatch.after_call",
@@ -162,7 +163,7 @@ POINTS = [
 @pytest.mark.parametrize(
     ("point", "coalesce"),
     [(p, "0") for p in POINTS]
-    + [(p, "0.25") for p in ("state.after_commit", "dispatch.after_call")],
+    + [(p, "0.25") for p in ("state.after_commit", "state.after_archive", "dispatch.after_call")],
 )
 def test_crash_at_each_named_point_resumes_to_the_same_final_state(
     reference: tuple[Any, dict[str, bytes], float], tmp_path: Path, point: str, coalesce: str

@@ -38,6 +38,8 @@ from crash_helpers import (
 )
 from review_loop_helpers import DECISION, FOLDER, ITEM, approval, make_repo, script, words
 
+from phasegate.engine.state import read_state_file
+
 pytestmark = pytest.mark.slow
 
 ANSWER = ("--answer", f"{DECISION}=revise")
@@ -156,7 +158,7 @@ def test_a_kill_inside_a_foreach_item_resumes_in_that_item(
     finished = [e["key"] for e in before if e["event"] == "agent.finished"]
     assert finished[-1] == T2_EXECUTE
     if coalesce == "0":
-        state = json.loads((repo / FOLDER / ".engine.json").read_text())
+        state = read_state_file(repo / FOLDER / ".engine.json").to_dict()
         items = state["nodes"]["tasks"]["items"]
         assert (state["at"], items["T1"]["status"], items["T2"]["status"]) == (
             "tasks",
@@ -194,7 +196,7 @@ def test_a_kill_after_the_answer_is_persisted_uses_it_once_and_never_asks_again(
         assert phasegate(repo, "run", ITEM, ok=(WAITING,)) == WAITING
         assert phasegate(repo, "answer", ITEM, DECISION, "revise") == 0
         assert phasegate(repo, "run", ITEM, env=crash) == KILLED
-    on_disk = json.loads((repo / FOLDER / ".engine.json").read_text())["decisions"][DECISION]
+    on_disk = read_state_file(repo / FOLDER / ".engine.json").to_dict()["decisions"][DECISION]
     assert on_disk["status"] == "answered"
     assert (on_disk["answer"]["choice"], on_disk["answer"]["by"]) == ("revise", answered_by)
     assert phasegate(repo, "run", ITEM) == 0  # would exit 3 if it asked again
@@ -228,6 +230,24 @@ def test_a_kill_right_after_a_decision_is_pending_asks_it_once(
     (pending,) = json.loads(listed.stdout)
     assert (pending["id"], pending["status"]) == (DECISION, "pending")
     assert phasegate(repo, "run", ITEM, ok=(WAITING,)) == WAITING
+    assert phasegate(repo, "run", ITEM, *ANSWER) == 0
+    assert counts(repo)["decision.needed"] == 1
+    same_as(repo, reference)
+    assert_no_recorded_call_dispatched_again(repo, FOLDER)
+
+
+def test_a_kill_between_journaling_a_decision_and_committing_it_journals_it_once(
+    reference: tuple[Any, dict[str, bytes]], tmp_path: Path
+) -> None:
+    """Killed after ``decision.needed`` reached the journal but before the pending decision
+    was committed: the next run commits that same decision without journaling it again,
+    asks it (exit 3), and once answered ends as an uninterrupted run does."""
+    repo = new_repo(tmp_path / "repo")
+    assert phasegate(repo, "run", ITEM, env={"PHASEGATE_CRASH_AT": "gate.needed"}) == KILLED
+    (needed,) = [e for e in journal(repo, FOLDER) if e["event"] == "decision.needed"]
+    assert phasegate(repo, "run", ITEM, ok=(WAITING,)) == WAITING
+    on_disk = read_state_file(repo / FOLDER / ".engine.json").to_dict()["decisions"][DECISION]
+    assert (on_disk["status"], on_disk["asked_at"]) == ("pending", needed["ts"])
     assert phasegate(repo, "run", ITEM, *ANSWER) == 0
     assert counts(repo)["decision.needed"] == 1
     same_as(repo, reference)

@@ -31,6 +31,7 @@ from review_loop_helpers import (
 
 from phasegate.agents.scripted import ScriptedBackend
 from phasegate.api import open_repo
+from phasegate.engine.state import read_state_file
 
 
 def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -47,7 +48,7 @@ def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def engine(repo: Path) -> dict[str, Any]:
-    return json.loads((repo / FOLDER / ".engine.json").read_text())
+    return read_state_file(repo / FOLDER / ".engine.json").to_dict()
 
 
 def roles_called(repo: Path) -> list[str]:

@@ -16,6 +16,8 @@ import pytest
 from engine_helpers import git
 from parallel_helpers import FOLDER, fan_repo, new_item, worktrees
 
+from phasegate.engine.state import read_state_file
+
 HERE = Path(__file__).parent
 
 
@@ -122,7 +124,7 @@ def outcome_of(root: Path) -> dict[str, Any]:
     shape = [
         (tree, [index[p] for p in parents.split()], subject) for _, tree, parents, subject in rows
     ]
-    state = json.loads((root / FOLDER / ".engine.json").read_text())
+    state = read_state_file(root / FOLDER / ".engine.json").to_dict()
     nodes = {
         path: (node.get("outcome"), node.get("iteration"), node.get("review"))
         for path, node in state["nodes"].items()
@@ -319,7 +321,7 @@ def test_a_kill_before_the_items_are_committed_keeps_the_items_as_first_read(
             timeout=120,
         )
         assert finished.returncode == 0, finished.stderr
-        state = json.loads((root / FOLDER / ".engine.json").read_text())
+        state = read_state_file(root / FOLDER / ".engine.json").to_dict()
         items = state["nodes"]["tasks"]["items"]
         assert {k: v["status"] for k, v in items.items()} == {"T1": "done", "T2": "done"}, nth
         events = journal(root)

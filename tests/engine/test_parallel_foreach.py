@@ -18,11 +18,12 @@ from parallel_helpers import (
     worktrees,
 )
 
+from phasegate.engine.state import read_state_file
 from phasegate.errors import WorkflowError
 
 
 def engine_state(root: Path) -> dict:
-    return json.loads((root / FOLDER / ".engine.json").read_text())
+    return read_state_file(root / FOLDER / ".engine.json").to_dict()
 
 
 def events(root: Path) -> list[dict]:

@@ -91,6 +91,9 @@ ATTACKS: dict[str, Attack] = {
     "config replaced by a link": replace_config_with_a_link,
     "state view edited": mark_file(f"{ITEM_DIR}/.meta.json"),
     "engine state edited": mark_file(f"{ITEM_DIR}/.engine.json"),
+    "engine archive forged": lambda root: (root / ITEM_DIR / ".engine-archive.jsonl").write_text(
+        '{"node": "brainstorm", "state": {"completed": "FORGED"}}\n'
+    ),
     "journal line appended": append_forged_result,
     "journal rewritten": rewrite_journal,
 }
@@ -148,8 +151,9 @@ def test_an_agent_changing_phasegates_files_is_undone_and_its_call_fails(
         repo.run("item", backends={"executor": executor}, options=RunOptions(until="brainstorm"))
     assert config_files(root) == before
     assert not (root / ".phasegate/config.yaml").is_symlink()
-    for name in (".meta.json", ".engine.json", ".journal.jsonl"):
-        assert "FORGED" not in (root / ITEM_DIR / name).read_text()
+    for name in (".meta.json", ".engine.json", ".journal.jsonl", ".engine-archive.jsonl"):
+        path = root / ITEM_DIR / name
+        assert not path.exists() or "FORGED" not in path.read_text()
     events = journal(root)
     assert all(e.get("attempt") != "forged" for e in events)
     (violation,) = [e for e in events if e["event"] == "agent.violation"]

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 from implement_helpers import PLAN, Team, journal, key, new_item, run
 
+from phasegate.engine.state import read_state_file
 from phasegate.errors import BlockedError
 from phasegate.implement.plan import parse_plan
 
@@ -54,7 +54,7 @@ def test_the_plans_parallel_marks_are_kept_on_each_task(webhooks: Path) -> None:
     """Phase 2 is marked **Execution: Parallel**: its tasks carry Task.parallel in the state
     (for a parallel foreach); phase 1's do not. The tasks still run one after the other."""
     run(new_item(webhooks), team())
-    engine = json.loads((webhooks / ".phasegate/implement/006/.engine.json").read_text())
+    engine = read_state_file(webhooks / ".phasegate/implement/006/.engine.json").to_dict()
     marks = {
         key: entry["parallel"]
         for path, node in engine["nodes"].items()

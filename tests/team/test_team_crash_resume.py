@@ -30,6 +30,8 @@ from team_helpers import (
     verdict,
 )
 
+from phasegate.engine.state import read_state_file
+
 pytestmark = pytest.mark.slow
 
 ANSWERS = ("--answer", "UD-APPROVE-DESIGN=approved", "--answer", "UD-REVIEW-STRATEGY=per-batch")
@@ -100,10 +102,13 @@ def snapshot(repo: Path) -> tuple[Any, dict[str, bytes]]:
     """status.json and the engine state (normalized), and every other file of the repo."""
     state = {
         "status": normalized(json.loads((repo / SESSION / "status.json").read_text())),
-        "engine": normalized(json.loads((repo / SESSION / ".engine.json").read_text())),
+        "engine": normalized(read_state_file(repo / SESSION / ".engine.json").to_dict()),
     }
     files: dict[str, bytes] = {}
-    skip = {f"{SESSION.as_posix()}/{n}" for n in ("status.json", ".engine.json", ".journal.jsonl")}
+    skip = {
+        f"{SESSION.as_posix()}/{n}"
+        for n in ("status.json", ".engine.json", ".engine-archive.jsonl", ".journal.jsonl")
+    }
     for path in sorted(repo.rglob("*")):
         rel = path.relative_to(repo).as_posix()
         if path.is_dir() or rel.startswith((".git/", ".phasegate/locks/", ".phasegate/cache/")):

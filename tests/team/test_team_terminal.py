@@ -19,6 +19,8 @@ from typing import Any
 
 from team_helpers import DESCRIPTION, ITEM, SESSION, cli, make_team_repo
 
+from phasegate.engine.state import read_state_file
+
 #: Who answered and when: the only differences between the two ways of answering.
 VOLATILE = {
     "by",
@@ -55,11 +57,12 @@ def session_state(repo: Path) -> dict[str, Any]:
     files = {
         p.name: p.read_text()
         for p in sorted((repo / SESSION).iterdir())
-        if p.is_file() and p.name not in ("status.json", ".engine.json", ".journal.jsonl")
+        if p.is_file()
+        and p.name not in ("status.json", ".engine.json", ".engine-archive.jsonl", ".journal.jsonl")
     }
     return {
         "status": normalized(json.loads((repo / SESSION / "status.json").read_text())),
-        "engine": normalized(json.loads((repo / SESSION / ".engine.json").read_text())),
+        "engine": normalized(read_state_file(repo / SESSION / ".engine.json").to_dict()),
         "files": files,
         "code": (repo / "src" / "limit.py").read_text(),
     }

@@ -165,6 +165,8 @@ def ask(run: Run, q: Question) -> Answer:
         item.record("decision", id=q.id, answer=q.default, by="default", question=q.question)
         return Answer(q.default, "", "default")
     if record is None or fresh:
+        # Journaled by a run killed before it committed the pending decision: not again.
+        needed = item.recorded().needed(q.id, q.visit)
         record = {
             "id": q.id,
             "visit": q.visit,
@@ -177,18 +179,20 @@ def ask(run: Run, q: Question) -> Answer:
             "context": q.context,
             **({"amount_notes": list(q.amount_notes)} if q.amount_notes else {}),
             "status": "pending",
-            "asked_at": utc_now(),
+            "asked_at": str(needed["ts"]) if needed and needed.get("ts") else utc_now(),
             "answer": None,
         }
         state.decisions[q.id] = record
-        item.record(
-            "decision.needed",
-            id=q.id,
-            visit=q.visit,
-            question=q.question,
-            choices=list(q.choices),
-            sync_now=True,
-        )
+        if needed is None:
+            item.record(
+                "decision.needed",
+                id=q.id,
+                visit=q.visit,
+                question=q.question,
+                choices=list(q.choices),
+                sync_now=True,
+            )
+            crash_point("gate.needed")
         run.save(durable=True)  # pending on disk BEFORE it is asked
         crash_point("gate.pending")
     if record.get("status") == "answered" and record.get("answer"):

@@ -22,6 +22,7 @@ from phasegate.engine.confine import check_inside
 from phasegate.engine.index import record_brief
 from phasegate.engine.recorded import RecordedCalls, event_problem, result_key
 from phasegate.engine.state import ENGINE_FILE, EngineState
+from phasegate.engine.state_archive import ARCHIVE_FILE, append_archive
 from phasegate.errors import BadInputError, BusyError, NotFoundError, StateCorruptError
 from phasegate.faults import crash_point
 from phasegate.redact import Redactor
@@ -155,6 +156,11 @@ class WorkItem:
     @property
     def engine_path(self) -> Path:
         return self.item_dir / ENGINE_FILE
+
+    @property
+    def archive_path(self) -> Path:
+        """Where the engine state's finished parts are (see engine/state_archive.py)."""
+        return self.item_dir / ARCHIVE_FILE
 
     @cached_property
     def lock_path(self) -> Path:
@@ -375,10 +381,17 @@ class WorkItem:
         self._journal_position(state)
         self.view.prepare(state)
         state["brief"] = self.brief(state)
-        payload = state.encode(self.redactor)
+        plan = state.settle(self.redactor)
         guard = self.write_guard
         with guard.own_writes() if guard is not None else nullcontext():
             with self.locked():
+                if plan.payload:
+                    size = append_archive(self.engine_path, state.archive_bytes, plan.payload)
+                    crash_point("state.after_archive")
+                else:
+                    size = state.archive_bytes
+                state.settled(plan, size)
+                payload = state.encode(self.redactor)
                 crash_point("state.before_commit")
                 atomic_write_bytes(self.engine_path, payload, durable=durable)
             crash_point("state.after_commit")

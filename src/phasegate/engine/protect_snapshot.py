@@ -199,8 +199,8 @@ class Snapshot:
 
 
 def item_files(item: WorkItem) -> list[Path]:
-    """The item's state files: the engine's and its view's."""
-    return [item.engine_path, *item.view.files()]
+    """The item's state files: the engine's, its archive and its view's."""
+    return [item.engine_path, item.archive_path, *item.view.files()]
 
 
 def item_file_paths(item: WorkItem, cache: ReadCache) -> tuple[str, ...]:

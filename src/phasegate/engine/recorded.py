@@ -67,6 +67,7 @@ class RecordedCalls:
         self._checks: dict[str, list[Mapping[str, Any]]] = {}
         self._actions: dict[str, str] = {}
         self._answers: dict[tuple[str, int], Mapping[str, Any]] = {}
+        self._needed: dict[tuple[str, int], Mapping[str, Any]] = {}
         self._items: dict[str, Mapping[str, Any]] = {}
         for event in events:
             self.add(event)
@@ -86,6 +87,8 @@ class RecordedCalls:
             self._actions[str(event["key"])] = str(event["outcome"])
         elif name == "decision.answered":
             self._answers.setdefault((str(event["id"]), int(event["visit"])), event)
+        elif name == "decision.needed" and isinstance(event.get("visit"), int):
+            self._needed.setdefault((str(event.get("id")), event["visit"]), event)
         elif name == "foreach.items" and "key" in event:
             self._items[str(event["key"])] = event
 
@@ -115,6 +118,11 @@ class RecordedCalls:
     def answer(self, decision: str, visit: int) -> Mapping[str, Any] | None:
         """The ``decision.answered`` event of a gate's visit, if one was journaled."""
         return self._answers.get((decision, visit))
+
+    def needed(self, decision: str, visit: int) -> Mapping[str, Any] | None:
+        """The ``decision.needed`` event of a gate's visit, if one was journaled (a run
+        killed before it committed the pending decision)."""
+        return self._needed.get((decision, visit))
 
     def forget(self, key: str) -> None:
         """Drop the result of ``key`` (it was applied, or turned out unusable)."""

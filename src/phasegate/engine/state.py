@@ -12,18 +12,24 @@ and by ``phasegate status``; the workflow's own files (``.meta.json``,
 - ``usage`` (total and per role), ``data`` (plug-ins' own values), and
   ``journal``: how far the journal had been applied when this was written.
 
-Each node's JSON is encoded once per change and cached, so a commit costs the
-same whether the item has 5 nodes or 200 (see :meth:`EngineState.encode`).
+What the item has finished with (completed nodes, the label history) moves to
+the archive beside it (:mod:`phasegate.engine.state_archive`), and ``archive``
+says how much of it goes with this file: the file committed at every step
+holds only what may still change, so a commit costs the same whether the item
+has 5 nodes or 200. Each node's JSON is encoded once per change and cached
+(see :meth:`EngineState.encode`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from phasegate.engine.state_encoding import StateEncoder
+from phasegate.engine.state_archive import read_archive
+from phasegate.engine.state_encoding import CHECK_ENV, StateEncoder, encode_value
 from phasegate.errors import StateCorruptError
 from phasegate.redact import Redactor
 
@@ -155,7 +161,23 @@ _TOP_KEYS = (
     "usage_by_role",
     "data",
     "journal",
+    "archive",
 )
+
+
+class ArchivePlan:
+    """What a commit appends to the archive (see :meth:`EngineState.settle`)."""
+
+    __slots__ = ("history", "nodes", "payload", "texts")
+
+    def __init__(self) -> None:
+        self.payload = b""
+        #: The node paths archived by it.
+        self.nodes: list[str] = []
+        #: How many history entries the archive holds after it.
+        self.history = 0
+        #: Node path -> its archived JSON (kept only while encodings are checked).
+        self.texts: dict[str, str] = {}
 
 
 class EngineState:
@@ -175,6 +197,23 @@ class EngineState:
         #: Values derived from this state and kept up to date from what changed (see
         #: :mod:`phasegate.engine.brief`); never written.
         self.derived: dict[str, Any] = {}
+        #: Node paths written to the state file; the others' state is in the archive.
+        self._live: set[str] = set(self.nodes)
+        #: Node paths with a line in the archive (a live node may have one: it changed
+        #: after it was archived).
+        self._in_archive: set[str] = set()
+        #: Node paths changed since the last :meth:`settle` (not finished with yet).
+        self._changed: set[str] = set()
+        #: Archived node paths forgotten since the last :meth:`settle`.
+        self._tombstones: list[str] = []
+        #: The history list archived from, how many of its entries the archive holds,
+        #: and how many there were at the last :meth:`settle`.
+        history = data.get("history")
+        self._history_ref: list[Any] | None = history if isinstance(history, list) else None
+        self._history_archived = 0
+        self._history_seen = len(history) if isinstance(history, list) else 0
+        #: Archived nodes' JSON when encodings are checked (see :meth:`encode`).
+        self._archived_text: dict[str, str] = {}
 
     @classmethod
     def new(
@@ -279,6 +318,11 @@ class EngineState:
     def set_journal_position(self, offset: int, lines: int) -> None:
         self.d["journal"] = {"offset": offset, "lines": lines}
 
+    @property
+    def archive_bytes(self) -> int:
+        """How many bytes of the archive go with this state."""
+        return int((self.d.get("archive") or {}).get("bytes", 0))
+
     # -- nodes ----------------------------------------------------------------------
 
     def node(self, path: str) -> NodeState:
@@ -301,6 +345,10 @@ class EngineState:
             del self.nodes[path]
             self._encoder.forget(path)
             self._dirty.discard(path)
+            self._live.discard(path)
+            if path in self._in_archive:
+                self._in_archive.discard(path)
+                self._tombstones.append(path)
             self._mark(path)
 
     def touched(self, path: str) -> None:
@@ -310,6 +358,9 @@ class EngineState:
 
     def _mark(self, path: str) -> None:
         self.versions[path] = self.versions.get(path, 0) + 1
+        self._changed.add(path)
+        if path in self.nodes:
+            self._live.add(path)  # written to the state file until finished with again
         for changed in self._watchers.values():
             changed.add(path)
 
@@ -350,24 +401,109 @@ class EngineState:
     # -- encoding -------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain copy of the whole document (for tests and views)."""
+        """A plain copy of the whole state, archived parts included (for tests and views)."""
         out = dict(self.d)
+        out.pop("archive", None)
         out["nodes"] = {k: v.d for k, v in self.nodes.items()}
         return out
 
+    # -- the archive ----------------------------------------------------------------
+
+    def settle(self, redactor: Redactor) -> ArchivePlan:
+        """What to append to the archive now: completed nodes not changed since the last
+        call, history entries older than it, and forgotten nodes. Nothing changes here:
+        :meth:`settled` applies the plan once the archive holds it."""
+        plan = ArchivePlan()
+        lines = [f'{{"node": {json.dumps(p)}, "dropped": true}}' for p in self._tombstones]
+        history = self.d.get("history")
+        entries: list[Any] = history if isinstance(history, list) else []
+        archived = self._history_archived
+        if entries is not self._history_ref or len(entries) < archived:
+            # The list was replaced (an adopted item): archived again from the start.
+            if archived:
+                lines.append('{"history": null}')
+            archived, seen = 0, 0
+        else:
+            seen = self._history_seen
+        for entry in entries[archived:seen]:
+            lines.append(f'{{"history": {encode_value(entry, redactor)}}}')
+        plan.history = max(archived, seen)
+        changed = self._changed
+        checking = bool(os.environ.get(CHECK_ENV))
+        for path in sorted(self._live):
+            node = self.nodes[path].d
+            if path in changed or not node.get("completed"):
+                continue
+            text = encode_value(node, redactor)
+            lines.append(f'{{"node": {json.dumps(path)}, "state": {text}}}')
+            plan.nodes.append(path)
+            if checking:
+                plan.texts[path] = text
+        if lines:
+            plan.payload = ("\n".join(lines) + "\n").encode("utf-8")
+        self._tombstones = []
+        self._changed = set()
+        return plan
+
+    def settled(self, plan: ArchivePlan, size: int) -> None:
+        """The archive holds ``plan`` and is ``size`` bytes long: what it holds leaves the
+        state file."""
+        history = self.d.get("history")
+        self._history_ref = history if isinstance(history, list) else None
+        self._history_archived = plan.history
+        self._history_seen = len(history) if isinstance(history, list) else 0
+        for path in plan.nodes:
+            if path not in self.nodes:  # forgotten meanwhile: its line must be undone
+                self._tombstones.append(path)
+                continue
+            self._in_archive.add(path)
+            if path in self._changed:  # changed meanwhile: the state file has it still
+                continue
+            self._live.discard(path)
+            self._encoder.forget(path)
+            self._dirty.discard(path)
+        self._archived_text.update(plan.texts)
+        if size or "archive" in self.d:
+            self.d["archive"] = {"bytes": size}
+
+    # -- encoding -------------------------------------------------------------------
+
     def encode(self, redactor: Redactor) -> bytes:
-        """The document as bytes: one top-level key per line, one node per line.
+        """The state file's bytes: one top-level key per line, one live node per line
+        (archived nodes and history entries are not in it).
 
         Only what changed since the last call is redacted and encoded again
         (see :mod:`phasegate.engine.state_encoding`).
         """
-        top = [(k, self.d[k]) for k in _TOP_KEYS if k in self.d]
-        top += [(k, v) for k, v in self.d.items() if k not in _TOP_KEYS]
+        d = self.d
+        top = []
+        for key in _TOP_KEYS:
+            if key in d:
+                value = d[key]
+                if key == "history" and self._history_archived and isinstance(value, list):
+                    value = value[self._history_archived :]
+                    if not value:
+                        continue
+                top.append((key, value))
+        top += [(k, v) for k, v in d.items() if k not in _TOP_KEYS]
         # By path: the same state gives the same file, whatever order its nodes ran in.
-        nodes = {path: self.nodes[path].d for path in sorted(self.nodes)}
+        nodes = {path: self.nodes[path].d for path in sorted(self._live)}
         payload = self._encoder.encode(top, nodes, self._dirty, redactor)
         self._dirty.clear()
+        if self._archived_text and os.environ.get(CHECK_ENV):
+            self._check_archived(redactor)
         return payload
+
+    def _check_archived(self, redactor: Redactor) -> None:
+        for path, text in self._archived_text.items():
+            node = self.nodes.get(path)
+            if path in self._live or node is None:
+                continue
+            if encode_value(node.d, redactor) != text:
+                raise RuntimeError(
+                    f"node {path!r} was changed after it was archived, without "
+                    "EngineState.node() or touched(): the archive no longer holds it"
+                )
 
     @classmethod
     def decode(cls, raw: bytes, path: Path) -> EngineState:
@@ -384,7 +520,29 @@ class EngineState:
         problem = _shape_problem(data)
         if problem:
             raise StateCorruptError(f"state file {path} is invalid: {problem}; {hint}")
-        return cls(data)
+        size = (data.get("archive") or {}).get("bytes", 0)
+        if not size:
+            return cls(data)
+        found = read_archive(path, size)
+        live = data.get("nodes") or {}
+        data["nodes"] = {**found.nodes, **live}
+        history = data.get("history")
+        if found.history or isinstance(history, list):
+            data["history"] = [*found.history, *(history if isinstance(history, list) else [])]
+        state = cls(data)
+        state._live = set(live)
+        state._in_archive = set(found.nodes)
+        state._history_archived = len(found.history)
+        return state
+
+
+def read_state_file(path: Path) -> EngineState:
+    """The engine state in the state file ``path``, with what its archive holds."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise StateCorruptError(f"state file {path} cannot be read: {exc}") from None
+    return EngineState.decode(raw, path)
 
 
 _TYPES: dict[str, type | tuple[type, ...]] = {
@@ -396,6 +554,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "decisions": dict,
     "data": dict,
     "nodes": dict,
+    "archive": dict,
 }
 
 
@@ -412,4 +571,9 @@ def _shape_problem(data: dict[str, Any]) -> str | None:
     for path, node in (data.get("nodes") or {}).items():
         if not isinstance(node, dict):
             return f"nodes.{path} is not an object"
+    size = (data.get("archive") or {}).get("bytes", 0)
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        return "field 'archive.bytes' is not a byte count"
+    if "history" in data and not isinstance(data["history"], list):
+        return "field 'history' is not a list"
     return None

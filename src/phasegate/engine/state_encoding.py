@@ -49,6 +49,11 @@ def _plain(value: Any, redactor: Redactor) -> str:
     return _dumps(redactor.data(value), ensure_ascii=False)
 
 
+def encode_value(value: Any, redactor: Redactor) -> str:
+    """``value`` redacted, as one line of JSON (the form of every value in the state file)."""
+    return _plain(value, redactor)
+
+
 def _key(key: str) -> str:
     text = _KEYS.get(key)
     if text is None:

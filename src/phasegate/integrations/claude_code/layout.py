@@ -29,7 +29,7 @@ from phasegate.repo_paths import ENGINE_FILE as ENGINE_FILE
 from phasegate.workflow.sources import BUILTIN_DIR, REPO_PROMPTS, REPO_WORKFLOWS, tree_stamp
 
 #: Bump when the layout's shape changes, so old caches are rebuilt.
-LAYOUT_FORMAT = 4
+LAYOUT_FORMAT = 5
 LAYOUT_FILE = "hook-layout.json"
 
 Layout = dict[str, Any]

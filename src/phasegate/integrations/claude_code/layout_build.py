@@ -14,6 +14,7 @@ from phasegate.config import Config, load_config
 from phasegate.engine.item import items_dir
 from phasegate.engine.plugin_api import view_files
 from phasegate.engine.state import ENGINE_FILE
+from phasegate.engine.state_archive import ARCHIVE_FILE
 from phasegate.errors import PhasegateError
 from phasegate.integrations.claude_code.layout import LAYOUT_FORMAT, Layout
 from phasegate.workflow.model import EndNode, Workflow
@@ -27,7 +28,7 @@ def describe_workflow(workflow: Workflow, folder: str) -> dict[str, Any]:
     return {
         "items_dir": folder,
         # phasegate's own files in each item folder: agents may not edit them.
-        "files": [ENGINE_FILE, workflow.journal_file, *views],
+        "files": [ENGINE_FILE, ARCHIVE_FILE, workflow.journal_file, *views],
         # The file a person reads as the item's state (checked when the item is shown).
         "state_file": views[0] if views else ENGINE_FILE,
         "state_format": "yaml" if views and views[0].endswith((".yaml", ".yml")) else "json",
