@@ -266,6 +266,8 @@ _BACKEND_EXAMPLES = {
     "codex": ("  codex:\n    # model: gpt-5.5                # default: Codex's own default\n"),
     "gemini": (
         "  gemini:\n    # model: gemini-2.5-pro         # default: Gemini CLI's own default\n"
+        "    # tools: [list_directory, read_file, glob, grep_search, replace, write_file]"
+        "   # writers (the default)\n"
     ),
 }
 

@@ -61,15 +61,64 @@ def test_writer_writes_in_auto_edit_mode(gemini_bin: Path, home: Path, work: Pat
 
 
 def test_read_only_role_cannot_write(gemini_bin: Path, home: Path, work: Path) -> None:
-    """Reviewers run in plan mode: write_file in the work tree is denied."""
+    """Reviewers run in plan mode: write_file in the work tree is denied, and by default it
+    is not even offered."""
     target = work / "hacked.md"
+    with StubLLMServer(_write_then_text(target, "could not write")) as stub:
+        backend = GeminiBackend(gemini_settings(stub, home, read_only_tools=["default"]))
+        result = backend.run(make_request(work, "Review.", access=Access.READ_ONLY))
+        turns = stub.model_requests("gemini")
+    assert result.ok, result.error
+    assert not target.exists()
+    assert "write_file" in turns[0].tools
+    assert "plans directory" in turns[1].last
     with StubLLMServer(_write_then_text(target, "could not write")) as stub:
         backend = GeminiBackend(gemini_settings(stub, home))
         result = backend.run(make_request(work, "Review.", access=Access.READ_ONLY))
         turns = stub.model_requests("gemini")
     assert result.ok, result.error
     assert not target.exists()
-    assert "plans directory" in turns[1].last
+    assert "write_file" not in turns[0].tools
+    assert 'Tool \\"write_file\\" not found' in turns[1].last
+
+
+def _offered(home: Path, work: Path, access: Access, **settings: object) -> tuple[str, ...]:
+    with StubLLMServer(Script(gemini=[Rule(Reply(text="ok"))])) as stub:
+        backend = GeminiBackend(gemini_settings(stub, home, **settings))
+        result = backend.run(make_request(work, "Go.", access=access))
+        (turn,) = stub.model_requests("gemini")
+    assert result.ok, result.error
+    return turn.tools
+
+
+def test_each_kind_of_role_is_offered_exactly_its_tool_set(
+    gemini_bin: Path, home: Path, work: Path
+) -> None:
+    """Least privilege and fewer tokens: writers get the file tools, reviewers the read
+    tools; no shell, web search, sub-agents or plan-mode switches (Gemini's own set offers
+    those to both)."""
+    assert sorted(_offered(home, work, Access.WRITE)) == [
+        "glob",
+        "grep_search",
+        "list_directory",
+        "read_file",
+        "replace",
+        "write_file",
+    ]
+    reader = sorted(_offered(home, work, Access.READ_ONLY))
+    assert reader == ["glob", "grep_search", "list_directory", "read_file"]
+    full = _offered(home, work, Access.WRITE, tools=["default"])
+    assert {"google_web_search", "invoke_agent"} <= set(full)
+
+
+def test_tools_setting_chooses_what_a_role_is_offered(
+    gemini_bin: Path, home: Path, work: Path
+) -> None:
+    """``tools`` and ``read_only_tools`` (per backend or per role) are the sets offered."""
+    writer = _offered(home, work, Access.WRITE, tools=["read_file", "run_shell_command"])
+    assert sorted(writer) == ["read_file", "run_shell_command"]
+    reader = _offered(home, work, Access.READ_ONLY, read_only_tools=["read_file"])
+    assert list(reader) == ["read_file"]
 
 
 def test_json_verdict_is_read_from_the_text(gemini_bin: Path, home: Path, work: Path) -> None:

@@ -8,8 +8,13 @@ writers with ``auto_edit``; ``bypass_permissions: true`` (explicit opt-in)
 gives writers ``yolo``. ``--skip-trust`` trusts the working directory for this
 session only.
 
-MCP servers go in through a per-call settings overlay (``GEMINI_CLI_HOME``,
-see :mod:`phasegate.agents.gemini_mcp`) with ``includeTools`` and policy
+Each role is offered an explicit set of built-in tools (``tools.core`` in a
+per-call settings overlay, ``GEMINI_CLI_HOME``: see
+:mod:`phasegate.agents.gemini_mcp`): read-only roles ``list_directory``,
+``read_file``, ``glob`` and ``grep_search`` (``read_only_tools``), writers
+those and ``replace`` and ``write_file`` (``tools``); no shell, web or
+sub-agents unless configured; ``[default]`` keeps Gemini's own set.
+MCP servers go in through the same overlay with ``includeTools`` and policy
 rules allowing exactly the listed tools, which plan mode then runs headless;
 ``--allowed-mcp-server-names`` keeps any other server (an extension's) from
 starting. Gemini names the tools ``mcp_<server>_<tool>``.
@@ -30,9 +35,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from phasegate.agents.base import Access, AgentRequest, AgentResult, TokenUsage
 from phasegate.agents.cli_probe import FlagCheck
-from phasegate.agents.cli_support import CliBackend, last_line, tail
+from phasegate.agents.cli_support import CliBackend, CliSettings, last_line, tail
 from phasegate.agents.gemini_auth import check_auth
 from phasegate.agents.gemini_mcp import check_servers, overlay_home
 from phasegate.process import ProcessResult
@@ -46,12 +53,31 @@ EXIT_MEANINGS = {
 }
 
 
+#: The built-in tools read-only roles are offered (``read_only_tools``).
+READ_ONLY_TOOLS = ("list_directory", "read_file", "glob", "grep_search")
+#: The built-in tools writers are offered (``tools``): reading and editing files, no shell.
+WRITER_TOOLS = (*READ_ONLY_TOOLS, "replace", "write_file")
+
+
+class GeminiSettings(CliSettings):
+    """Gemini CLI settings: the built-in tools each kind of role is offered."""
+
+    read_only_tools: list[str] = Field(default_factory=lambda: list(READ_ONLY_TOOLS))
+    tools: list[str] = Field(default_factory=lambda: list(WRITER_TOOLS))
+
+    def offered(self, access: Access) -> list[str] | None:
+        """The ``tools.core`` of a role with ``access`` (``None``: Gemini's own set)."""
+        names = self.read_only_tools if access is Access.READ_ONLY else self.tools
+        return None if "default" in names else list(names)
+
+
 class GeminiBackend(CliBackend):
     """Google's Gemini CLI, headless."""
 
     name = "gemini"
     package = "@google/gemini-cli"
     min_version = "0.41.0"
+    settings_model = GeminiSettings
     structured_output = False
     writes_files = True
     env_names = (
@@ -91,11 +117,13 @@ class GeminiBackend(CliBackend):
     def scratch_env(
         self, request: AgentRequest, scratch: Path, env: Mapping[str, str]
     ) -> dict[str, str]:
-        if not request.mcp_servers:
+        assert isinstance(self.cfg, GeminiSettings)
+        core = self.cfg.offered(request.access)
+        if not request.mcp_servers and core is None:
             return {}
         base = env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.path.expanduser("~")
         home = scratch / "gemini-home"
-        overlay_home(Path(base), home, request.mcp_servers, scratch)
+        overlay_home(Path(base), home, request.mcp_servers, scratch, core)
         return {"GEMINI_CLI_HOME": str(home)}
 
     def arguments(self, request: AgentRequest, scratch: Path) -> list[str]:

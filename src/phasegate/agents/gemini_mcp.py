@@ -1,4 +1,4 @@
-"""Per-call MCP servers for Gemini CLI, without touching the user's settings files.
+"""Per-call MCP servers and tool sets for Gemini CLI, without touching the user's settings.
 
 Gemini CLI (0.61) takes MCP servers only from settings files, and none of them
 can simply be pointed elsewhere for one call: a system settings file named by
@@ -7,12 +7,17 @@ and every parent directory are owned by root and not writable by group or
 others, and the workspace file is ``.gemini/settings.json`` in the user's own
 repository. What can be moved is the home: ``GEMINI_CLI_HOME``.
 
-So a call with MCP servers runs with ``GEMINI_CLI_HOME`` set to an overlay in
-the call's scratch directory: every entry of the real home is a symlink to
-the original (``~/.env``, ``~/.agents`` and ``~`` paths in settings keep
-working), and so is every entry of its ``.gemini`` folder (credentials,
-sessions, policies, extensions) except ``settings.json``, which is a copy of
-the user's settings with
+So a call runs with ``GEMINI_CLI_HOME`` set to an overlay in the call's
+scratch directory: every entry of the real home is a symlink to the original
+(``~/.env``, ``~/.agents`` and ``~`` paths in settings keep working), and so
+is every entry of its ``.gemini`` folder (credentials, sessions, policies,
+extensions) except ``settings.json``, which is a copy of the user's settings
+with
+
+* ``tools.core`` set to the built-in tools the role is offered (Gemini does
+  not even register the others, so their definitions cost no tokens);
+
+and, for a call with MCP servers,
 
 * ``mcpServers`` replaced by this call's servers, each with ``includeTools``
   set to its listed tools, so the others are never even registered;
@@ -69,8 +74,15 @@ def check_servers(servers: Sequence[McpServer]) -> None:
             )
 
 
-def overlay_home(base: Path, overlay: Path, servers: Sequence[McpServer], policy_dir: Path) -> None:
-    """Build the overlay home at ``overlay`` for the real home ``base`` (see module doc)."""
+def overlay_home(
+    base: Path,
+    overlay: Path,
+    servers: Sequence[McpServer],
+    policy_dir: Path,
+    core_tools: Sequence[str] | None = None,
+) -> None:
+    """Build the overlay home at ``overlay`` for the real home ``base`` (see module doc);
+    ``core_tools`` ``None`` leaves the built-in tools as the user's settings have them."""
     real = base / GEMINI_DIR
     if base.is_dir():
         for name in RUNTIME_DIRS:
@@ -80,11 +92,15 @@ def overlay_home(base: Path, overlay: Path, servers: Sequence[McpServer], policy
     gemini = overlay / GEMINI_DIR
     gemini.mkdir()
     _link_entries(real, gemini, skip={SETTINGS_FILE})
-    policy = policy_dir / POLICY_FILE
-    _write_private(policy, policy_toml(servers))
     settings = read_settings(real / SETTINGS_FILE)
-    settings["mcpServers"] = {server.name: _server_entry(server) for server in servers}
-    settings["policyPaths"] = [*_user_policy_paths(settings, real), str(policy)]
+    if core_tools is not None:
+        tools = settings.get("tools")
+        settings["tools"] = {**(tools if isinstance(tools, dict) else {}), "core": list(core_tools)}
+    if servers:
+        policy = policy_dir / POLICY_FILE
+        _write_private(policy, policy_toml(servers))
+        settings["mcpServers"] = {server.name: _server_entry(server) for server in servers}
+        settings["policyPaths"] = [*_user_policy_paths(settings, real), str(policy)]
     _write_private(gemini / SETTINGS_FILE, json.dumps(settings, indent=2))
 
 
@@ -117,7 +133,7 @@ def read_settings(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"backend 'gemini': {path} is not valid JSON ({exc.msg}, line {exc.lineno}); "
-            "phasegate copies it to add MCP servers for one call"
+            "phasegate copies it to set the tools of each call"
         ) from None
     if not isinstance(data, dict):
         raise ConfigError(f"backend 'gemini': {path} is not a JSON object")
