@@ -172,3 +172,26 @@ def test_extra_dir_is_writable_for_writers(codex_bin: Path, home: Path, tmp_path
         result = backend.run(request)
     assert result.ok, result.error
     assert (item_dir / "spec.md").read_text() == "spec\n"
+
+
+def _offered(home: Path, work: Path, access: Access, *extra: str) -> tuple[str, ...]:
+    with StubLLMServer(Script(default=Reply(text="ok"))) as stub:
+        settings = codex_settings(stub, home)
+        settings["extra_args"] = [*settings["extra_args"], *extra]
+        result = CodexBackend(settings).run(make_request(work, "Go.", access=access))
+        (turn,) = stub.model_requests("openai")
+    assert result.ok, result.error
+    return turn.tools
+
+
+@pytest.mark.parametrize("access", [Access.WRITE, Access.READ_ONLY])
+def test_tools_no_role_needs_are_not_offered(
+    codex_bin: Path, home: Path, work: Path, access: Access
+) -> None:
+    """Web search, image viewing and goal tracking are off for every role (fewer tokens);
+    the shell Codex reads with and apply_patch stay; extra_args can turn one back on."""
+    offered = set(_offered(home, work, access))
+    assert {"exec_command", "apply_patch"} <= offered
+    assert not offered & {"web_search", "view_image", "get_goal", "create_goal", "update_goal"}
+    again = set(_offered(home, work, access, "-c", 'web_search="live"'))
+    assert "web_search" in again

@@ -61,6 +61,18 @@ CLOSED_TMP_ARGS = (
 #: per call instead of summed, so this backend would undercount them.)
 MIN_VERSION = "0.98.0"
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
+#: Tools no role needs, turned off (fewer tokens per request, less to misuse): web search,
+#: image viewing and goal tracking. Codex reads files through its sandboxed shell, so
+#: that stays. Given as config, which older releases ignore when they lack the feature;
+#: ``extra_args`` come later and can turn them back on.
+UNUSED_TOOL_ARGS = (
+    "-c",
+    'web_search="disabled"',
+    "-c",
+    "features.view_image=false",
+    "-c",
+    "features.goals=false",
+)
 EXEC_FLAGS = (
     "--cd",
     "--add-dir",
@@ -146,6 +158,7 @@ class CodexBackend(CliBackend):
         if writable:
             args += CLOSED_TMP_ARGS
         args += ["--json", "--skip-git-repo-check", "-c", "check_for_update_on_startup=false"]
+        args += UNUSED_TOOL_ARGS
         model = request.model or cfg.model
         if model:
             args += ["-m", model]
