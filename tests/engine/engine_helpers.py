@@ -11,7 +11,7 @@ from phasegate.agents.base import AgentRequest
 from phasegate.agents.scripted import ScriptedBackend
 from phasegate.api import Repo
 from phasegate.config import Config
-from phasegate.engine.state import read_state_file
+from phasegate.engine.state import EngineState, read_state_file
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -119,4 +119,16 @@ def loop_workflow(phases: int) -> str:
         f"  - name: p{n}\n    artifact: p{n}.md\n    executor: executor\n"
         "    executor_prompt: executor.md\n    reviewer: reviewer\n"
         for n in range(1, phases + 1)
+    )
+
+
+def fresh_state() -> EngineState:
+    """A new engine state of an item ``demo`` of the feature workflow, nothing run yet."""
+    return EngineState.new(
+        item="demo",
+        workflow="feature",
+        mode="standard",
+        description="a request",
+        created="2026-01-01T00:00:00Z",
+        base_commit=None,
     )

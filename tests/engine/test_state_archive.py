@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_helpers import init_repo, loop_workflow, make_repo
+from engine_helpers import fresh_state, init_repo, loop_workflow, make_repo
 
 from phasegate.agents.base import AgentRequest
 from phasegate.agents.scripted import ScriptedBackend, ScriptedReply
@@ -21,17 +21,6 @@ from phasegate.errors import StateCorruptError
 from phasegate.redact import MASK, Redactor
 
 SECRET = "sk-" + "proj-" + "Z9y8X7w6V5u4T3s2R1q0P9o8"
-
-
-def _state() -> EngineState:
-    return EngineState.new(
-        item="demo",
-        workflow="feature",
-        mode="standard",
-        description="a request",
-        created="2026-01-01T00:00:00Z",
-        base_commit=None,
-    )
 
 
 def _finish(state: EngineState, path: str, words: list[str]) -> None:
@@ -68,7 +57,7 @@ def test_finished_nodes_and_history_leave_the_state_file_and_read_back_whole(
     as exactly the state in memory, and the state file holds only the live nodes."""
     redactor = Redactor([SECRET], use_environ=False)
     state_file = tmp_path / ".engine.json"
-    state = _state()
+    state = fresh_state()
 
     def commit_and_compare() -> dict[str, Any]:
         on_disk = json.loads(_commit(state, state_file, redactor))
@@ -127,7 +116,7 @@ def test_a_state_file_written_before_the_archive_reads_and_moves_its_finished_no
     """A state file with every node and the whole history in it (as phasegate wrote before
     the archive) reads as it is; its next commit moves what is finished to the archive."""
     redactor = Redactor(use_environ=False)
-    old = _state()
+    old = fresh_state()
     _finish(old, "design", ["APPROVED"])
     old.node("plan")["started"] = "t"
     old["history"] = [{"at": "t", "from": "design", "to": "plan"}]
@@ -150,7 +139,7 @@ def test_archive_lines_after_the_state_files_count_are_ignored_and_cut_off(
     off before appending, and nothing is counted twice."""
     redactor = Redactor(use_environ=False)
     state_file = tmp_path / ".engine.json"
-    state = _state()
+    state = fresh_state()
     _finish(state, "design", ["APPROVED"])
     state.d.setdefault("history", []).append({"at": "t1", "from": "design", "to": "plan"})
     _commit(state, state_file, redactor)
@@ -187,7 +176,7 @@ def test_a_damaged_archive_is_a_corrupt_state_naming_the_archive(
 ) -> None:
     redactor = Redactor(use_environ=False)
     state_file = tmp_path / ".engine.json"
-    state = _state()
+    state = fresh_state()
     _finish(state, "design", ["APPROVED"])
     _commit(state, state_file, redactor)
     state.node("plan")["started"] = "t"

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from engine_helpers import fresh_state
 
 from phasegate.engine.state import EngineState
 from phasegate.engine.state_encoding import CHECK_ENV, encode_document
@@ -30,17 +31,6 @@ class CountingRedactor(Redactor):
     def data(self, value: Any) -> Any:
         self.calls += 1
         return super().data(value)
-
-
-def _fresh_state() -> EngineState:
-    return EngineState.new(
-        item="demo",
-        workflow="feature",
-        mode="standard",
-        description="a request",
-        created="2026-01-01T00:00:00Z",
-        base_commit=None,
-    )
 
 
 def _reference(state: EngineState, redactor: Redactor) -> bytes:
@@ -72,7 +62,7 @@ def test_incremental_encoding_gives_the_same_bytes_as_a_fresh_encode() -> None:
     change (new node, list growth, value replaced, mapping changed in place, node
     removed, secrets) the bytes equal a fresh encode and the earlier encoder's output."""
     redactor = Redactor([SECRET], use_environ=False)
-    state = _fresh_state()
+    state = fresh_state()
     snapshots: list[bytes] = []
 
     def check() -> None:
@@ -111,7 +101,7 @@ def test_incremental_encoding_gives_the_same_bytes_as_a_fresh_encode() -> None:
 def test_same_state_gives_the_same_file_whatever_order_nodes_ran_in() -> None:
     """Nodes are written by path, so two runs reaching the same state write the same file."""
     redactor = Redactor(use_environ=False)
-    one, two = _fresh_state(), _fresh_state()
+    one, two = fresh_state(), fresh_state()
     for path in ("b", "a", "c"):
         one.node(path)["started"] = path
     for path in ("c", "a", "b"):
@@ -123,7 +113,7 @@ def _work_of_one_step(phases: int, iterations: int) -> int:
     """Redactor calls for encoding after two steps, in an item with ``phases`` finished
     phases of ``iterations`` review rounds each, at a phase ``iterations`` rounds in."""
     redactor = CountingRedactor()
-    state = _fresh_state()
+    state = fresh_state()
     for n in range(phases):
         _phase(state, f"p{n}", iterations)
     current = state.node("current")
