@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import AgentResult
+from phasegate.engine.nodes.agent_outcome import conclude
 from phasegate.engine.plugin_api import ReviewerSelector, Task, plugin
 from phasegate.verdicts.model import Issue, Verdict
 from phasegate.workflow.model import AgentNode, Reviewer
@@ -73,8 +74,6 @@ def timed_out(
     result: AgentResult,
 ) -> Outcome | None:
     """A review that ran out of time: its ``on_timeout`` applies (it is not retried)."""
-    from phasegate.engine.nodes.agent import _conclude
-
     ns = run.state.node(path)
     run.item.record(
         "review.timeout",
@@ -92,4 +91,4 @@ def timed_out(
         summary=str(result.error),
         source="timeout",
     )
-    return _conclude(run, path, node, verdict, str(reviewer.on_timeout), reviewer.key, index)
+    return conclude(run, path, node, verdict, str(reviewer.on_timeout), reviewer.key, index)

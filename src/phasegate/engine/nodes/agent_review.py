@@ -1,0 +1,264 @@
+"""An agent node's reviewers: who reviews, what they are told, and how their answer is read."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from phasegate.agents.base import Access, AgentResult
+from phasegate.engine.calls import CallSpec, usage_of
+from phasegate.engine.nodes.agent_context import mcp_servers, round_of, run_hooks
+from phasegate.engine.nodes.agent_outcome import complete, conclude
+from phasegate.engine.nodes.agent_outputs import precheck, previous_missing
+from phasegate.engine.nodes.roles import plays, review_timeout, timed_out
+from phasegate.engine.plugin_api import PluginContext, Task, plugin
+from phasegate.engine.prompting import PromptFor
+from phasegate.errors import AgentError
+from phasegate.verdicts.readers import ReadContext, ToolCall, VerdictReader, schema_text
+from phasegate.workflow.model import PASS, REVISE, AgentNode, Reviewer
+
+if TYPE_CHECKING:
+    from phasegate.engine.run import Outcome, Run
+
+
+def no_more_reviewers(
+    run: Run,
+    path: str,
+    node: AgentNode,
+    task: Task | None,
+    reviewers: tuple[Reviewer, ...],
+    index: int,
+) -> Outcome | None:
+    """Past the last reviewer (or reviews skipped): engine checks, then the node passes."""
+    from phasegate.engine.run import Outcome
+
+    skipped = run.options.no_review or bool(run.state.node(path).get("no_review"))
+    if index == 0 or skipped:
+        verdict = precheck(
+            run, path, node, PromptFor(run, path, node, run.context(path, node, task, {}))
+        )
+        if verdict is not None and not skipped:
+            return conclude(
+                run, path, node, verdict, REVISE, "engine", -1, final=previous_missing(run, node)
+            )
+    if reviewers and skipped:
+        review = "skipped"
+    elif reviewers:
+        review = "approved"
+    else:
+        review = "none"
+    records = run.state.node(path).records("iterations")
+    last = records[-1] if records and review == "approved" else {}
+    complete(run, path, review, [], str(last.get("summary") or ""))
+    cause = f"{last.get('reviewer')} {last.get('iteration')} {last.get('word')}" if last else None
+    return Outcome(PASS, cause=cause)
+
+
+def review(
+    run: Run,
+    path: str,
+    node: AgentNode,
+    task: Task | None,
+    prompts: PromptFor,
+    reviewers: tuple[Reviewer, ...],
+    index: int,
+) -> Any:
+    """Ask reviewer ``index`` for a verdict and conclude the iteration with it."""
+    from phasegate.engine.run import Call
+
+    ns = run.state.node(path)
+    reviewer = reviewers[index]
+    # Only a predicate or a selector looks at the context: built for them alone.
+    ctx = (
+        run.context(path, node, task, {})
+        if reviewer.when is not None or reviewer.selector is not None
+        else None
+    )
+    if reviewer.when is not None and not plugin("predicates", reviewer.when)(ctx):
+        run.item.record("reviewer.skipped", node=path, reviewer=reviewer.key, when=reviewer.when)
+        ns.stage = f"review:{index + 1}"
+        run.save(lazy=True)
+        return None
+    if index == 0:
+        verdict = precheck(run, path, node, prompts)
+        if verdict is not None:
+            # Revising this node cannot produce an earlier node's output: stop now.
+            return conclude(
+                run,
+                path,
+                node,
+                verdict,
+                REVISE,
+                reviewer.key,
+                index,
+                final=previous_missing(run, node),
+            )
+    role, focus = _reviewer_role(run, path, reviewer, ctx)
+    if role is None:
+        ns.stage = f"review:{index + 1}"
+        run.save(lazy=True)
+        return None
+    reader: VerdictReader = plugin("readers", reviewer.reader)
+    backend = run.backends.for_role(role, plays(role, reviewer.role))
+    words = _words(reviewer, reader)
+    fields: dict[str, Any] = {
+        "words": words,
+        "pass_words": frozenset(w for w, a in reviewer.on.items() if a == PASS),
+        "revise_word": next(
+            (w for w, a in reviewer.on.items() if a == REVISE and w != "UNCLEAR"), None
+        ),
+        "item": run.item.name,
+        "item_dir": run.item.item_dir,
+        "workdir": run.workdir(path),
+        "round": round_of(run, path),
+    }
+    schema = reader.schema(ReadContext(structured_enforced=False, **fields))
+    enforced = schema is not None and bool(backend.structured_output)
+    rctx = ReadContext(structured_enforced=enforced, **fields)
+    answer = None
+    if schema is not None and not enforced:
+        from phasegate.agents.base import PromptPart
+
+        answer = PromptPart("Your answer", schema_text(schema))
+    elif reader.channel == "file":
+        answer = reader_part(reader, rctx)
+    iteration, tries = ns.iteration, int(ns.get("review_tries", 0))
+    key = f"{path}#{ns.visit}/{iteration}/review:{reviewer.key}/{tries}"
+    if reader.channel == "file" and run.item.recorded().result(key) is None:
+        # The verdict will be read from a file a tool writes during the call: whatever
+        # is there now is set aside, and the state the tool checks is on disk. (A call
+        # whose result was recorded before a crash is not made again: its file stays.)
+        prepare = getattr(reader, "prepare", None)
+        if callable(prepare):
+            prepare(rctx)
+        run.save()
+    previous = _previous_issues(run, path, reviewer.key)
+    expectations = reviewer.expectations or node.expectations
+    template = (
+        reviewer.prompt
+        or (node.reviewer_prompt if reviewer is reviewers[0] and node.reviewer else None)
+        or f"{role}.md"
+    )
+    pass_word = next((w for w, a in reviewer.on.items() if a == PASS), words[0] if words else "")
+    approving = reader.approving(pass_word, rctx)
+    spec = CallSpec(
+        key=key,
+        role=role,
+        path=path,
+        label=run.label(path),
+        iteration=iteration,
+        stage="review",
+        access=Access.READ_ONLY,
+        output_schema=schema if enforced else None,
+        build_prompt=lambda: prompts.reviewer(
+            role, template, iteration, expectations, previous, answer, focus
+        ),
+        mcp_servers=mcp_servers(run, reviewer.role or role),
+        task=task.key if task else None,
+        timeout=review_timeout(run, reviewer),
+        hints={"answer": _hint(approving)},
+        workdir=run.workspace_dir(path),
+        plays=plays(role, reviewer.role),
+        timeout_ends=reviewer.on_timeout is not None,
+    )
+    result: AgentResult = yield Call(spec)
+    ns = run.state.node(path)
+    run.state.add_usage(path, role, usage_of(result))
+    if result.timed_out and reviewer.on_timeout is not None:
+        return timed_out(run, path, node, reviewer, index, role, result)
+    verdict = reader.read(result, rctx)
+    if verdict is None:
+        return _no_verdict(run, path, reviewer, reader, rctx, result, tries)
+    ns["review_tries"] = 0
+    run_hooks(run, node.after_verdict, path, node, task, verdict)
+    action = reviewer.on.get(verdict.word) or reviewer.on["UNCLEAR"]
+    return conclude(run, path, node, verdict, action, reviewer.key, index, role=role)
+
+
+def reader_part(reader: VerdictReader, rctx: ReadContext) -> Any:
+    """The prompt part a file-channel verdict reader adds, if it has one."""
+    part = getattr(reader, "prompt_part", None)
+    return part(rctx) if callable(part) else None
+
+
+def _hint(approving: Any) -> dict[str, Any]:
+    if isinstance(approving, ToolCall):
+        return {"tool": approving.tool, "arguments": dict(approving.arguments)}
+    return {"structured": dict(approving)}
+
+
+def _words(reviewer: Reviewer, reader: VerdictReader) -> tuple[str, ...]:
+    if reader.words is not None:
+        return tuple(reader.words)
+    return tuple(w for w in reviewer.on if w != "UNCLEAR")
+
+
+def _reviewer_role(
+    run: Run, path: str, reviewer: Reviewer, ctx: PluginContext | None
+) -> tuple[str | None, tuple[str, ...]]:
+    if reviewer.selector is None or ctx is None:
+        return reviewer.role, ()
+    ns = run.state.node(path)
+    chosen = ns.mapping("selected").get(f"{ns.iteration}:{reviewer.key}")
+    if chosen is not None:
+        return chosen.get("role"), tuple(chosen.get("focus") or ())
+    selector = plugin("selectors", reviewer.selector.plugin)
+    ctx.settings = reviewer.selector.with_
+    selection = selector.select(ctx, reviewer.selector.with_)
+    if selection is None:
+        run.item.record(
+            "reviewer.skipped",
+            node=path,
+            reviewer=reviewer.key,
+            reason="the selector chose no reviewer",
+        )
+        return None, ()
+    record = {
+        "role": selection.role,
+        "reason": selection.reason,
+        "focus": list(selection.focus),
+        **dict(selection.data),
+    }
+    ns.mapping("selected")[f"{ns.iteration}:{reviewer.key}"] = record
+    run.item.record("reviewer.selected", node=path, iteration=ns.iteration, **record)
+    run.save(lazy=True)
+    return selection.role, selection.focus
+
+
+def _no_verdict(
+    run: Run,
+    path: str,
+    reviewer: Reviewer,
+    reader: VerdictReader,
+    rctx: ReadContext,
+    result: AgentResult,
+    tries: int,
+) -> None:
+    """The reviewer recorded no verdict at all (a tool it had to call was not called)."""
+    ns = run.state.node(path)
+    tries += 1
+    limit = run.backends.config.retries.agent + 1
+    run.item.record(
+        "review.missing",
+        node=path,
+        reviewer=reviewer.key,
+        round=rctx.round,
+        attempt=tries,
+        of=limit,
+        sync_now=True,
+    )
+    if tries >= limit:
+        explain = getattr(reader, "missing_message", None)
+        detail = explain(rctx, result) if callable(explain) else "no verdict was recorded"
+        raise AgentError(
+            f"the reviewer ({run.backends.describe(reviewer.role or reviewer.key)}) of "
+            f"{run.item.name} answered {limit} time{'s' if limit > 1 else ''} but {detail}, "
+            f"so it is not approved; run phasegate again once that is fixed"
+        )
+    ns["review_tries"] = tries
+    run.save()
+
+
+def _previous_issues(run: Run, path: str, reviewer: str) -> list[dict[str, Any]]:
+    records = [r for r in run.state.node(path).records("iterations") if not r.get("approved")]
+    mine = [r for r in records if r.get("reviewer") in (reviewer, "checks", "engine")]
+    return list(mine[-1].get("issues") or []) if mine else []
