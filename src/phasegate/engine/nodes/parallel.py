@@ -25,21 +25,18 @@ import threading
 from collections.abc import Callable, Generator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from phasegate.agents.base import Access
-from phasegate.engine.calls import CallSpec, call_agent, recover_call, usage_of
+from phasegate.engine.calls import CallSpec, call_agent, recover_call
 from phasegate.engine.checks import recorded_round, run_check_round
 from phasegate.engine.fanout_git import FanoutGit
-from phasegate.engine.gates import Question, ask
 from phasegate.engine.item import coalesce_seconds
+from phasegate.engine.nodes.parallel_conflicts import resolve_conflict, slug_of
 from phasegate.engine.plugin_api import Task
 from phasegate.errors import BlockedError, PhasegateError
-from phasegate.faults import crash_point
 from phasegate.process import stop_running_children
 from phasegate.state.journal import utc_now
-from phasegate.workflow.model import AgentNode, ForeachNode
+from phasegate.workflow.model import ForeachNode
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Effect, End, Outcome, Run
@@ -283,7 +280,7 @@ class FanOut:
             if merged.commit is not None:
                 head = merged.commit
                 continue
-            resolved = self.resolve_conflict(key, f"deps:{dep}", head, commit, merged.conflicts)
+            resolved = resolve_conflict(self, key, f"deps:{dep}", head, commit, merged.conflicts)
             if resolved is None:
                 return None  # waiting for that conflict, or the loop ends with merge-conflict
             head = resolved
@@ -464,7 +461,7 @@ class FanOut:
                 head = merged.commit
                 if head is None:
                     try:
-                        head = self.resolve_conflict(key, "merge", ours, theirs, merged.conflicts)
+                        head = resolve_conflict(self, key, "merge", ours, theirs, merged.conflicts)
                     except PhasegateError as exc:
                         self.park(key, exc)
                         return
@@ -520,151 +517,6 @@ class FanOut:
         self.land()
         self.journal("fanout.finished", outcome=outcome)
         return outcome
-
-    # -- conflicts -------------------------------------------------------------------------
-
-    def resolve_conflict(
-        self, key: str, stage: str, ours: str, theirs: str, conflicts: tuple[str, ...]
-    ) -> str | None:
-        """Repair a conflict merging ``theirs`` into ``ours``: agent repairs, then a person.
-
-        Conflicts are kept by the pair of commits, so the same merge met again (an
-        item's integration, then a dependent's start) is resolved once. Returns the
-        resolved merge commit; ``None`` when ``key`` must wait (the pair waits for a
-        person through another item) or the loop ends with merge-conflict. Raises
-        WaitingForHuman when a person must answer and cannot now.
-        """
-        assert self.git is not None
-        pair = f"{ours}+{theirs}"
-        known = self.fan().setdefault("conflicts", {})
-        record = known.get(pair)
-        if record is not None and record.get("commit"):
-            return str(record["commit"])
-        if record is not None and record["owner"] != key and record["owner"] in self.parked:
-            return None  # being asked through its owner: wait for that answer
-        name = f"conflict-{slug_of(pair)}"
-        where, files = self.git.conflict_worktree(name, ours, theirs)
-        if record is None:
-            files = files or list(conflicts)
-            record = known[pair] = {
-                "owner": key,
-                "stage": stage,
-                "files": files,
-                "worktree": str(where),
-                "repairs": 0,
-                "acted": 0,
-                "fingerprints": self.git.fingerprints(where, files),
-            }
-            self.journal("foreach.conflict", key=key, stage=stage, files=files, worktree=str(where))
-            self.save()
-        record["owner"] = key
-        files = list(record["files"])
-        while True:
-            done = self.git.resolved_merge(where, ours, theirs)
-            left = [] if done else self.git.still_conflicted(where, files, record["fingerprints"])
-            if not left:
-                message = f"phasegate: merge for {key}, conflict resolved"
-                record["commit"] = done or self.git.finish_merge(where, message)
-                self.journal("foreach.conflict_resolved", key=key, commit=record["commit"])
-                self.save()
-                crash_point("fanout.conflict_resolved")
-                self.git.remove_worktree(name)
-                return str(record["commit"])
-            if int(record["repairs"]) < self.node.conflicts.attempts:
-                # Counted once the call has returned: a run killed before or during it
-                # makes (or reuses the journaled answer of) that same call, never skips it.
-                attempt = int(record["repairs"]) + 1
-                self.repair(key, name, where, left, attempt)
-                record["repairs"] = attempt
-                self.save()
-                continue
-            if self.node.conflicts.then == "outcome":
-                choice = "stop"
-            else:
-                choice = self.ask_person(key, record, where, left)
-            if choice == "retry":
-                record["repairs"] = 0
-                self.save()
-                continue
-            if choice == "stop":
-                self.entries()[key]["status"] = "merge-conflict"
-                self.halted = True
-                self.journal("foreach.item", key=key, status="merge-conflict", files=left)
-                self.save()
-                return None
-            # "resolved": a person resolved it in the worktree; checked on the next turn.
-
-    def repair(self, key: str, name: str, where: Path, files: list[str], attempt: int) -> None:
-        """One agent call to resolve the conflicts left in ``where``."""
-        from phasegate.agents.base import PromptPart
-
-        role = self.node.conflicts.role or next(
-            n.executor for n in self.node.body if isinstance(n, AgentNode) and n.executor
-        )
-        listing = "\n".join(f"- {file}" for file in files)
-        text = (
-            f"Two pieces of work on {self.item.name} done in parallel changed the same lines "
-            f"(merging item {key}), and git could not merge them. The merge is under way in "
-            f"this work tree; the conflicts are marked with <<<<<<<, ======= and >>>>>>> "
-            f"in:\n\n{listing}\n\nResolve every conflict so that the intent of both "
-            "changes is kept, remove every marker, and leave the files ready to commit. "
-            "Do not commit."
-        )
-        visit = self.run.state.node(self.path).visit
-        spec = CallSpec(
-            key=f"{self.path}#{visit}/{name}/{attempt}",
-            role=str(role),
-            path=f"{self.prefix(key)}merge",
-            label=self.run.label(self.path),
-            iteration=attempt,
-            stage="repair",
-            access=Access.WRITE,
-            output_schema=None,
-            build_prompt=lambda: ("Resolve the merge conflict.", (PromptPart("Conflict", text),)),
-            task=key,
-            workdir=where,
-        )
-        result = call_agent(self.item, self.run.state, self.run.backends, spec)
-        self.run.state.add_usage(self.path, str(role), usage_of(result))
-        self.save()
-
-    def ask_person(self, key: str, record: dict[str, Any], where: Path, files: list[str]) -> str:
-        """The person's choice after the repairs: retry, resolved (by hand) or stop.
-
-        An answer is acted on once: one given before a crash is used, not asked again.
-        """
-        decision = f"conflict-{key}"
-        found = self.run.state.decisions.get(decision)
-        visit = int(found.get("visit", 0)) if found else 0
-        if found is not None and found.get("status") == "answered" and visit > record["acted"]:
-            record["acted"] = visit
-            return str((found.get("answer") or {}).get("choice"))
-        if found is None or found.get("status") != "pending":
-            visit += 1
-        question = Question(
-            id=decision,
-            question=(
-                f"Merging {key} conflicts with the work merged before it, and the agent did "
-                f"not resolve it (still conflicted: {', '.join(files)}). The merge is in "
-                f"{where}."
-            ),
-            choices={
-                "retry": "ask the agent to resolve it again",
-                "resolved": f"resolved by hand in {where}: check and commit it",
-                "stop": "end the loop with outcome merge-conflict",
-            },
-            visit=visit,
-            context=self.path,
-        )
-        choice = ask(self.run, question).choice
-        record["acted"] = visit
-        return choice
-
-
-def slug_of(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha1(text.encode()).hexdigest()[:10]
 
 
 def _fixed(built: tuple[str, tuple[Any, ...]]) -> Callable[[], tuple[str, tuple[Any, ...]]]:

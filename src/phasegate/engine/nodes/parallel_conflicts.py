@@ -1,0 +1,168 @@
+"""A parallel ``foreach``'s merge conflicts: repaired by an agent, then asked about.
+
+Conflicts are kept in the fan-out's state by the pair of commits being merged,
+so a run killed during a repair or while a person decides resumes the same
+conflict: a repair call already journaled is not made again, and a person's
+answer is acted on once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from phasegate.agents.base import Access
+from phasegate.engine.calls import CallSpec, call_agent, usage_of
+from phasegate.engine.gates import Question, ask
+from phasegate.faults import crash_point
+from phasegate.workflow.model import AgentNode
+
+if TYPE_CHECKING:
+    from phasegate.engine.nodes.parallel import FanOut
+
+
+def resolve_conflict(
+    fan: FanOut, key: str, stage: str, ours: str, theirs: str, conflicts: tuple[str, ...]
+) -> str | None:
+    """Repair a conflict merging ``theirs`` into ``ours``: agent repairs, then a person.
+
+    Conflicts are kept by the pair of commits, so the same merge met again (an
+    item's integration, then a dependent's start) is resolved once. Returns the
+    resolved merge commit; ``None`` when ``key`` must wait (the pair waits for a
+    person through another item) or the loop ends with merge-conflict. Raises
+    WaitingForHuman when a person must answer and cannot now.
+    """
+    assert fan.git is not None
+    pair = f"{ours}+{theirs}"
+    known = fan.fan().setdefault("conflicts", {})
+    record = known.get(pair)
+    if record is not None and record.get("commit"):
+        return str(record["commit"])
+    if record is not None and record["owner"] != key and record["owner"] in fan.parked:
+        return None  # being asked through its owner: wait for that answer
+    name = f"conflict-{slug_of(pair)}"
+    where, files = fan.git.conflict_worktree(name, ours, theirs)
+    if record is None:
+        files = files or list(conflicts)
+        record = known[pair] = {
+            "owner": key,
+            "stage": stage,
+            "files": files,
+            "worktree": str(where),
+            "repairs": 0,
+            "acted": 0,
+            "fingerprints": fan.git.fingerprints(where, files),
+        }
+        fan.journal("foreach.conflict", key=key, stage=stage, files=files, worktree=str(where))
+        fan.save()
+    record["owner"] = key
+    files = list(record["files"])
+    while True:
+        done = fan.git.resolved_merge(where, ours, theirs)
+        left = [] if done else fan.git.still_conflicted(where, files, record["fingerprints"])
+        if not left:
+            message = f"phasegate: merge for {key}, conflict resolved"
+            record["commit"] = done or fan.git.finish_merge(where, message)
+            fan.journal("foreach.conflict_resolved", key=key, commit=record["commit"])
+            fan.save()
+            crash_point("fanout.conflict_resolved")
+            fan.git.remove_worktree(name)
+            return str(record["commit"])
+        if int(record["repairs"]) < fan.node.conflicts.attempts:
+            # Counted once the call has returned: a run killed before or during it
+            # makes (or reuses the journaled answer of) that same call, never skips it.
+            attempt = int(record["repairs"]) + 1
+            repair(fan, key, name, where, left, attempt)
+            record["repairs"] = attempt
+            fan.save()
+            continue
+        if fan.node.conflicts.then == "outcome":
+            choice = "stop"
+        else:
+            choice = ask_person(fan, key, record, where, left)
+        if choice == "retry":
+            record["repairs"] = 0
+            fan.save()
+            continue
+        if choice == "stop":
+            fan.entries()[key]["status"] = "merge-conflict"
+            fan.halted = True
+            fan.journal("foreach.item", key=key, status="merge-conflict", files=left)
+            fan.save()
+            return None
+        # "resolved": a person resolved it in the worktree; checked on the next turn.
+
+
+def repair(fan: FanOut, key: str, name: str, where: Path, files: list[str], attempt: int) -> None:
+    """One agent call to resolve the conflicts left in ``where``."""
+    from phasegate.agents.base import PromptPart
+
+    role = fan.node.conflicts.role or next(
+        n.executor for n in fan.node.body if isinstance(n, AgentNode) and n.executor
+    )
+    listing = "\n".join(f"- {file}" for file in files)
+    text = (
+        f"Two pieces of work on {fan.item.name} done in parallel changed the same lines "
+        f"(merging item {key}), and git could not merge them. The merge is under way in "
+        f"this work tree; the conflicts are marked with <<<<<<<, ======= and >>>>>>> "
+        f"in:\n\n{listing}\n\nResolve every conflict so that the intent of both "
+        "changes is kept, remove every marker, and leave the files ready to commit. "
+        "Do not commit."
+    )
+    visit = fan.run.state.node(fan.path).visit
+    spec = CallSpec(
+        key=f"{fan.path}#{visit}/{name}/{attempt}",
+        role=str(role),
+        path=f"{fan.prefix(key)}merge",
+        label=fan.run.label(fan.path),
+        iteration=attempt,
+        stage="repair",
+        access=Access.WRITE,
+        output_schema=None,
+        build_prompt=lambda: ("Resolve the merge conflict.", (PromptPart("Conflict", text),)),
+        task=key,
+        workdir=where,
+    )
+    result = call_agent(fan.item, fan.run.state, fan.run.backends, spec)
+    fan.run.state.add_usage(fan.path, str(role), usage_of(result))
+    fan.save()
+
+
+def ask_person(fan: FanOut, key: str, record: dict[str, Any], where: Path, files: list[str]) -> str:
+    """The person's choice after the repairs: retry, resolved (by hand) or stop.
+
+    An answer is acted on once: one given before a crash is used, not asked again.
+    """
+    decision = f"conflict-{key}"
+    found = fan.run.state.decisions.get(decision)
+    visit = int(found.get("visit", 0)) if found else 0
+    if found is not None and found.get("status") == "answered" and visit > record["acted"]:
+        record["acted"] = visit
+        return str((found.get("answer") or {}).get("choice"))
+    if found is None or found.get("status") != "pending":
+        visit += 1
+    question = Question(
+        id=decision,
+        question=(
+            f"Merging {key} conflicts with the work merged before it, and the agent did "
+            f"not resolve it (still conflicted: {', '.join(files)}). The merge is in "
+            f"{where}."
+        ),
+        choices={
+            "retry": "ask the agent to resolve it again",
+            "resolved": f"resolved by hand in {where}: check and commit it",
+            "stop": "end the loop with outcome merge-conflict",
+        },
+        visit=visit,
+        context=fan.path,
+    )
+    choice = ask(fan.run, question).choice
+    record["acted"] = visit
+    return choice
+
+
+def slug_of(text: str) -> str:
+    """A short, stable name for ``text`` (a pair of commits) to name a worktree by."""
+    import hashlib
+
+    return hashlib.sha1(text.encode()).hexdigest()[:10]
