@@ -14,9 +14,9 @@ from phasegate.engine.gates import answer_decision, pending
 from phasegate.engine.item import EventSink, WorkItem
 from phasegate.engine.item_status import status_of as status_of
 from phasegate.engine.items import create_item, locate_item
-from phasegate.engine.run import Asker
 from phasegate.engine.runner import Runner, RunOptions, RunOutcome
 from phasegate.engine.state import EngineState
+from phasegate.engine.walk import Asker
 from phasegate.workflow.registry import WorkflowRegistry
 
 

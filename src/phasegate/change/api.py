@@ -22,9 +22,9 @@ from phasegate.config import Config
 from phasegate.engine.calls import Backends
 from phasegate.engine.item import EventSink, WorkItem, items_dir, validate_item_name
 from phasegate.engine.items import create_item
-from phasegate.engine.run import Asker, RunOptions
 from phasegate.engine.runner import Runner, RunOutcome
 from phasegate.engine.status import current_label
+from phasegate.engine.walk import Asker, RunOptions
 from phasegate.errors import BadInputError, BlockedError, NotFoundError, WaitingForHuman
 from phasegate.state.store import parse_state
 from phasegate.workflow.registry import WorkflowRegistry

@@ -17,9 +17,9 @@ from phasegate.change.paths import ChangePaths
 from phasegate.change.phases import ChangePhase
 from phasegate.change.state import ChangeState
 from phasegate.engine.plugin_api import StateView
-from phasegate.engine.run import enter_node
 from phasegate.engine.state import EngineState, NodeState
 from phasegate.engine.status import current_label
+from phasegate.engine.walk import enter_node
 from phasegate.errors import StateCorruptError
 from phasegate.faults import crash_point
 from phasegate.state.atomic import atomic_write_bytes, fsync_dir, remove_leftover_temp_files

@@ -78,7 +78,7 @@ def plan(
     continues from its phase. Running again after an interruption resumes.
     """
     from phasegate.change.api import LIMIT_CHOICES, PlanOptions
-    from phasegate.engine.run import NoTerminal
+    from phasegate.engine.walk import NoTerminal
     from phasegate.notify import notifying
 
     if on_limit is not None and on_limit not in LIMIT_CHOICES:
@@ -139,7 +139,7 @@ def impl(
 ) -> None:
     """Implement a challenged change: tasks.md group by group, review (create_review), fix loop."""
     from phasegate.change.api import ImplOptions
-    from phasegate.engine.run import NoTerminal
+    from phasegate.engine.walk import NoTerminal
     from phasegate.notify import notifying
 
     changes, printer = _open(repo, quiet)

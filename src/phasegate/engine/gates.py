@@ -132,7 +132,7 @@ def record_command(item: str, record: Mapping[str, Any]) -> str:
 def classified(item: WorkItem, state: EngineState, record: Mapping[str, Any], raw: str) -> str:
     """``raw`` as the gate's ``classify`` predicate reads it (``raw`` when it has none)."""
     from phasegate.engine.plugin_api import PluginContext, plugin
-    from phasegate.engine.run import definition_path
+    from phasegate.engine.walk import definition_path
 
     context = str(record.get("context") or "")
     try:

@@ -13,18 +13,18 @@ from phasegate.engine.budget_gate import BudgetGuard
 from phasegate.engine.builtin_gates import PARTIAL_CHOICES, confirm_warning, partial_phase
 from phasegate.engine.calls import Backends
 from phasegate.engine.item import WorkItem
-from phasegate.engine.run import (
+from phasegate.engine.run import Run
+from phasegate.engine.state import EngineState
+from phasegate.engine.status import completion_summary, current_label, render_message
+from phasegate.engine.walk import (
     Asker,
     End,
     NoTerminal,
-    Run,
     RunOptions,
     RunStop,
     TopCursor,
     definition_path,
 )
-from phasegate.engine.state import EngineState
-from phasegate.engine.status import completion_summary, current_label, render_message
 from phasegate.engine.worktree import ensure_worktree, finish_worktree
 from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
 from phasegate.state.journal import utc_now

@@ -184,7 +184,7 @@ def _answers(ctx: PluginContext) -> list[str]:
 
 
 def _definition(path: str) -> str:
-    from phasegate.engine.run import definition_path
+    from phasegate.engine.walk import definition_path
 
     return definition_path(path)
 

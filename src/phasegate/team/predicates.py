@@ -21,8 +21,8 @@ from typing import Any
 
 from phasegate.engine.plugin_api import PluginContext, Predicate
 from phasegate.engine.prompting import read_file
-from phasegate.engine.run import definition_path
 from phasegate.engine.state import NodeState
+from phasegate.engine.walk import definition_path
 from phasegate.errors import BlockedError
 from phasegate.team import rules
 from phasegate.team.documents import sections, spec_criteria

@@ -162,7 +162,7 @@ class ReviewHistory:
             return self._headings[runtime]
         except KeyError:
             pass
-        from phasegate.engine.run import definition_path
+        from phasegate.engine.walk import definition_path
 
         try:
             node = self._workflow.node(definition_path(runtime))

@@ -16,7 +16,8 @@ from phasegate.workflow.model import (
 
 if TYPE_CHECKING:
     from phasegate.engine.plugin_api import Task
-    from phasegate.engine.run import Run, Steps
+    from phasegate.engine.run import Run
+    from phasegate.engine.walk import Steps
 
 Handler = Callable[["Run", str, Any, "Task | None"], "Steps"]
 

@@ -9,11 +9,12 @@ from phasegate.errors import WorkflowError
 from phasegate.workflow.model import ActionNode
 
 if TYPE_CHECKING:
-    from phasegate.engine.run import Run, Steps
+    from phasegate.engine.run import Run
+    from phasegate.engine.walk import Steps
 
 
 def run_action(run: Run, path: str, node: ActionNode, task: Task | None) -> Steps:
-    from phasegate.engine.run import Outcome
+    from phasegate.engine.walk import Outcome
 
     ns = run.state.node(path)
     if node.max_visits is not None and ns.visit > node.max_visits:

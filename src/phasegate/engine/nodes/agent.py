@@ -33,11 +33,12 @@ from phasegate.verdicts.model import Issue, Verdict
 from phasegate.workflow.model import REVISE, AgentNode
 
 if TYPE_CHECKING:
-    from phasegate.engine.run import Outcome, Run, Steps
+    from phasegate.engine.run import Run
+    from phasegate.engine.walk import Outcome, Steps
 
 
 def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
-    from phasegate.engine.run import Outcome
+    from phasegate.engine.walk import Outcome
 
     ns = run.state.node(path)
     if node.max_visits is not None and ns.visit > node.max_visits:
@@ -88,7 +89,7 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
 
 
 def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: PromptFor) -> Steps:
-    from phasegate.engine.run import Call, Outcome
+    from phasegate.engine.walk import Call, Outcome
 
     role = executor_role(run, path, node, task)
     workflow_role = str(node.executor)
@@ -169,7 +170,7 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
 
 def _checks(run: Run, path: str, node: AgentNode, task: Task | None) -> Any:
     from phasegate.engine.nodes.check import listed_commands
-    from phasegate.engine.run import Checks
+    from phasegate.engine.walk import Checks
 
     ns = run.state.node(path)
     commands = resolve(node.checks, run.item.config)

@@ -9,7 +9,8 @@ from phasegate.verdicts.model import Verdict
 from phasegate.workflow.model import COMPLETE, PASS, REVISE, AgentNode
 
 if TYPE_CHECKING:
-    from phasegate.engine.run import Outcome, Run
+    from phasegate.engine.run import Run
+    from phasegate.engine.walk import Outcome
 
 
 def conclude(
@@ -25,7 +26,7 @@ def conclude(
     role: str | None = None,
 ) -> Outcome | None:
     """Record the iteration; then pass on, loop with feedback, or end the node."""
-    from phasegate.engine.run import Outcome
+    from phasegate.engine.walk import Outcome
 
     ns = run.state.node(path)
     issues = [i.model_dump() for i in verdict.issues]

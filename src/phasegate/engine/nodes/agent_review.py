@@ -17,7 +17,8 @@ from phasegate.verdicts.readers import ReadContext, ToolCall, VerdictReader, sch
 from phasegate.workflow.model import PASS, REVISE, AgentNode, Reviewer
 
 if TYPE_CHECKING:
-    from phasegate.engine.run import Outcome, Run
+    from phasegate.engine.run import Run
+    from phasegate.engine.walk import Outcome
 
 
 def no_more_reviewers(
@@ -29,7 +30,7 @@ def no_more_reviewers(
     index: int,
 ) -> Outcome | None:
     """Past the last reviewer (or reviews skipped): engine checks, then the node passes."""
-    from phasegate.engine.run import Outcome
+    from phasegate.engine.walk import Outcome
 
     skipped = run.options.no_review or bool(run.state.node(path).get("no_review"))
     if index == 0 or skipped:
@@ -63,7 +64,7 @@ def review(
     index: int,
 ) -> Any:
     """Ask reviewer ``index`` for a verdict and conclude the iteration with it."""
-    from phasegate.engine.run import Call
+    from phasegate.engine.walk import Call
 
     ns = run.state.node(path)
     reviewer = reviewers[index]

@@ -9,7 +9,8 @@ from phasegate.engine.plugin_api import ItemParser, Task, plugin
 from phasegate.workflow.model import AnyNode, CheckNode, ItemsSource
 
 if TYPE_CHECKING:
-    from phasegate.engine.run import Run, Steps
+    from phasegate.engine.run import Run
+    from phasegate.engine.walk import Steps
 
 
 def listed_commands(
@@ -27,7 +28,7 @@ def listed_commands(
 
 
 def run_check(run: Run, path: str, node: CheckNode, task: Task | None) -> Steps:
-    from phasegate.engine.run import Checks, Outcome
+    from phasegate.engine.walk import Checks, Outcome
 
     ns = run.state.node(path)
     if node.max_visits is not None and ns.visit > node.max_visits:

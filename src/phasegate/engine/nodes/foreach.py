@@ -17,7 +17,8 @@ from phasegate.errors import BadInputError
 from phasegate.workflow.model import ForeachNode
 
 if TYPE_CHECKING:
-    from phasegate.engine.run import Run, Steps
+    from phasegate.engine.run import Run
+    from phasegate.engine.walk import Steps
 
 DONE = "done"
 
@@ -126,7 +127,7 @@ def can_overlap(run: Run, path: str, node: ForeachNode) -> bool:
 
 
 def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> Steps:
-    from phasegate.engine.run import ItemCursor, Outcome, definition_path
+    from phasegate.engine.walk import ItemCursor, Outcome, definition_path
 
     ns = run.state.node(path)
     if node.max_visits is not None and ns.visit > node.max_visits:

@@ -11,7 +11,8 @@ from phasegate.workflow.model import BLOCKED_TARGET, GateNode
 from phasegate.workflow.prompts import render
 
 if TYPE_CHECKING:
-    from phasegate.engine.run import Run, Steps
+    from phasegate.engine.run import Run
+    from phasegate.engine.walk import Steps
 
 
 def gate_values(run: Run, path: str, task: Task | None) -> dict[str, Any]:
@@ -60,7 +61,7 @@ def _shown(run: Run, names: list[str]) -> list[str]:
 
 
 def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
-    from phasegate.engine.run import Outcome
+    from phasegate.engine.walk import Outcome
 
     ns = run.state.node(path)
     if node.max_visits is not None and ns.visit > node.max_visits:

@@ -39,7 +39,8 @@ from phasegate.state.journal import utc_now
 from phasegate.workflow.model import ForeachNode
 
 if TYPE_CHECKING:
-    from phasegate.engine.run import Effect, End, Outcome, Run
+    from phasegate.engine.run import Run
+    from phasegate.engine.walk import Effect, End, Outcome
 
 DONE = "done"
 SETTLED = ("done", "skipped")
@@ -95,7 +96,7 @@ class FanOut:
     # -- the loop ------------------------------------------------------------------------
 
     def run_all(self) -> Outcome:
-        from phasegate.engine.run import Outcome
+        from phasegate.engine.walk import Outcome
 
         self.begin()
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="phasegate-item")
@@ -247,7 +248,7 @@ class FanOut:
 
     def start(self, key: str, begun: str | None, resuming: bool) -> None:
         """Make ``key``'s worktree (or take it back) and run its body to its first call."""
-        from phasegate.engine.run import ItemCursor, Workspace, definition_path
+        from phasegate.engine.walk import ItemCursor, Workspace, definition_path
 
         if self.git is not None and begun is not None:
             where = self.git.prepare(key, begun, reuse=resuming)
@@ -292,7 +293,7 @@ class FanOut:
 
     def advance(self, active: _Active, value: Any, *, first: bool = False) -> None:
         """Send ``value`` into the item's body until it needs a worker (or ends)."""
-        from phasegate.engine.run import Call
+        from phasegate.engine.walk import Call
 
         while True:
             # Other items committed since this one last ran: what its body holds on to
@@ -319,7 +320,7 @@ class FanOut:
             self.item.applied(effect.spec.key if isinstance(effect, Call) else effect.round.key)
 
     def recorded(self, effect: Effect) -> tuple[Any] | None:
-        from phasegate.engine.run import Call
+        from phasegate.engine.walk import Call
 
         if isinstance(effect, Call):
             found = recover_call(self.item, effect.spec)
@@ -328,7 +329,7 @@ class FanOut:
         return (found,) if found is not None else None
 
     def submit(self, pool: ThreadPoolExecutor) -> None:
-        from phasegate.engine.run import Call
+        from phasegate.engine.walk import Call
 
         waiting = [a for a in self.active.values() if a.effect is not None and a.future is None]
         for active in sorted(waiting, key=lambda a: self.rank[a.key]):
@@ -364,7 +365,7 @@ class FanOut:
 
     def collect(self) -> None:
         """Wait for at least one worker; apply what finished, in plan order."""
-        from phasegate.engine.run import Call
+        from phasegate.engine.walk import Call
 
         futures = {a.future: a for a in self.active.values() if a.future is not None}
         done, _ = wait(list(futures), timeout=coalesce_seconds(), return_when=FIRST_COMPLETED)
@@ -415,7 +416,7 @@ class FanOut:
     def abandon(self) -> None:
         """The run is stopping (Ctrl-C, a stop signal, an error of the engine itself): kill
         every agent's process tree, wait for the workers, journal the calls abandoned."""
-        from phasegate.engine.run import Call
+        from phasegate.engine.walk import Call
 
         self.stop.set()
         stop_running_children()

@@ -19,7 +19,8 @@ from phasegate.verdicts.model import Issue, Verdict
 from phasegate.workflow.model import AgentNode, Reviewer
 
 if TYPE_CHECKING:
-    from phasegate.engine.run import Outcome, Run
+    from phasegate.engine.run import Run
+    from phasegate.engine.walk import Outcome
 
 EXECUTOR_KEY = "executor_selected"
 
