@@ -36,7 +36,6 @@ from phasegate.engine.walk import (
 )
 from phasegate.errors import BlockedError
 from phasegate.state.journal import utc_now
-from phasegate.workflow.graph import target_of
 from phasegate.workflow.model import (
     BLOCKED_TARGET,
     AgentNode,
@@ -45,6 +44,7 @@ from phasegate.workflow.model import (
     EndNode,
     ForeachNode,
 )
+from phasegate.workflow.routing import target_of
 from phasegate.workflow.transitions import validate_transition
 
 

@@ -11,15 +11,12 @@ leads somewhere; every node reachable; a terminal reachable from each node;
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from phasegate import plugins
 from phasegate.workflow.model import (
     BLOCKED_TARGET,
-    COMPLETE,
-    PASS,
-    REVISE,
     ActionNode,
     AgentNode,
     AnyNode,
@@ -31,85 +28,8 @@ from phasegate.workflow.model import (
     Workflow,
     confined_path,
 )
-
-Location = tuple[str | int, ...]
-Problem = tuple[Location, str]
-
-#: Outcomes that go to the next node of the scope when ``on`` does not map them.
-SEQUENTIAL = frozenset({"pass", "done"})
-#: Outcomes that stop the run, blocked, when ``on`` does not map them.
-BLOCKING = frozenset({"checks-failed", "invalid", "exhausted", "interrupted", "merge-conflict"})
-
-
-def default_target(scope: Sequence[Any], index: int, outcome: str) -> str | None:
-    """Where an unmapped ``outcome`` of ``scope[index]`` goes (None: nowhere, a problem)."""
-    if outcome in SEQUENTIAL and index + 1 < len(scope):
-        return str(scope[index + 1].id)
-    if outcome in BLOCKING:
-        return BLOCKED_TARGET
-    return None
-
-
-def target_of(scope: Sequence[Any], index: int, outcome: str) -> str | None:
-    """Where ``outcome`` of ``scope[index]`` leads: its ``on`` entry, else the default."""
-    node = scope[index]
-    if outcome in node.on:
-        return str(node.on[outcome])
-    return default_target(scope, index, outcome)
-
-
-def action_outcomes(name: str) -> tuple[str, ...]:
-    """The outcomes an action plug-in declares (``("done",)`` when it cannot be loaded)."""
-    try:
-        action = plugins.load("actions", name)
-    except plugins.PluginError:
-        return ("done",)
-    return tuple(getattr(action, "outcomes", ("done",)))
-
-
-def outcomes(node: AnyNode) -> list[str]:
-    """Every outcome ``node`` can end with."""
-    if isinstance(node, AgentNode):
-        found = [PASS]
-        for reviewer in node.all_reviewers():
-            found += [a for a in reviewer.on.values() if a not in (PASS, REVISE)]
-            if reviewer.on_timeout and reviewer.on_timeout not in (PASS, REVISE):
-                found.append(reviewer.on_timeout)
-        if node.budget.on_exhausted != COMPLETE:
-            found.append(node.budget.on_exhausted)
-        if node.checks or node.checks_from is not None:
-            found.append("checks-failed")
-        if node.at_most_once:
-            found.append("interrupted")
-        if node.max_visits:
-            found.append("exhausted")
-        return list(dict.fromkeys(found))
-    if isinstance(node, CheckNode):
-        return ["pass", "fail"]
-    if isinstance(node, ActionNode):
-        return list(action_outcomes(node.action))
-    if isinstance(node, ForeachNode):
-        ends = [n.outcome for n in node.body if isinstance(n, EndNode) and n.outcome != "done"]
-        if node.parallel > 1 and node.isolation == "worktree" and node.conflicts.then == "outcome":
-            ends.append("merge-conflict")
-        return list(dict.fromkeys(["done", *ends]))
-    if isinstance(node, GateNode):
-        return ["invalid"] + (["exhausted"] if node.max_visits else [])
-    return []
-
-
-def edges(scope: Sequence[Any], index: int) -> list[tuple[str, str]]:
-    """``(outcome or choice, target)`` of every way out of ``scope[index]``."""
-    node = scope[index]
-    found: list[tuple[str, str]] = []
-    if isinstance(node, GateNode):
-        found += [(name, choice.to) for name, choice in node.choices.items()]
-    found += [("also", target) for target in node.also]
-    for outcome in outcomes(node):
-        target = target_of(scope, index, outcome)
-        if target is not None:
-            found.append((outcome, target))
-    return found
+from phasegate.workflow.node_rules import Location, Problem, node_problems
+from phasegate.workflow.routing import action_outcomes, edges, target_of
 
 
 def graph_problems(workflow: Workflow, base: Location = ("nodes",)) -> list[Problem]:
@@ -227,7 +147,7 @@ def _scope(
     produced = _produced(root)
     for index, node in enumerate(scope):
         where: Location = (*base, index)
-        problems += _node_problems(root, scope, index, where, ids, produced)
+        problems += node_problems(root, scope, index, where, ids, produced)
         if isinstance(node, ForeachNode):
             if in_parallel and node.parallel > 1:
                 problems.append(
@@ -286,157 +206,6 @@ def _parallel_problems(workflow: Workflow, node: ForeachNode, where: Location) -
             )
         ]
     return []
-
-
-def _node_problems(
-    workflow: Workflow,
-    scope: tuple[Any, ...],
-    index: int,
-    where: Location,
-    ids: list[str],
-    produced: set[str],
-) -> list[Problem]:
-    node = scope[index]
-    problems: list[Problem] = []
-    known = ", ".join(ids)
-    targets_ok = {*ids, BLOCKED_TARGET}
-    for position, target in enumerate(node.also):
-        if target not in ids:
-            problems.append(((*where, "also", position), f"unknown node {target!r} ({known})"))
-    for outcome, target in node.on.items():
-        if target not in targets_ok:
-            problems.append(((*where, "on", outcome), f"unknown node {target!r} ({known})"))
-    possible = set(outcomes(node))
-    for outcome in node.on:
-        if outcome not in possible:
-            problems.append(
-                (
-                    (*where, "on", outcome),
-                    f"node {node.id!r} never ends with outcome {outcome!r} "
-                    f"(its outcomes: {', '.join(sorted(possible)) or 'none'})",
-                )
-            )
-    for outcome in outcomes(node):
-        if target_of(scope, index, outcome) is None:
-            problems.append(
-                ((*where, "on"), f"outcome {outcome!r} of node {node.id!r} is not mapped")
-            )
-    for field, files in (("hard", node.prerequisites.hard), ("soft", node.prerequisites.soft)):
-        problems += _file_refs(files, (*where, "prerequisites", field), produced)
-    if isinstance(node, AgentNode):
-        problems += _agent_problems(workflow, node, where, produced)
-    elif isinstance(node, GateNode):
-        for name, choice in node.choices.items():
-            if choice.to not in targets_ok:
-                problems.append(
-                    ((*where, "choices", name), f"unknown node {choice.to!r} ({known})")
-                )
-        timeout = node.timeout.choice if node.timeout is not None else None
-        for field, chosen in (("default", node.default), ("timeout", timeout)):
-            if chosen is not None and chosen not in node.choices:
-                problems.append(
-                    (
-                        (*where, field),
-                        f"{chosen!r} is not one of the choices ({', '.join(node.choices)})",
-                    )
-                )
-    elif isinstance(node, EndNode) and node.on:
-        problems.append(((*where, "on"), "an end node has no way out"))
-    return problems
-
-
-def _agent_problems(
-    workflow: Workflow, node: AgentNode, where: Location, produced: set[str]
-) -> list[Problem]:
-    problems: list[Problem] = []
-    roles = ", ".join(workflow.roles)
-    reviewers = node.all_reviewers()
-    if node.executor is None and node.start_with == "execute":
-        problems.append(((*where, "executor"), "an agent node needs an 'executor' role"))
-    if node.executor_selector is not None and node.executor is None:
-        problems.append(
-            ((*where, "executor_selector"), "name the 'executor' role the chosen agent plays")
-        )
-    if node.executor is not None and node.executor not in workflow.roles:
-        problems.append(((*where, "executor"), f"unknown role {node.executor!r} (roles: {roles})"))
-    if node.start_with == "review" and not reviewers:
-        problems.append(((*where, "start_with"), "a node starting with review needs reviewers"))
-    if node.executor is None and any(a == REVISE for r in reviewers for a in r.on.values()):
-        problems.append(((*where, "executor"), "a reviewer asks for revisions: name an executor"))
-    if node.reviewer is not None:
-        problems += _reviewer_role(workflow, node.reviewer, (*where, "reviewer"))
-    for position, reviewer in enumerate(node.reviewers):
-        at: Location = (*where, "reviewers", position)
-        if reviewer.role is None and reviewer.selector is None:
-            problems.append((at, "a reviewer names a 'role', a 'selector', or both"))
-        if reviewer.role is not None:
-            problems += _reviewer_role(workflow, reviewer.role, (*at, "role"))
-        problems += _vocabulary(reviewer.reader, reviewer.on, (*at, "on"))
-    if node.previous is not None and node.previous not in produced:
-        problems.append(((*where, "previous"), f"{node.previous!r} is not an output of any node"))
-    plain = [i.file for i in node.inputs if not any(c in i.file for c in "*?[{")]
-    for position, name in enumerate(plain):
-        if name not in produced:
-            problems.append(
-                (
-                    (*where, "inputs", position),
-                    f"{name!r} is not an output of any node "
-                    f"(outputs: {', '.join(sorted(produced)) or 'none'})",
-                )
-            )
-    return problems
-
-
-def _reviewer_role(workflow: Workflow, role: str, where: Location) -> list[Problem]:
-    if role not in workflow.roles:
-        return [(where, f"unknown role {role!r} (roles: {', '.join(workflow.roles)})")]
-    if workflow.roles[role].access != "read-only":
-        return [(where, f"reviewer role {role!r} must be read-only (least privilege)")]
-    return []
-
-
-def _vocabulary(reader: str, mapping: dict[str, str], where: Location) -> list[Problem]:
-    problems: list[Problem] = []
-    if "UNCLEAR" not in mapping:
-        problems.append(
-            (where, "map UNCLEAR (an answer that cannot be read) to revise or an outcome")
-        )
-    elif mapping["UNCLEAR"] == PASS:
-        problems.append(
-            ((*where, "UNCLEAR"), "UNCLEAR can never map to pass (unclear never approves)")
-        )
-    try:
-        words = getattr(plugins.load("readers", reader), "words", None)
-    except plugins.PluginError:
-        return problems  # reported with the plug-ins
-    if words is not None:
-        for word in words:
-            if word not in mapping:
-                problems.append((where, f"the {reader} reader's word {word!r} is not mapped"))
-        for word in mapping:
-            if word not in (*words, "UNCLEAR"):
-                problems.append(
-                    (
-                        (*where, word),
-                        f"the {reader} reader never answers {word!r} "
-                        f"(its words: {', '.join(words)}, UNCLEAR)",
-                    )
-                )
-    if not any(action == PASS for action in mapping.values()):
-        problems.append((where, "no verdict word maps to pass: the node could never pass"))
-    return problems
-
-
-def _file_refs(files: Iterable[str], where: Location, produced: set[str]) -> list[Problem]:
-    return [
-        (
-            (*where, position),
-            f"{name!r} is not an output of any node "
-            f"(outputs: {', '.join(sorted(produced)) or 'none'})",
-        )
-        for position, name in enumerate(files)
-        if name not in produced
-    ]
 
 
 def _reachability(

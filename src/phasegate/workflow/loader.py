@@ -15,9 +15,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from phasegate.errors import WorkflowError
-from phasegate.workflow.graph import Location, graph_problems
+from phasegate.workflow.graph import graph_problems
 from phasegate.workflow.loaded import LoadedWorkflow as LoadedWorkflow
 from phasegate.workflow.model import AgentNode, Workflow
+from phasegate.workflow.node_rules import Location
 from phasegate.workflow.phases import LinearWorkflow, linear_problems, node_location, to_nodes
 from phasegate.workflow.prompts import find_template, unknown_placeholders
 from phasegate.workflow.sources import prompt_search_path

@@ -562,7 +562,7 @@ class Workflow(_Strict):
 
     def successors_of(self, node_id: str) -> list[str]:
         """The top-level nodes ``node_id`` leads to, by any outcome or choice."""
-        from phasegate.workflow.graph import edges
+        from phasegate.workflow.routing import edges
 
         scope = list(self.nodes)
         index = next(i for i, n in enumerate(scope) if n.id == node_id)

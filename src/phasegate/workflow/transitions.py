@@ -13,8 +13,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from phasegate.workflow.graph import target_of
 from phasegate.workflow.model import AgentNode, Workflow
+from phasegate.workflow.routing import target_of
 
 TransitionType = Literal["proceed", "warning", "blocked"]
 

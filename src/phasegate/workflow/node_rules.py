@@ -1,0 +1,176 @@
+"""Rules one workflow node must keep: its references, outcomes, roles and reviewers.
+
+Each problem is ``(location, message)``, the location a tuple of keys and
+indices into the YAML document, so the loader can name the file, line and field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from phasegate import plugins
+from phasegate.workflow.model import (
+    BLOCKED_TARGET,
+    PASS,
+    REVISE,
+    AgentNode,
+    EndNode,
+    GateNode,
+    Workflow,
+)
+from phasegate.workflow.routing import outcomes, target_of
+
+Location = tuple[str | int, ...]
+Problem = tuple[Location, str]
+
+
+def node_problems(
+    workflow: Workflow,
+    scope: tuple[Any, ...],
+    index: int,
+    where: Location,
+    ids: list[str],
+    produced: set[str],
+) -> list[Problem]:
+    node = scope[index]
+    problems: list[Problem] = []
+    known = ", ".join(ids)
+    targets_ok = {*ids, BLOCKED_TARGET}
+    for position, target in enumerate(node.also):
+        if target not in ids:
+            problems.append(((*where, "also", position), f"unknown node {target!r} ({known})"))
+    for outcome, target in node.on.items():
+        if target not in targets_ok:
+            problems.append(((*where, "on", outcome), f"unknown node {target!r} ({known})"))
+    possible = set(outcomes(node))
+    for outcome in node.on:
+        if outcome not in possible:
+            problems.append(
+                (
+                    (*where, "on", outcome),
+                    f"node {node.id!r} never ends with outcome {outcome!r} "
+                    f"(its outcomes: {', '.join(sorted(possible)) or 'none'})",
+                )
+            )
+    for outcome in outcomes(node):
+        if target_of(scope, index, outcome) is None:
+            problems.append(
+                ((*where, "on"), f"outcome {outcome!r} of node {node.id!r} is not mapped")
+            )
+    for field, files in (("hard", node.prerequisites.hard), ("soft", node.prerequisites.soft)):
+        problems += file_refs(files, (*where, "prerequisites", field), produced)
+    if isinstance(node, AgentNode):
+        problems += _agent_problems(workflow, node, where, produced)
+    elif isinstance(node, GateNode):
+        for name, choice in node.choices.items():
+            if choice.to not in targets_ok:
+                problems.append(
+                    ((*where, "choices", name), f"unknown node {choice.to!r} ({known})")
+                )
+        timeout = node.timeout.choice if node.timeout is not None else None
+        for field, chosen in (("default", node.default), ("timeout", timeout)):
+            if chosen is not None and chosen not in node.choices:
+                problems.append(
+                    (
+                        (*where, field),
+                        f"{chosen!r} is not one of the choices ({', '.join(node.choices)})",
+                    )
+                )
+    elif isinstance(node, EndNode) and node.on:
+        problems.append(((*where, "on"), "an end node has no way out"))
+    return problems
+
+
+def _agent_problems(
+    workflow: Workflow, node: AgentNode, where: Location, produced: set[str]
+) -> list[Problem]:
+    problems: list[Problem] = []
+    roles = ", ".join(workflow.roles)
+    reviewers = node.all_reviewers()
+    if node.executor is None and node.start_with == "execute":
+        problems.append(((*where, "executor"), "an agent node needs an 'executor' role"))
+    if node.executor_selector is not None and node.executor is None:
+        problems.append(
+            ((*where, "executor_selector"), "name the 'executor' role the chosen agent plays")
+        )
+    if node.executor is not None and node.executor not in workflow.roles:
+        problems.append(((*where, "executor"), f"unknown role {node.executor!r} (roles: {roles})"))
+    if node.start_with == "review" and not reviewers:
+        problems.append(((*where, "start_with"), "a node starting with review needs reviewers"))
+    if node.executor is None and any(a == REVISE for r in reviewers for a in r.on.values()):
+        problems.append(((*where, "executor"), "a reviewer asks for revisions: name an executor"))
+    if node.reviewer is not None:
+        problems += _reviewer_role(workflow, node.reviewer, (*where, "reviewer"))
+    for position, reviewer in enumerate(node.reviewers):
+        at: Location = (*where, "reviewers", position)
+        if reviewer.role is None and reviewer.selector is None:
+            problems.append((at, "a reviewer names a 'role', a 'selector', or both"))
+        if reviewer.role is not None:
+            problems += _reviewer_role(workflow, reviewer.role, (*at, "role"))
+        problems += _vocabulary(reviewer.reader, reviewer.on, (*at, "on"))
+    if node.previous is not None and node.previous not in produced:
+        problems.append(((*where, "previous"), f"{node.previous!r} is not an output of any node"))
+    plain = [i.file for i in node.inputs if not any(c in i.file for c in "*?[{")]
+    for position, name in enumerate(plain):
+        if name not in produced:
+            problems.append(
+                (
+                    (*where, "inputs", position),
+                    f"{name!r} is not an output of any node "
+                    f"(outputs: {', '.join(sorted(produced)) or 'none'})",
+                )
+            )
+    return problems
+
+
+def _reviewer_role(workflow: Workflow, role: str, where: Location) -> list[Problem]:
+    if role not in workflow.roles:
+        return [(where, f"unknown role {role!r} (roles: {', '.join(workflow.roles)})")]
+    if workflow.roles[role].access != "read-only":
+        return [(where, f"reviewer role {role!r} must be read-only (least privilege)")]
+    return []
+
+
+def _vocabulary(reader: str, mapping: dict[str, str], where: Location) -> list[Problem]:
+    problems: list[Problem] = []
+    if "UNCLEAR" not in mapping:
+        problems.append(
+            (where, "map UNCLEAR (an answer that cannot be read) to revise or an outcome")
+        )
+    elif mapping["UNCLEAR"] == PASS:
+        problems.append(
+            ((*where, "UNCLEAR"), "UNCLEAR can never map to pass (unclear never approves)")
+        )
+    try:
+        words = getattr(plugins.load("readers", reader), "words", None)
+    except plugins.PluginError:
+        return problems  # reported with the plug-ins
+    if words is not None:
+        for word in words:
+            if word not in mapping:
+                problems.append((where, f"the {reader} reader's word {word!r} is not mapped"))
+        for word in mapping:
+            if word not in (*words, "UNCLEAR"):
+                problems.append(
+                    (
+                        (*where, word),
+                        f"the {reader} reader never answers {word!r} "
+                        f"(its words: {', '.join(words)}, UNCLEAR)",
+                    )
+                )
+    if not any(action == PASS for action in mapping.values()):
+        problems.append((where, "no verdict word maps to pass: the node could never pass"))
+    return problems
+
+
+def file_refs(files: Iterable[str], where: Location, produced: set[str]) -> list[Problem]:
+    return [
+        (
+            (*where, position),
+            f"{name!r} is not an output of any node "
+            f"(outputs: {', '.join(sorted(produced)) or 'none'})",
+        )
+        for position, name in enumerate(files)
+        if name not in produced
+    ]
