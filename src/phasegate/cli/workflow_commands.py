@@ -1,0 +1,119 @@
+"""``phasegate workflows`` and ``phasegate validate``: the workflows a repository can use."""
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from phasegate.cli.app import RepoOption, _repo, app, err, out
+from phasegate.cli.output import write_json
+from phasegate.errors import BadInputError, ConfigError, WorkflowError
+
+
+@app.command()
+def workflows(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    repo: RepoOption = None,
+) -> None:
+    """List the built-in workflows and the repository's own (.phasegate/workflows/)."""
+    from phasegate.workflow.graph import main_path
+    from phasegate.workflow.registry import WorkflowRegistry
+
+    root: Path | None
+    try:
+        root = _repo(repo)
+    except ConfigError:
+        root = None  # outside a repository: built-ins only
+    registry = WorkflowRegistry(root)
+    rows: list[dict[str, Any]] = []
+    for name, (path, source) in sorted(registry.files().items()):
+        row: dict[str, Any] = {"name": name, "source": source, "file": str(path)}
+        try:
+            wf = registry.get(name).workflow
+        except WorkflowError as exc:
+            rows.append({**row, "valid": False, "error": str(exc)})
+            continue
+        modes = {m: v.max_iterations for m, v in wf.modes.items()}
+        rows.append(
+            {
+                **row,
+                "valid": True,
+                "description": wf.description,
+                "phases": list(wf.label_names),
+                "paths": {m: main_path(wf, m) for m in wf.modes},
+                "nodes": [path for path, _ in wf.walk()],
+                "commands": list(wf.commands),
+                "modes": modes,
+                "defaultMode": wf.default_mode,
+            }
+        )
+    if as_json:
+        write_json(rows)
+        return
+    for row in rows:
+        name, source = row["name"], row["source"]
+        if not row["valid"]:
+            out.print(f"[red]{name}[/] ({source}, invalid): {escape(row['error'])}")
+            continue
+        modes_text = ", ".join(f"{m}={n}" for m, n in row["modes"].items())
+        out.print(f"[bold]{name}[/] ({source}) {escape(row['description'])}")
+        paths = row["paths"]
+        if len({tuple(p) for p in paths.values()}) > 1:
+            for mode, path in paths.items():
+                out.print(f"    phases ({mode}): {' → '.join(path)}")
+        else:
+            out.print(f"    phases: {' → '.join(row['phases'])}")
+        if row["commands"]:
+            out.print(f"    commands: {', '.join(row['commands'])}")
+        out.print(f"    modes (max review iterations): {modes_text}; default {row['defaultMode']}")
+        if source == "repo":
+            out.print(f"    file: {row['file']}")
+
+
+@app.command()
+def validate(
+    path: Annotated[Path, typer.Argument(help="A workflow YAML file.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON (every problem in 'problems').")
+    ] = False,
+) -> None:
+    """Check a workflow definition and report every problem by file, line and field."""
+    from phasegate.config import CONFIG_DIR, git_toplevel
+    from phasegate.workflow.loader import WorkflowProblems, load_workflow
+
+    if not path.is_file():
+        raise BadInputError(f"{path}: no such file")
+    root = git_toplevel(path.resolve().parent)
+    overrides = root / CONFIG_DIR / "prompts" if root else None
+    try:
+        loaded = load_workflow(path.resolve(), "repo", overrides)
+    except WorkflowProblems as exc:
+        if as_json:
+            write_json({"file": str(path), "valid": False, "problems": exc.problems})
+        else:
+            for problem in exc.problems:
+                err.print(escape(problem))
+        count = len(exc.problems)
+        raise WorkflowError(
+            f"{path} is not a valid workflow ({count} problem{'s' if count > 1 else ''})"
+        ) from None
+    wf = loaded.workflow
+    count = sum(1 for _ in wf.walk())
+    if as_json:
+        write_json(
+            {
+                "file": str(path),
+                "valid": True,
+                "problems": [],
+                "workflow": wf.name,
+                "phases": list(wf.label_names),
+                "nodes": count,
+                "modes": list(wf.modes),
+            }
+        )
+        return
+    phases = f"{len(wf.label_names)} phases, " if wf.label_names else ""
+    out.print(
+        f"{path}: ok: workflow {wf.name!r}, {phases}{count} nodes, modes {', '.join(wf.modes)}"
+    )
