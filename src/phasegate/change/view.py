@@ -16,8 +16,9 @@ from typing import Any
 from phasegate.change.paths import ChangePaths
 from phasegate.change.phases import ChangePhase
 from phasegate.change.state import ChangeState
+from phasegate.engine.node_state import NodeState
 from phasegate.engine.plugin_api import StateView
-from phasegate.engine.state import EngineState, NodeState
+from phasegate.engine.state import EngineState
 from phasegate.engine.status import current_label
 from phasegate.engine.walk import enter_node
 from phasegate.errors import StateCorruptError

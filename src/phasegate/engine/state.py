@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from phasegate.engine.node_state import NodeState, add_usage, empty_usage
 from phasegate.engine.state_archive import read_archive
 from phasegate.engine.state_encoding import CHECK_ENV, StateEncoder, encode_value
 from phasegate.errors import StateCorruptError
@@ -35,108 +36,6 @@ from phasegate.redact import Redactor
 
 FORMAT = 1
 ENGINE_FILE = ".engine.json"
-
-
-def _usage() -> dict[str, Any]:
-    return {
-        "calls": 0,
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cache_read_tokens": 0,
-        "cache_write_tokens": 0,
-        "cost_usd": 0.0,
-    }
-
-
-def add_usage(
-    usage: dict[str, Any],
-    input_tokens: int,
-    output_tokens: int,
-    cost: float | None,
-    cache_read: int = 0,
-    cache_write: int = 0,
-) -> None:
-    """Add one agent call's spend to ``usage`` (a dict of :func:`_usage`'s shape)."""
-    usage["calls"] = int(usage.get("calls", 0)) + 1
-    usage["input_tokens"] = int(usage.get("input_tokens", 0)) + input_tokens
-    usage["output_tokens"] = int(usage.get("output_tokens", 0)) + output_tokens
-    usage["cache_read_tokens"] = int(usage.get("cache_read_tokens", 0)) + cache_read
-    usage["cache_write_tokens"] = int(usage.get("cache_write_tokens", 0)) + cache_write
-    usage["cost_usd"] = round(float(usage.get("cost_usd", 0.0)) + (cost or 0.0), 6)
-
-
-class NodeState:
-    """The state of one visit of one node (a view over a plain dict, encoded as is)."""
-
-    __slots__ = ("d",)
-
-    def __init__(self, data: dict[str, Any] | None = None) -> None:
-        self.d: dict[str, Any] = data if data is not None else {}
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.d.get(key, default)
-
-    def __getitem__(self, key: str) -> Any:
-        return self.d[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.d[key] = value
-
-    # The fields every node kind uses; others are set through item access.
-    @property
-    def visit(self) -> int:
-        return int(self.d.get("visit", 0))
-
-    @property
-    def stage(self) -> str:
-        return str(self.d.get("stage", ""))
-
-    @stage.setter
-    def stage(self, value: str) -> None:
-        self.d["stage"] = value
-
-    @property
-    def iteration(self) -> int:
-        return int(self.d.get("iteration", 1))
-
-    @iteration.setter
-    def iteration(self, value: int) -> None:
-        self.d["iteration"] = value
-
-    @property
-    def completed(self) -> str | None:
-        return self.d.get("completed")
-
-    @property
-    def started(self) -> str | None:
-        return self.d.get("started")
-
-    @property
-    def outcome(self) -> str | None:
-        return self.d.get("outcome")
-
-    def records(self, key: str) -> list[Any]:
-        """The list at ``key`` (created empty on first use)."""
-        found = self.d.get(key)
-        if not isinstance(found, list):
-            found = []
-            self.d[key] = found
-        return found
-
-    def mapping(self, key: str) -> dict[str, Any]:
-        """The mapping at ``key`` (created empty on first use)."""
-        found = self.d.get(key)
-        if not isinstance(found, dict):
-            found = {}
-            self.d[key] = found
-        return found
-
-    def usage(self) -> dict[str, Any]:
-        found = self.d.get("usage")
-        if not isinstance(found, dict):
-            found = _usage()
-            self.d["usage"] = found
-        return found
 
 
 _TOP_KEYS = (
@@ -243,7 +142,7 @@ class EngineState:
                 "at": None,
                 "summary": None,
                 "decisions": {},
-                "usage": _usage(),
+                "usage": empty_usage(),
                 "usage_by_role": {},
                 "data": {},
                 "journal": {"offset": 0, "lines": 0},
@@ -394,9 +293,9 @@ class EngineState:
             int(result_usage.get("cache_write_tokens", 0)),
         )
         add_usage(self.node(path).usage(), *values)
-        add_usage(self.d.setdefault("usage", _usage()), *values)
+        add_usage(self.d.setdefault("usage", empty_usage()), *values)
         by_role = self.d.setdefault("usage_by_role", {})
-        add_usage(by_role.setdefault(role, _usage()), *values)
+        add_usage(by_role.setdefault(role, empty_usage()), *values)
 
     # -- encoding -------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from phasegate.engine.gates import record_command
-from phasegate.engine.state import EngineState, NodeState
+from phasegate.engine.node_state import NodeState
+from phasegate.engine.state import EngineState
 from phasegate.workflow.model import AgentNode, EndNode, ForeachNode, Workflow
 from phasegate.workflow.prompts import render
 from phasegate.workflow.transitions import expected_next, validate_transition

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from phasegate.engine.node_state import NodeState
 from phasegate.engine.plugin_api import PluginContext
-from phasegate.engine.state import EngineState, NodeState
+from phasegate.engine.state import EngineState
 from phasegate.errors import BadInputError
 from phasegate.implement.agents import AgentRoster, find_agents
 from phasegate.implement.plan import Plan, read_plan

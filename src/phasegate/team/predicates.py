@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from phasegate.engine.node_state import NodeState
 from phasegate.engine.plugin_api import PluginContext, Predicate
 from phasegate.engine.prompting import read_file
-from phasegate.engine.state import NodeState
 from phasegate.engine.walk import definition_path
 from phasegate.errors import BlockedError
 from phasegate.team import rules

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from phasegate.engine.state import EngineState, NodeState
+from phasegate.engine.node_state import NodeState
+from phasegate.engine.state import EngineState
 from phasegate.engine.walk import definition_path
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import ForeachNode, GateNode, Workflow
