@@ -33,6 +33,7 @@ def node_problems(
     ids: list[str],
     produced: set[str],
 ) -> list[Problem]:
+    """Every rule ``scope[index]`` breaks: its targets, outcomes, files, role and reviewers."""
     node = scope[index]
     problems: list[Problem] = []
     known = ", ".join(ids)
@@ -165,6 +166,7 @@ def _vocabulary(reader: str, mapping: dict[str, str], where: Location) -> list[P
 
 
 def file_refs(files: Iterable[str], where: Location, produced: set[str]) -> list[Problem]:
+    """A problem for each of ``files`` that no node produces."""
     return [
         (
             (*where, position),
