@@ -9,8 +9,8 @@ from typing import Any
 
 from phasegate.agents.base import Backend
 from phasegate.config import Config, find_repo, load_config
+from phasegate.engine.answers import answer_decision, pending
 from phasegate.engine.calls import Backends
-from phasegate.engine.gates import answer_decision, pending
 from phasegate.engine.item import EventSink, WorkItem
 from phasegate.engine.item_status import status_of as status_of
 from phasegate.engine.items import create_item, locate_item

@@ -21,7 +21,7 @@ def decisions(
 ) -> None:
     """List the decisions waiting for a person: question, files, choices, the answer command."""
     from phasegate.config import load_config
-    from phasegate.engine.gates import pending, record_command
+    from phasegate.engine.answers import pending, record_command
     from phasegate.engine.items import iter_items, locate_item
     from phasegate.workflow.registry import WorkflowRegistry
 
@@ -90,7 +90,7 @@ def answer(
 ) -> None:
     """Answer a pending decision; the next run (or one waiting with --wait) acts on it."""
     from phasegate.config import load_config
-    from phasegate.engine.gates import answer_decision
+    from phasegate.engine.answers import answer_decision
     from phasegate.engine.items import locate_item
     from phasegate.workflow.registry import WorkflowRegistry
 

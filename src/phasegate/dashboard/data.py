@@ -267,7 +267,7 @@ def answer(
     the item's lock before anything acts on it; a run waiting on it
     (``phasegate run --wait``) or the next run takes it.
     """
-    from phasegate.engine.gates import answer_decision
+    from phasegate.engine.answers import answer_decision
 
     found = _work_item(root, item)
     given = answer_decision(found, decision_id, choice, note or "", by)  # type: ignore[arg-type]

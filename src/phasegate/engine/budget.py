@@ -142,7 +142,7 @@ def pending_raise(state: EngineState) -> tuple[str, float, int] | None:
     The amount is the answer's note when it gives one, else the cap's configured
     amount (the ``step`` recorded when the gate was asked).
     """
-    from phasegate.engine.gates import parse_amount
+    from phasegate.engine.answers import parse_amount
 
     found = unacted_answer(state)
     if found is None or found[0] != "raise":

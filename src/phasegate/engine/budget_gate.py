@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from phasegate.engine.answers import Question
 from phasegate.engine.budget import (
     BUDGET_DECISION,
     Allowed,
@@ -35,7 +36,7 @@ from phasegate.engine.budget import (
     pending_raise,
     unacted_answer,
 )
-from phasegate.engine.gates import Question, ask
+from phasegate.engine.gates import ask
 from phasegate.engine.spend import read_spend
 from phasegate.errors import BlockedError, WaitingForHuman
 

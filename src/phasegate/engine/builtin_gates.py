@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from phasegate.engine.gates import Question, ask
+from phasegate.engine.answers import Question
+from phasegate.engine.gates import ask
 from phasegate.errors import WaitingForHuman
 
 if TYPE_CHECKING:

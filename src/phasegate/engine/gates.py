@@ -12,139 +12,37 @@ One mechanism for every decision a person makes, the workflow's own gates
 3. without a terminal, flag or default, the run stops with exit 3 and says how
    to answer: ``phasegate answer ITEM DECISION CHOICE``.
 
-``phasegate answer`` and the dashboard use :func:`answer_decision`: under the
-item's lock, a decision already answered is refused (the loser of two
-concurrent answers gets a clear message) and the answer is journaled, so a
-run waiting on it (``run --wait``) or the next run finds it.
+``phasegate answer`` and the dashboard answer through
+:func:`phasegate.engine.answers.answer_decision`: under the item's lock, a
+decision already answered is refused (the loser of two concurrent answers gets
+a clear message) and the answer is journaled, so a run waiting on it
+(``run --wait``) or the next run finds it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from phasegate.engine.item import WorkItem
+from phasegate.engine.answers import (
+    Answer,
+    Question,
+    answer_command,
+    apply_answer,
+    canonical,
+    classified,
+    split_choice,
+)
 from phasegate.engine.state import EngineState
-from phasegate.errors import AlreadyAnsweredError, BadInputError, BlockedError, WaitingForHuman
+from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
 from phasegate.faults import crash_point
 from phasegate.state.journal import utc_now
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
 
-AnsweredBy = Literal["prompt", "flag", "command", "default", "timeout", "page", "dashboard"]
 POLL_SECONDS = 0.5
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A decision's answer: the canonical choice, an optional note, who gave it."""
-
-    choice: str
-    note: str = ""
-    by: str = "prompt"
-
-
-@dataclass(frozen=True)
-class Question:
-    """A decision to ask."""
-
-    id: str
-    question: str
-    choices: Mapping[str, str]  # choice -> description
-    visit: int
-    files: Sequence[str] = ()
-    default: str | None = None
-    recommendation: str | None = None
-    notes_required: Sequence[str] = ()
-    timeout_minutes: float | None = None
-    timeout_choice: str | None = None
-    ask_at_terminal: bool = True
-    unanswered_exit: Literal["waiting", "blocked"] = "waiting"
-    unanswered_message: str = ""
-    attempts: int = 3
-    context: str = ""
-    #: Choices not offered now, and what choosing one anyway says.
-    unavailable: Mapping[str, str] = field(default_factory=dict)
-    #: An empty answer at a terminal is no answer (no default is offered).
-    explicit: bool = False
-    #: Choices whose note, when given, must be an amount (see :func:`parse_amount`).
-    amount_notes: Sequence[str] = ()
-
-
-def split_choice(raw: str) -> tuple[str, str]:
-    """``"changes-requested: fix X"`` -> ``("changes-requested", "fix X")``."""
-    choice, sep, note = raw.partition(":")
-    return (choice.strip(), note.strip()) if sep else (raw.strip(), "")
-
-
-def parse_amount(note: str) -> float | None:
-    """A note's amount (``2.5``, ``$2.5``, ``+500000``, ``500_000``), ``None`` if it is not
-    a positive number."""
-    text = note.strip().lstrip("+").lstrip("$").strip()
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if 0 < value < float("inf") else None
-
-
-def canonical(question: Mapping[str, Any], raw: str, note: str = "") -> Answer:
-    """Check ``raw`` is one of the decision's choices (a note may follow after ``:``)."""
-    choice, inline_note = split_choice(raw)
-    choices = list(question.get("choices") or {})
-    if choice not in choices:
-        raise BadInputError(
-            f"{raw!r} is not a choice of decision {question.get('id')!r} "
-            f"(choices: {', '.join(choices)})"
-        )
-    text = (note or inline_note).strip()
-    if choice in (question.get("notes_required") or []) and not text:
-        raise BadInputError(
-            f"choice {choice!r} of decision {question.get('id')!r} needs a note saying what "
-            f"(e.g. '{choice}: what to change', or --note TEXT)"
-        )
-    if text and choice in (question.get("amount_notes") or []) and parse_amount(text) is None:
-        raise BadInputError(
-            f"the note of choice {choice!r} of decision {question.get('id')!r} must be a "
-            f"positive amount (e.g. '{choice}: 2.5'), not {text!r}"
-        )
-    return Answer(choice, text)
-
-
-def answer_command(
-    item: str, decision: str, choices: Sequence[str], recommendation: str | None = None
-) -> str:
-    """The command that answers ``decision`` (the recommended choice, else the first)."""
-    example = recommendation if recommendation in choices else (choices[0] if choices else None)
-    return f"phasegate answer {item} {decision} {example or 'CHOICE'}"
-
-
-def record_command(item: str, record: Mapping[str, Any]) -> str:
-    """The answer command of a decision record (as the state holds it)."""
-    choices = list(record.get("choices") or {})
-    recommendation = record.get("recommendation")
-    return answer_command(item, str(record["id"]), choices, recommendation)
-
-
-def classified(item: WorkItem, state: EngineState, record: Mapping[str, Any], raw: str) -> str:
-    """``raw`` as the gate's ``classify`` predicate reads it (``raw`` when it has none)."""
-    from phasegate.engine.plugin_api import PluginContext, plugin
-    from phasegate.engine.walk import definition_path
-
-    context = str(record.get("context") or "")
-    try:
-        node = item.workflow.node(definition_path(context)) if context else None
-    except KeyError:
-        return raw
-    name = getattr(node, "classify", None)
-    if not name:
-        return raw
-    ctx = PluginContext(item, state, context, node, None, {"answer": raw})
-    found = plugin("predicates", name)(ctx)
-    return str(found) if found else raw
 
 
 # -- the run side -----------------------------------------------------------------------
@@ -407,69 +305,3 @@ def _persist(run: Run, q: Question, answer: Answer, *, journal: bool = True) -> 
             f"({item.engine_path}); run again"
         )
     return answer
-
-
-def apply_answer(state: EngineState, decision: str, answer: Answer) -> None:
-    record = state.decisions[decision]
-    record["status"] = "answered"
-    record["answer"] = {
-        "choice": answer.choice,
-        "note": answer.note,
-        "by": answer.by,
-        "answered_at": utc_now(),
-    }
-
-
-# -- the command side -------------------------------------------------------------------
-
-
-def pending(state: EngineState) -> list[dict[str, Any]]:
-    """The decisions waiting for an answer."""
-    return [dict(d) for d in state.decisions.values() if d.get("status") == "pending"]
-
-
-def answer_decision(
-    item: WorkItem, decision: str, raw: str, note: str = "", by: AnsweredBy = "command"
-) -> dict[str, Any]:
-    """Answer a pending decision of ``item`` (``phasegate answer``, the dashboard).
-
-    Refuses an unknown decision, a choice that is not canonical and a decision
-    already answered (exit 2), changing nothing. The answer is journaled under
-    the item's lock; when no run holds the item it is also committed to the
-    state, so ``status`` shows it at once.
-    """
-    with item.locked():
-        state = item.load()
-        record = state.decisions.get(decision)
-        if record is None:
-            open_ids = [d["id"] for d in pending(state)]
-            known = ", ".join(open_ids) if open_ids else "none"
-            raise BadInputError(f"{item.name} has no decision {decision!r} (pending: {known})")
-        visit = int(record.get("visit", 0))
-        journaled = item.recorded().answer(decision, visit)
-        if record.get("status") == "answered" or journaled is not None:
-            earlier = (record.get("answer") or {}) if journaled is None else journaled
-            raise AlreadyAnsweredError(
-                f"decision {decision} of {item.name} was already answered: "
-                f"{earlier.get('choice')!r} by {earlier.get('by', 'someone')}; nothing changed"
-            )
-        given = canonical(record, classified(item, state, record, raw), note)
-        item.record(
-            "decision.answered",
-            id=decision,
-            visit=visit,
-            choice=given.choice,
-            note=given.note,
-            by=by,
-            sync_now=True,
-        )
-        if not item.running():
-            apply_answer(state, decision, Answer(given.choice, given.note, by))
-            item.save(state, durable=True)
-        return {
-            "id": decision,
-            "item": item.name,
-            "choice": given.choice,
-            "note": given.note,
-            "by": by,
-        }

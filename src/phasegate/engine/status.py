@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from phasegate.engine.gates import record_command
+from phasegate.engine.answers import record_command
 from phasegate.engine.node_state import NodeState
 from phasegate.engine.state import EngineState
 from phasegate.workflow.model import AgentNode, EndNode, ForeachNode, Workflow

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from phasegate.engine.gates import Question, ask
+from phasegate.engine.answers import Question
+from phasegate.engine.gates import ask
 from phasegate.engine.plugin_api import Task, plugin
 from phasegate.faults import crash_point
 from phasegate.workflow.model import BLOCKED_TARGET, GateNode

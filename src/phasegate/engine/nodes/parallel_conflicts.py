@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import Access
+from phasegate.engine.answers import Question
 from phasegate.engine.calls import CallSpec, call_agent, usage_of
-from phasegate.engine.gates import Question, ask
+from phasegate.engine.gates import ask
 from phasegate.faults import crash_point
 from phasegate.workflow.model import AgentNode
 
