@@ -291,3 +291,57 @@ def test_openai_writer_cannot_write_outside_the_tree(layout: Layout, route: str)
     assert result.error is not None and "nothing was written" in result.error
     assert layout.escaped() == [] and not (layout.tree / "inside.txt").exists()
     assert os.listdir(layout.outside) == []
+
+
+GEMINI_READS = {
+    "read-absolute": lambda layout: ToolCall(
+        "read_file", {"file_path": str(layout.outside / "secret.txt")}
+    ),
+    "read-dotdot": lambda layout: ToolCall("read_file", {"file_path": "../outside/secret.txt"}),
+    "read-symlink": lambda layout: ToolCall("read_file", {"file_path": "link/secret.txt"}),
+    "grep": lambda layout: ToolCall(
+        "grep_search", {"pattern": "TOP-SECRET", "dir_path": str(layout.outside)}
+    ),
+    "glob": lambda layout: ToolCall("glob", {"pattern": "*", "dir_path": str(layout.outside)}),
+    "list": lambda layout: ToolCall("list_directory", {"dir_path": str(layout.outside)}),
+    "read-inside": lambda layout: ToolCall("read_file", {"file_path": "notes.md"}),
+}
+
+
+def _gemini_reader(home: Path, layout: Layout, how: str, access: Access) -> tuple[AgentResult, str]:
+    """One Gemini call scripted to read ``how``; its result and what the tool gave the model."""
+    (layout.outside / "secret.txt").write_text(SECRET + "\n")
+    (layout.tree / "notes.md").write_text("inside the tree\n")
+    with StubLLMServer(_call_then_done("gemini", GEMINI_READS[how](layout))) as stub:
+        backend = GeminiBackend(gemini_settings(stub, home))
+        result = backend.run(make_request(layout.tree, "Read.", access=access))
+        turns = stub.model_requests("gemini")
+    return result, turns[-1].last
+
+
+@pytest.mark.cli_e2e
+@pytest.mark.parametrize("access", [Access.WRITE, Access.READ_ONLY])
+@pytest.mark.parametrize(
+    "how", ["read-absolute", "read-dotdot", "read-symlink", "grep", "glob", "list"]
+)
+def test_gemini_cannot_read_outside_the_tree(
+    gemini_bin: Path, home: Path, layout: Layout, how: str, access: Access
+) -> None:
+    """Gemini CLI's file tools refuse paths outside its workspace (the work tree and the
+    folders granted to the call): neither a file's text nor a listing of it gets out."""
+    result, shown = _gemini_reader(home, layout, how, access)
+    assert result.ok, result.error
+    assert SECRET not in shown
+    if not how.startswith("read"):  # a listing names no file outside either
+        assert "secret.txt" not in shown
+    assert "workspace" in shown.lower()
+
+
+@pytest.mark.cli_e2e
+@pytest.mark.parametrize("access", [Access.WRITE, Access.READ_ONLY])
+def test_gemini_reads_inside_the_tree(
+    gemini_bin: Path, home: Path, layout: Layout, access: Access
+) -> None:
+    result, shown = _gemini_reader(home, layout, "read-inside", access)
+    assert result.ok, result.error
+    assert "inside the tree" in shown
