@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import Access, AgentResult
-from phasegate.engine.calls import CallSpec, usage_of
+from phasegate.engine.call_results import usage_of
+from phasegate.engine.calls import CallSpec
 from phasegate.engine.checks import CheckRound, resolve
 from phasegate.engine.nodes.agent_context import mcp_servers, run_hooks, summary_of
 from phasegate.engine.nodes.agent_outcome import complete, conclude

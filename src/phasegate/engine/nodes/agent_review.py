@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import Access, AgentResult
-from phasegate.engine.calls import CallSpec, usage_of
+from phasegate.engine.call_results import usage_of
+from phasegate.engine.calls import CallSpec
 from phasegate.engine.nodes.agent_context import mcp_servers, round_of, run_hooks
 from phasegate.engine.nodes.agent_outcome import complete, conclude
 from phasegate.engine.nodes.agent_outputs import precheck, previous_missing

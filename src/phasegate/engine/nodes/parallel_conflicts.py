@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import Access
 from phasegate.engine.answers import Question
-from phasegate.engine.calls import CallSpec, call_agent, usage_of
+from phasegate.engine.call_results import usage_of
+from phasegate.engine.calls import CallSpec, call_agent
 from phasegate.engine.gates import ask
 from phasegate.faults import crash_point
 from phasegate.workflow.model import AgentNode
