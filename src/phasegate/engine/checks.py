@@ -18,7 +18,7 @@ from phasegate.engine.item import WorkItem
 from phasegate.engine.state import EngineState
 from phasegate.errors import WorkflowError
 from phasegate.process import run_process
-from phasegate.workflow.model import CheckRef, InlineCheck
+from phasegate.workflow.parts import CheckRef, InlineCheck
 
 #: How much of a failing check's output goes back to the executor.
 FEEDBACK_TAIL = 4000

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from phasegate.agents.base import PromptPart
 from phasegate.engine.plugin_api import ContextProvider, PluginContext, plugin
 from phasegate.engine.template_text import inside_any, template_text
-from phasegate.workflow.model import AgentNode, PluginRef
+from phasegate.workflow.model import AgentNode
+from phasegate.workflow.parts import PluginRef
 from phasegate.workflow.prompts import CALL_VARIABLES, render
 
 if TYPE_CHECKING:

@@ -36,14 +36,8 @@ from phasegate.engine.walk import (
 )
 from phasegate.errors import BlockedError
 from phasegate.state.journal import utc_now
-from phasegate.workflow.model import (
-    BLOCKED_TARGET,
-    AgentNode,
-    AnyNode,
-    Budget,
-    EndNode,
-    ForeachNode,
-)
+from phasegate.workflow.model import AgentNode, AnyNode, EndNode, ForeachNode
+from phasegate.workflow.parts import BLOCKED_TARGET, Budget
 from phasegate.workflow.routing import target_of
 from phasegate.workflow.transitions import validate_transition
 

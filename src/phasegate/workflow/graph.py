@@ -16,7 +16,6 @@ from typing import Any
 
 from phasegate import plugins
 from phasegate.workflow.model import (
-    BLOCKED_TARGET,
     ActionNode,
     AgentNode,
     AnyNode,
@@ -24,11 +23,10 @@ from phasegate.workflow.model import (
     EndNode,
     ForeachNode,
     GateNode,
-    PluginRef,
     Workflow,
-    confined_path,
 )
 from phasegate.workflow.node_rules import Location, Problem, node_problems
+from phasegate.workflow.parts import BLOCKED_TARGET, PluginRef, confined_path
 from phasegate.workflow.routing import action_outcomes, edges, target_of
 
 

@@ -10,15 +10,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from phasegate import plugins
-from phasegate.workflow.model import (
-    BLOCKED_TARGET,
-    PASS,
-    REVISE,
-    AgentNode,
-    EndNode,
-    GateNode,
-    Workflow,
-)
+from phasegate.workflow.model import AgentNode, EndNode, GateNode, Workflow
+from phasegate.workflow.parts import BLOCKED_TARGET, PASS, REVISE
 from phasegate.workflow.routing import outcomes, target_of
 
 Location = tuple[str | int, ...]

@@ -15,15 +15,15 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from phasegate.workflow.model import (
+from phasegate.workflow.parts import (
     NAME_PATTERN,
     InlineCheck,
     Label,
     Mode,
     Prerequisites,
     Role,
-    _check_name,
-    _Strict,
+    Strict,
+    check_name,
 )
 
 Location = tuple[str | int, ...]
@@ -33,7 +33,7 @@ Problem = tuple[Location, str]
 END_ID = "end"
 
 
-class Phase(_Strict):
+class Phase(Strict):
     """One phase of a linear workflow."""
 
     name: str
@@ -54,7 +54,7 @@ class Phase(_Strict):
     next: tuple[str, ...] | None = None
     final: bool = False
 
-    _name = field_validator("name")(_check_name)
+    _name = field_validator("name")(check_name)
 
     @field_validator("next", mode="before")
     @classmethod
@@ -79,7 +79,7 @@ class Phase(_Strict):
         return self
 
 
-class LinearWorkflow(_Strict):
+class LinearWorkflow(Strict):
     """A workflow written with ``phases:``."""
 
     name: str
@@ -97,13 +97,13 @@ class LinearWorkflow(_Strict):
     labels: dict[str, Label] = Field(default_factory=dict)
     phases: tuple[Phase, ...] = Field(min_length=1)
 
-    _name = field_validator("name")(_check_name)
+    _name = field_validator("name")(check_name)
 
     @field_validator("modes", "roles")
     @classmethod
     def _names_valid(cls, value: dict[str, object]) -> dict[str, object]:
         for key in value:
-            _check_name(key)
+            check_name(key)
         return value
 
     @field_validator("items_dir")

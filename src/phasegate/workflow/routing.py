@@ -12,10 +12,6 @@ from typing import Any
 
 from phasegate import plugins
 from phasegate.workflow.model import (
-    BLOCKED_TARGET,
-    COMPLETE,
-    PASS,
-    REVISE,
     ActionNode,
     AgentNode,
     AnyNode,
@@ -24,6 +20,7 @@ from phasegate.workflow.model import (
     ForeachNode,
     GateNode,
 )
+from phasegate.workflow.parts import BLOCKED_TARGET, COMPLETE, PASS, REVISE
 
 #: Outcomes that go to the next node of the scope when ``on`` does not map them.
 SEQUENTIAL = frozenset({"pass", "done"})

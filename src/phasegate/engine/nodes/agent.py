@@ -31,7 +31,8 @@ from phasegate.engine.plugin_api import Task
 from phasegate.engine.prompting import PromptFor
 from phasegate.errors import AgentError
 from phasegate.verdicts.model import Issue, Verdict
-from phasegate.workflow.model import REVISE, AgentNode
+from phasegate.workflow.model import AgentNode
+from phasegate.workflow.parts import REVISE
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from phasegate.state.journal import utc_now
 from phasegate.verdicts.model import Verdict
-from phasegate.workflow.model import COMPLETE, PASS, REVISE, AgentNode
+from phasegate.workflow.model import AgentNode
+from phasegate.workflow.parts import COMPLETE, PASS, REVISE
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run

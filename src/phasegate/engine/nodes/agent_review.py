@@ -15,7 +15,8 @@ from phasegate.engine.plugin_api import PluginContext, Task, plugin
 from phasegate.engine.prompting import PromptFor
 from phasegate.errors import AgentError
 from phasegate.verdicts.readers import ReadContext, ToolCall, VerdictReader, schema_text
-from phasegate.workflow.model import PASS, REVISE, AgentNode, Reviewer
+from phasegate.workflow.model import AgentNode
+from phasegate.workflow.parts import PASS, REVISE, Reviewer
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run

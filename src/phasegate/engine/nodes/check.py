@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from phasegate.engine.checks import CheckCommand, CheckRound, resolve
 from phasegate.engine.plugin_api import ItemParser, Task, plugin
-from phasegate.workflow.model import AnyNode, CheckNode, ItemsSource
+from phasegate.workflow.model import AnyNode, CheckNode
+from phasegate.workflow.parts import ItemsSource
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run

@@ -8,7 +8,8 @@ from phasegate.engine.answers import Question
 from phasegate.engine.gates import ask
 from phasegate.engine.plugin_api import Task, plugin
 from phasegate.faults import crash_point
-from phasegate.workflow.model import BLOCKED_TARGET, GateNode
+from phasegate.workflow.model import GateNode
+from phasegate.workflow.parts import BLOCKED_TARGET
 from phasegate.workflow.prompts import render
 
 if TYPE_CHECKING:

@@ -16,7 +16,8 @@ from phasegate.agents.base import AgentResult
 from phasegate.engine.nodes.agent_outcome import conclude
 from phasegate.engine.plugin_api import ReviewerSelector, Task, plugin
 from phasegate.verdicts.model import Issue, Verdict
-from phasegate.workflow.model import AgentNode, Reviewer
+from phasegate.workflow.model import AgentNode
+from phasegate.workflow.parts import Reviewer
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
