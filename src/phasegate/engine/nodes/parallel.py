@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from phasegate.engine.calls import CallSpec, call_agent, recover_call
 from phasegate.engine.checks import recorded_round, run_check_round
 from phasegate.engine.fanout_git import FanoutGit
-from phasegate.engine.item import coalesce_seconds
+from phasegate.engine.item_commits import coalesce_seconds
 from phasegate.engine.nodes.parallel_conflicts import resolve_conflict, slug_of
 from phasegate.engine.plugin_api import Task
 from phasegate.errors import BlockedError, PhasegateError
