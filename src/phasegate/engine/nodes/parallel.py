@@ -7,7 +7,8 @@ pool of worker threads; each journals its own result (the write-ahead record)
 and returns it. Results that arrive together are applied in plan order.
 
 With ``isolation: worktree`` (the default) each item works in its own git
-worktree and branch (see :mod:`phasegate.engine.fanout_git`): it starts from
+worktree and branch (see :mod:`phasegate.engine.fanout_git`, and
+:mod:`phasegate.engine.nodes.parallel_git` for the loop's side): it starts from
 the fan-out's base, or from the merge of its dependencies' commits; its work
 is committed when its body ends; finished items are merged in plan order, and
 the merged work is put into the work tree when the fan-out ends. A merge
@@ -31,7 +32,7 @@ from phasegate.engine.calls import CallSpec, call_agent, recover_call
 from phasegate.engine.checks import recorded_round, run_check_round
 from phasegate.engine.fanout_git import FanoutGit
 from phasegate.engine.item_commits import coalesce_seconds
-from phasegate.engine.nodes.parallel_conflicts import resolve_conflict, slug_of
+from phasegate.engine.nodes.parallel_git import DONE, SETTLED, begin, integrate, land, start_commit
 from phasegate.engine.plugin_api import Task
 from phasegate.errors import BlockedError, PhasegateError
 from phasegate.process import stop_running_children
@@ -41,9 +42,6 @@ from phasegate.workflow.model import ForeachNode
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
     from phasegate.engine.walk import Effect, End, Outcome
-
-DONE = "done"
-SETTLED = ("done", "skipped")
 
 
 @dataclass
@@ -98,12 +96,12 @@ class FanOut:
     def run_all(self) -> Outcome:
         from phasegate.engine.walk import Outcome
 
-        self.begin()
+        begin(self)
         pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="phasegate-item")
         try:
             with self.item.grouped():
                 while True:
-                    self.integrate()
+                    integrate(self)
                     started = self.start_ready()
                     if not self.active:
                         if started:
@@ -122,43 +120,6 @@ class FanOut:
             self.item.flush()
             pool.shutdown(wait=True, cancel_futures=True)
         return Outcome(outcome)
-
-    def begin(self) -> None:
-        from phasegate.engine.nodes.foreach import dependency_order
-
-        entries = self.entries()
-        # Items wait for their dependencies whatever the order: a cycle would never start.
-        dependency_order([Task.from_dict(k, entries[k]) for k in self.order], self.path)
-        # Nothing is written to the state before the base is made: a loop that cannot
-        # start (no commit to branch from) is not under way, and --jobs 1 can run it.
-        before = dict(self.run.state.node(self.path).get("fanout") or {})
-        started = str(before.get("started") or utc_now())
-        date = str(before.get("date") or started.replace("Z", "+00:00"))
-        base = before.get("base")
-        if self.node.isolation == "worktree":
-            self.git = self.make_git(date)
-            base = base or self.git.snapshot()
-        fan = self.fan()
-        if not fan.get("started"):
-            fan["started"], fan["date"] = started, date
-        if self.git is not None and not fan.get("base"):
-            fan["base"] = fan["merged"] = base
-            fan["integrated"] = 0
-        self.journal(
-            "fanout.started",
-            jobs=self.jobs,
-            isolation=self.node.isolation,
-            items=[k for k in self.order if self.entries()[k]["status"] not in SETTLED],
-        )
-        self.save(lazy=True)
-
-    def make_git(self, date: str) -> FanoutGit:
-        workdir = self.item.workdir(self.run.state)
-        exclude = [".phasegate"]
-        rel = self.run.rel("", self.item.item_dir)
-        if not rel.startswith("/"):
-            exclude.append(rel)
-        return FanoutGit(self.item.repo, workdir, self.item.name, self.path, tuple(exclude), date)
 
     def ready(self, key: str) -> bool:
         entries = self.entries()
@@ -221,7 +182,7 @@ class FanOut:
             begun: str | None = None
             if self.git is not None:
                 try:
-                    begun = self.start_commit(key)
+                    begun = start_commit(self, key)
                 except PhasegateError as exc:
                     self.park(key, exc)
                     continue
@@ -265,29 +226,6 @@ class FanOut:
         active = _Active(key, steps)
         self.active[key] = active
         self.advance(active, None, first=True)
-
-    def start_commit(self, key: str) -> str | None:
-        """Where ``key``'s worktree starts: the base, or its dependencies' work merged into
-        it in plan order (``None``: they conflict and the loop ends with merge-conflict)."""
-        assert self.git is not None
-        entry = self.entries()[key]
-        if entry.get("start"):
-            return str(entry["start"])
-        wanted = set(entry.get("deps") or ())
-        head = str(self.fan()["base"])
-        for dep in (d for d in self.order if d in wanted and self.entries()[d].get("commit")):
-            commit = str(self.entries()[dep]["commit"])
-            merged = self.git.merge(head, commit, f"phasegate: {dep}'s work, for {key}")
-            if merged.commit is not None:
-                head = merged.commit
-                continue
-            resolved = resolve_conflict(self, key, f"deps:{dep}", head, commit, merged.conflicts)
-            if resolved is None:
-                return None  # waiting for that conflict, or the loop ends with merge-conflict
-            head = resolved
-        entry["start"] = head
-        self.save(lazy=True)
-        return head
 
     # -- effects ---------------------------------------------------------------------------
 
@@ -438,59 +376,6 @@ class FanOut:
                     sync_now=True,
                 )
 
-    # -- merging -------------------------------------------------------------------------------
-
-    def integrate(self, *, past_unfinished: bool = False) -> None:
-        """Merge finished items into the merged ref, strictly in plan order.
-
-        An item still under way (or parked) holds back the items after it, so the
-        merged history never depends on timing; ``past_unfinished`` (the loop is
-        ending other than done) merges the finished ones past it.
-        """
-        if self.git is None:
-            return
-        fan = self.fan()
-        while int(fan["integrated"]) < len(self.order):
-            key = self.order[int(fan["integrated"])]
-            if key in self.parked:
-                return
-            entry = self.entries()[key]
-            status = entry["status"]
-            if status == DONE and entry.get("commit"):
-                ours, theirs = str(fan["merged"]), str(entry["commit"])
-                merged = self.git.merge(ours, theirs, f"phasegate: merge {key}")
-                head = merged.commit
-                if head is None:
-                    try:
-                        head = resolve_conflict(self, key, "merge", ours, theirs, merged.conflicts)
-                    except PhasegateError as exc:
-                        self.park(key, exc)
-                        return
-                    if head is None:
-                        return
-                fan["merged"] = head
-                self.git.record_merged(head)
-                self.journal("foreach.merged", key=key, commit=head)
-            elif status in ("pending", "running") and not past_unfinished:
-                return
-            fan["integrated"] = int(fan["integrated"]) + 1
-            self.save(lazy=True)
-
-    def land(self) -> None:
-        """Put the merged work into the work tree, then remove the finished items' branches."""
-        if self.git is None:
-            return
-        fan = self.fan()
-        if not fan.get("landed"):
-            self.git.apply(str(fan["base"]), str(fan["merged"]))
-            fan["landed"] = utc_now()
-            self.journal("fanout.landed", base=fan["base"], merged=fan["merged"])
-            self.save(durable=True)
-        self.git.remove_all([k for k in self.order if self.entries()[k]["status"] == DONE])
-        for pair, record in (fan.get("conflicts") or {}).items():
-            if record.get("commit"):  # resolved; a crash may have come before its removal
-                self.git.remove_worktree(f"conflict-{slug_of(pair)}")
-
     def conclude(self) -> str:
         """The loop's outcome once nothing more can run.
 
@@ -514,8 +399,8 @@ class FanOut:
                 "(they depend on items that are not in the list or not done)"
             )
         outcome = ended[0] if ended else DONE
-        self.integrate(past_unfinished=outcome != DONE)
-        self.land()
+        integrate(self, past_unfinished=outcome != DONE)
+        land(self)
         self.journal("fanout.finished", outcome=outcome)
         return outcome
 
