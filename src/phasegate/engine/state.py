@@ -29,12 +29,17 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.engine.node_state import NodeState, add_usage, empty_usage
-from phasegate.engine.state_archive import read_archive
-from phasegate.engine.state_encoding import CHECK_ENV, StateEncoder, encode_value
+from phasegate.engine.state_archive import ArchivePlan, read_archive
+from phasegate.engine.state_encoding import (
+    CHECK_ENV,
+    FORMAT,
+    StateEncoder,
+    encode_value,
+    parse_state,
+)
 from phasegate.errors import StateCorruptError
 from phasegate.redact import Redactor
 
-FORMAT = 1
 ENGINE_FILE = ".engine.json"
 
 
@@ -62,21 +67,6 @@ _TOP_KEYS = (
     "journal",
     "archive",
 )
-
-
-class ArchivePlan:
-    """What a commit appends to the archive (see :meth:`EngineState.settle`)."""
-
-    __slots__ = ("history", "nodes", "payload", "texts")
-
-    def __init__(self) -> None:
-        self.payload = b""
-        #: The node paths archived by it.
-        self.nodes: list[str] = []
-        #: How many history entries the archive holds after it.
-        self.history = 0
-        #: Node path -> its archived JSON (kept only while encodings are checked).
-        self.texts: dict[str, str] = {}
 
 
 class EngineState:
@@ -406,19 +396,7 @@ class EngineState:
 
     @classmethod
     def decode(cls, raw: bytes, path: Path) -> EngineState:
-        hint = "it was left untouched; restore it (e.g. from git) or fix it by hand"
-        if not raw.strip():
-            raise StateCorruptError(f"state file {path} is empty; {hint}")
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
-            raise StateCorruptError(f"state file {path} is corrupt ({reason}); {hint}") from None
-        if not isinstance(data, dict):
-            raise StateCorruptError(f"state file {path} does not hold an object; {hint}")
-        problem = _shape_problem(data)
-        if problem:
-            raise StateCorruptError(f"state file {path} is invalid: {problem}; {hint}")
+        data = parse_state(raw, path)
         size = (data.get("archive") or {}).get("bytes", 0)
         if not size:
             return cls(data)
@@ -442,37 +420,3 @@ def read_state_file(path: Path) -> EngineState:
     except OSError as exc:
         raise StateCorruptError(f"state file {path} cannot be read: {exc}") from None
     return EngineState.decode(raw, path)
-
-
-_TYPES: dict[str, type | tuple[type, ...]] = {
-    "item": str,
-    "workflow": str,
-    "mode": str,
-    "status": str,
-    "at": (str, type(None)),
-    "decisions": dict,
-    "data": dict,
-    "nodes": dict,
-    "archive": dict,
-}
-
-
-def _shape_problem(data: dict[str, Any]) -> str | None:
-    for key, expected in _TYPES.items():
-        if key not in data:
-            if key in ("item", "workflow", "mode"):
-                return f"field {key!r} is missing"
-            continue
-        if not isinstance(data[key], expected):
-            return f"field {key!r} has the wrong type ({type(data[key]).__name__})"
-    if data.get("format", FORMAT) != FORMAT:
-        return f"format {data.get('format')!r} is not one this phasegate reads ({FORMAT})"
-    for path, node in (data.get("nodes") or {}).items():
-        if not isinstance(node, dict):
-            return f"nodes.{path} is not an object"
-    size = (data.get("archive") or {}).get("bytes", 0)
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        return "field 'archive.bytes' is not a byte count"
-    if "history" in data and not isinstance(data["history"], list):
-        return "field 'history' is not a list"
-    return None

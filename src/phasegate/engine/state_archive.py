@@ -145,3 +145,18 @@ def append_archive(state_file: Path, expected: int, payload: bytes) -> int:
             raise StorageError.from_os_error(exc, path) from exc
         raise
     return expected + len(payload)
+
+
+class ArchivePlan:
+    """What a commit appends to the archive (see :meth:`EngineState.settle`)."""
+
+    __slots__ = ("history", "nodes", "payload", "texts")
+
+    def __init__(self) -> None:
+        self.payload = b""
+        #: The node paths archived by it.
+        self.nodes: list[str] = []
+        #: How many history entries the archive holds after it.
+        self.history = 0
+        #: Node path -> its archived JSON (kept only while encodings are checked).
+        self.texts: dict[str, str] = {}

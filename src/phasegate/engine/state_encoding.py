@@ -17,7 +17,8 @@ what changed since:
 
 :func:`encode_document` is the reference: it encodes everything afresh, and
 the encoder's output is byte for byte the same (``PHASEGATE_CHECK_ENCODING=1``
-makes every commit check that).
+makes every commit check that). :func:`parse_state` reads a file back and checks
+its shape.
 """
 
 from __future__ import annotations
@@ -26,9 +27,14 @@ import json
 import operator
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from phasegate.errors import StateCorruptError
 from phasegate.redact import Redactor
+
+#: The state file's format version.
+FORMAT = 1
 
 #: With this set, every encode is compared with a fresh one (the test suite sets it).
 CHECK_ENV = "PHASEGATE_CHECK_ENCODING"
@@ -197,3 +203,56 @@ def _check(
             "the state encoder reused the text of a value that was changed in place; "
             "records in a node's lists must not be changed once added"
         )
+
+
+def parse_state(raw: bytes, path: Path) -> dict[str, Any]:
+    """The state file's bytes (``path``'s) as a document of the expected shape, else
+    :class:`StateCorruptError` naming the file and what is wrong."""
+    hint = "it was left untouched; restore it (e.g. from git) or fix it by hand"
+    if not raw.strip():
+        raise StateCorruptError(f"state file {path} is empty; {hint}")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        raise StateCorruptError(f"state file {path} is corrupt ({reason}); {hint}") from None
+    if not isinstance(data, dict):
+        raise StateCorruptError(f"state file {path} does not hold an object; {hint}")
+    problem = _shape_problem(data)
+    if problem:
+        raise StateCorruptError(f"state file {path} is invalid: {problem}; {hint}")
+    return data
+
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    "item": str,
+    "workflow": str,
+    "mode": str,
+    "status": str,
+    "at": (str, type(None)),
+    "decisions": dict,
+    "data": dict,
+    "nodes": dict,
+    "archive": dict,
+}
+
+
+def _shape_problem(data: dict[str, Any]) -> str | None:
+    for key, expected in _TYPES.items():
+        if key not in data:
+            if key in ("item", "workflow", "mode"):
+                return f"field {key!r} is missing"
+            continue
+        if not isinstance(data[key], expected):
+            return f"field {key!r} has the wrong type ({type(data[key]).__name__})"
+    if data.get("format", FORMAT) != FORMAT:
+        return f"format {data.get('format')!r} is not one this phasegate reads ({FORMAT})"
+    for path, node in (data.get("nodes") or {}).items():
+        if not isinstance(node, dict):
+            return f"nodes.{path} is not an object"
+    size = (data.get("archive") or {}).get("bytes", 0)
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        return "field 'archive.bytes' is not a byte count"
+    if "history" in data and not isinstance(data["history"], list):
+        return "field 'history' is not a list"
+    return None
