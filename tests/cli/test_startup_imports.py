@@ -68,8 +68,9 @@ print(json.dumps({"code": code, "help": shown.getvalue(), "modules": modules}))
 
 
 def test_a_command_loads_only_its_own_command_module() -> None:
-    """``phasegate status`` builds the status command alone: no other command module, and
-    no pydantic (typer's adapters are built only for a value that needs one)."""
+    """``phasegate status`` builds the status command alone: its own module and the app,
+    no other command module, and no pydantic (typer's adapters are built only for a value
+    that needs one)."""
     result = subprocess.run(
         [sys.executable, "-c", STATUS_CODE], capture_output=True, text=True, check=True, timeout=60
     )
@@ -80,4 +81,5 @@ def test_a_command_loads_only_its_own_command_module() -> None:
         "phasegate.cli.commands",
         "phasegate.cli.lazy_params",
         "phasegate.cli.output",
+        "phasegate.cli.status_command",
     ]

@@ -70,7 +70,7 @@ def _full_table(root: Path) -> str:
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from phasegate.cli.app import _print_rows\n"
+        "from phasegate.cli.status_command import _print_rows\n"
         "from phasegate.cli.item_rows import item_rows\n"
         "from phasegate.config import load_config\n"
         "from phasegate.workflow.registry import WorkflowRegistry\n"

@@ -24,7 +24,7 @@ COMMAND_MODULES: dict[str, str] = {
     "init": "phasegate.cli.app",
     "new": "phasegate.cli.app",
     "run": "phasegate.cli.app",
-    "status": "phasegate.cli.app",
+    "status": "phasegate.cli.status_command",
     "workflows": "phasegate.cli.workflow_commands",
     "validate": "phasegate.cli.workflow_commands",
     "decisions": "phasegate.cli.decisions",
