@@ -37,12 +37,12 @@ def fill(leave=0):
     os.close(fd)
 
 out = {}
-if case == "atomic":
+if case in ("atomic", "atomic-lazy"):
     target = mount / "state.json"
     atomic_write_text(target, "old state\\n")
     fill()
     try:
-        atomic_write_text(target, "new state " * 100_000)
+        atomic_write_text(target, "new state " * 100_000, durable=case == "atomic")
     except StorageError as exc:
         out["error"] = str(exc)
     out["content"] = target.read_text()
@@ -87,6 +87,19 @@ def test_atomic_write_on_a_full_disk_keeps_the_old_file_and_no_temp_file(tmp_pat
     assert outcome["error"] == (
         f"cannot write {outcome['mount']}/state.json: no space left on the device (ENOSPC); "
         "what was already recorded is kept: fix this and run the same command again"
+    )
+    assert outcome["content"] == "old state\n"
+    assert outcome["files"] == ["filler", "state.json"]
+
+
+def test_lazy_atomic_write_on_a_full_disk_keeps_the_old_file_and_no_temp_file(
+    tmp_path: Path,
+) -> None:
+    """The same without fsync (a step's commit): the blocks allocated ahead are refused
+    as the write would be, and nothing is lost."""
+    outcome = run_case(tmp_path, "atomic-lazy")
+    assert str(outcome["error"]).startswith(
+        f"cannot write {outcome['mount']}/state.json: no space left on the device (ENOSPC)"
     )
     assert outcome["content"] == "old state\n"
     assert outcome["files"] == ["filler", "state.json"]
