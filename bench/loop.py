@@ -118,14 +118,17 @@ def bench_phasegate(workdir: Path, phases: int, approve_on: int, items: int) -> 
 
 
 def bench_langgraph(workdir: Path, phases: int, approve_on: int, items: int) -> dict[str, Any]:
+    from langchain_core.runnables import RunnableConfig
     from langgraph.checkpoint.sqlite import SqliteSaver
     from langgraph.graph import END, START, StateGraph
 
     out = workdir / "artifacts"
     out.mkdir()
 
-    def executor(state: LoopState) -> dict[str, Any]:
-        path = out / f"p{state['phase']}.md"
+    def executor(state: LoopState, config: RunnableConfig) -> dict[str, Any]:
+        folder = out / config["configurable"]["thread_id"]  # each item its own, as phasegate's
+        folder.mkdir(exist_ok=True)
+        path = folder / f"p{state['phase']}.md"
         path.write_text(f"# p{state['phase']} v{state['iteration']}\n")
         return {"calls": state["calls"] + 1}
 
