@@ -5,7 +5,6 @@ read-modify-write transactions that lose no update across processes (seed 000 ri
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import subprocess
@@ -45,34 +44,6 @@ def test_failed_atomic_write_removes_its_temp_file_and_keeps_the_target(tmp_path
         atomic_write_bytes(target, b"new")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
     assert (target / "keep").read_text(encoding="utf-8") == "x"
-
-
-def test_lazy_atomic_write_allocates_its_blocks_before_writing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A write without fsync allocates the temp file's blocks first (a rename over the old
-    file then need not write them out); a file system that cannot writes all the same."""
-    target = tmp_path / "state.json"
-    target.write_bytes(b"old\n")
-    seen: list[tuple[int, int, int]] = []
-    real = os.posix_fallocate
-
-    def allocate(fd: int, offset: int, length: int) -> None:
-        seen.append((os.fstat(fd).st_size, offset, length))
-        real(fd, offset, length)
-
-    monkeypatch.setattr(os, "posix_fallocate", allocate)
-    atomic_write_bytes(target, b"new state\n", durable=False)
-    assert seen == [(0, 0, 10)]
-    assert target.read_bytes() == b"new state\n"
-
-    def unsupported(fd: int, offset: int, length: int) -> None:
-        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
-
-    monkeypatch.setattr(os, "posix_fallocate", unsupported)
-    atomic_write_bytes(target, b"newer\n", durable=False)
-    assert target.read_bytes() == b"newer\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
 
 
 def test_crash_before_replace_leaves_the_old_file_whole(tmp_path: Path) -> None:

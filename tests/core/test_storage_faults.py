@@ -95,8 +95,7 @@ def test_atomic_write_on_a_full_disk_keeps_the_old_file_and_no_temp_file(tmp_pat
 def test_lazy_atomic_write_on_a_full_disk_keeps_the_old_file_and_no_temp_file(
     tmp_path: Path,
 ) -> None:
-    """The same without fsync (a step's commit): the blocks allocated ahead are refused
-    as the write would be, and nothing is lost."""
+    """The same without fsync (a step's commit): nothing is lost."""
     outcome = run_case(tmp_path, "atomic-lazy")
     assert str(outcome["error"]).startswith(
         f"cannot write {outcome['mount']}/state.json: no space left on the device (ENOSPC)"

@@ -8,7 +8,6 @@ and leaves the old file as it was and no temp file behind.
 from __future__ import annotations
 
 import contextlib
-import errno
 import itertools
 import os
 import re
@@ -34,8 +33,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix.
 
     ``durable=False`` skips the fsyncs: still atomic against a killed process,
-    for files that can be rebuilt from durable state after a power cut. Its blocks
-    are allocated before the write (see :func:`_allocate`).
+    for files that can be rebuilt from durable state after a power cut.
     """
     target = os.fspath(path)
     folder, name = os.path.split(target)
@@ -47,8 +45,6 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
             fd, tmp = _create_temp(folder, name)
         try:
             try:
-                if not durable:
-                    _allocate(fd, len(data))
                 view = memoryview(data)
                 while view:  # a nearly full disk may take only part of it
                     view = view[os.write(fd, view) :]
@@ -68,29 +64,6 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
         if is_storage_error(exc):
             raise StorageError.from_os_error(exc, path) from exc
         raise
-
-
-def _allocate(fd: int, size: int) -> None:
-    """Allocate the temp file's blocks before writing it.
-
-    ext4 (``auto_da_alloc``) writes a file's delayed-allocation blocks out when
-    the file is renamed over another one, and the rename waits for it: measured
-    at 1.2-1.8 ms per replace of a 3 KB file, 0.23 ms with the blocks allocated
-    first (``make bench``'s ``floor``). A file system that cannot allocate ahead
-    writes as before; a full disk raises as the write itself would.
-    """
-    allocate = getattr(os, "posix_fallocate", None)  # not on macOS
-    if allocate is None or size <= 0:
-        return
-    try:
-        allocate(fd, 0, size)
-    except OSError as exc:
-        if exc.errno not in _UNSUPPORTED:
-            raise
-
-
-#: Errors saying the file system cannot allocate ahead.
-_UNSUPPORTED = frozenset({errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS})
 
 
 #: Temp names are unique within this process by a counter (and across processes by pid).
