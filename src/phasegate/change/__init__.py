@@ -14,8 +14,8 @@ from phasegate.change.api import (
     PlanOptions,
     PlanOutcome,
 )
+from phasegate.change.archive import ArchiveConflict
 from phasegate.change.phases import TRANSITIONS, ChangeNotReady, ChangePhase
-from phasegate.change.plugins import ArchiveConflict
 from phasegate.change.review import RecordedReview, ReviewVerdict, read_review
 from phasegate.change.specdelta import SpecDeltaError
 from phasegate.change.specmerge import MergeResult, merge_spec

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Literal
 
 from phasegate.agents.base import Backend
+from phasegate.change.archive import ArchiveConflict
 from phasegate.change.paths import ARCHIVE_DIR, ChangePaths, archived_folder
-from phasegate.change.plugins import ArchiveConflict
 from phasegate.change.review import RecordedReview, read_review
 from phasegate.change.state import ChangeState
 from phasegate.config import Config

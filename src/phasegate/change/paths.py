@@ -14,6 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from phasegate.engine.plugin_api import PluginContext
 
 ARCHIVE_DIR = "archive"
 STATE_FILE = "STATE.yaml"
@@ -119,3 +123,8 @@ def safe_spec_name(raw: str) -> str | None:
     if not all(re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", part) for part in path.parts):
         return None
     return path.as_posix()
+
+
+def paths_of(ctx: PluginContext) -> ChangePaths:
+    """The paths of the change a plug-in runs for."""
+    return ChangePaths(ctx.repo, ctx.item.name, ctx.item_dir)

@@ -3,7 +3,8 @@
 Parsers (the specs proposal.md lists, tasks.md's groups), context for the
 agents' prompts (the living specs, the group of tasks at hand, the open
 findings), actions (base snapshots, tasks.md's frontmatter, the challenge's
-review block in proposal.md, the spec merge of ``archive``) and predicates
+review block in proposal.md, the spec merge of ``archive``, in
+:mod:`phasegate.change.archive`) and predicates
 (whether only minor issues are left). The loop, its limits, verdict reading,
 decisions and resume are the engine's.
 """
@@ -11,15 +12,13 @@ decisions and resume are the engine's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from phasegate.agents.base import PromptPart
-from phasegate.change.paths import ChangePaths
-from phasegate.change.phases import ChangeNotReady
-from phasegate.change.specdelta import SpecDeltaError
-from phasegate.change.specfiles import base_text, snapshot_bases, spec_entries
-from phasegate.change.specmerge import merge_spec
+from phasegate.change.archive import Archive
+from phasegate.change.paths import paths_of
+from phasegate.change.specfiles import snapshot_bases, spec_entries
 from phasegate.change.tasks import ensure_change_id, read_tasks
 from phasegate.engine.plugin_api import (
     Action,
@@ -32,13 +31,7 @@ from phasegate.engine.plugin_api import (
 )
 from phasegate.engine.prompting import MAX_ARTIFACT_CHARS, clip, read_file
 from phasegate.errors import BlockedError
-from phasegate.faults import crash_point
-from phasegate.state.atomic import atomic_write_text, remove_leftover_temp_files
-
-
-def paths_of(ctx: PluginContext) -> ChangePaths:
-    return ChangePaths(ctx.repo, ctx.item.name, ctx.item_dir)
-
+from phasegate.state.atomic import atomic_write_text
 
 # -- parsers ---------------------------------------------------------------------------
 
@@ -297,97 +290,6 @@ def _now() -> str:
     from phasegate.state.journal import utc_now
 
     return utc_now()
-
-
-def _spec_title(name: str) -> str:
-    """The title of a spec a delta creates (``auth.md``, ``auth/spec.md`` -> ``auth``)."""
-    path = PurePosixPath(name)
-    return path.parent.name if path.stem == "spec" and path.parent.name else path.stem
-
-
-class ArchiveConflict(ChangeNotReady):
-    """The change and the living specs both changed the same requirement."""
-
-
-class Archive(Action):
-    """``archive``: merge the change's specs into the living specs, requirement by requirement.
-
-    Every merge is computed before anything is written; a true conflict
-    refuses the whole archive with nothing written (answer ``archive-conflict``
-    with ``resolved``, the ``--resolved`` flag, after merging by hand). The
-    merged specs are recorded; the folder moves into the archive when the
-    change completes (see the change view).
-    """
-
-    name = "change-archive"
-
-    def run(self, ctx: PluginContext) -> str:
-        from datetime import UTC, datetime
-
-        change = paths_of(ctx)
-        bases = ctx.state.data.setdefault("spec_bases", {})
-        resolved = ctx.answers.get("archive-conflict") == "resolved"
-        plans: list[tuple[Path, str]] = []
-        conflicts: list[str] = []
-        for name in change.spec_files():
-            living_path = change.living_specs_dir / name
-            # Read as bytes: a CRLF living spec stays CRLF, an unchanged one byte-identical.
-            living = living_path.read_bytes().decode("utf-8") if living_path.is_file() else None
-            ours = (change.specs_dir / name).read_bytes().decode("utf-8")
-            rel = change.rel(living_path)
-            try:
-                result = merge_spec(
-                    base_text(change, bases, name),
-                    living,
-                    ours,
-                    prefer_change=resolved,
-                    name=_spec_title(name),
-                )
-            except SpecDeltaError as exc:
-                raise SpecDeltaError(
-                    f"cannot archive {ctx.item.name}: {change.rel(change.specs_dir / name)}: "
-                    f"{exc}; nothing was written. Fix it, then run phasegate archive "
-                    f"{ctx.item.name}"
-                ) from None
-            conflicts += [f"{rel} {title!r}" for title in result.conflicts]
-            if result.text != (living if living is not None else ""):
-                plans.append((living_path, result.text))
-        if conflicts:
-            raise ArchiveConflict(
-                f"cannot archive {ctx.item.name}: both it and the living specs changed "
-                f"{'; '.join(conflicts)} since the change began; nothing was written. Merge each "
-                f"into {change.rel(change.specs_dir)}/ by hand, then run "
-                f"phasegate archive {ctx.item.name} --resolved"
-            )
-        merged = list(ctx.state.data.get("merged") or [])
-        # What this archive merges is recorded (durably) before a living spec is written:
-        # a run killed part-way finds its earlier writes already merged, with no plan left
-        # for them, and still records them as merged.
-        merging = list(ctx.state.data.get("merging") or [])
-        merging += [change.rel(p) for p, _ in plans if change.rel(p) not in merging]
-        if plans:
-            ctx.state.data["merging"] = merging
-            ctx.item.save(ctx.state, durable=True)
-        for path, text in plans:
-            remove_leftover_temp_files(path.parent, path.name)
-            atomic_write_text(path, ctx.item.redactor.text(text))
-            ctx.record("spec.merged", spec=change.rel(path))
-            crash_point("archive.after_merge")
-        for rel in merging:
-            if rel not in merged:
-                merged.append(rel)
-        ctx.state.data["merged"] = merged
-        ctx.state.data.pop("merging", None)
-        if not ctx.state.data.get("archived_to"):
-            stem = f"{datetime.now(UTC).strftime('%Y-%m-%d')}-{ctx.item.name}"
-            target = change.archive_root / stem
-            number = 2
-            while target.exists():
-                target = change.archive_root / f"{stem}-{number}"
-                number += 1
-            ctx.state.data["archived_to"] = change.rel(target)
-        ctx.record("change.archived", to=ctx.state.data["archived_to"], specs=merged)
-        return "done"
 
 
 # -- predicates ----------------------------------------------------------------------------
