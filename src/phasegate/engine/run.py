@@ -18,6 +18,7 @@ from phasegate.engine.calls import Backends, call_agent, relative_to
 from phasegate.engine.checks import run_check_round
 from phasegate.engine.item import WorkItem
 from phasegate.engine.plugin_api import PluginContext, Task, plugin
+from phasegate.engine.run_rules import NodeRules
 from phasegate.engine.state import EngineState
 from phasegate.engine.walk import (
     Asker,
@@ -36,13 +37,12 @@ from phasegate.engine.walk import (
 )
 from phasegate.errors import BlockedError
 from phasegate.state.journal import utc_now
-from phasegate.workflow.model import AgentNode, AnyNode, EndNode, ForeachNode
+from phasegate.workflow.model import AgentNode, AnyNode, EndNode
 from phasegate.workflow.parts import BLOCKED_TARGET, Budget
 from phasegate.workflow.routing import target_of
-from phasegate.workflow.transitions import validate_transition
 
 
-class Run:
+class Run(NodeRules):
     """One run of one work item (under its run lock)."""
 
     def __init__(
@@ -324,105 +324,6 @@ class Run:
         ns["completed"] = ns.get("completed") or utc_now()
         self.save(lazy=True)
         return outcome
-
-    def start(self, path: str, node: AnyNode) -> None:
-        """Check ``node``'s prerequisites and its visit budget, then mark it started."""
-        ns = self.state.node(path)
-        if not definition_path(path).count("/"):
-            self.check_prerequisites(path, node)
-        if node.max_visits is not None and ns.visit > node.max_visits:
-            ns["started"] = utc_now()
-            self.item.record("node.exhausted", node=path, visits=ns.visit, max=node.max_visits)
-            return
-        ns["started"] = utc_now()
-        self.item.record(
-            "node.started",
-            node=path,
-            kind=node.kind,
-            phase=self.label(path),
-            visit=ns.visit,
-            mode=self.state.mode,
-            max_iterations=self.limit(path, node) if isinstance(node, AgentNode) else None,
-            no_review=self.options.no_review,
-        )
-        self.save(lazy=True)
-
-    def check_prerequisites(self, path: str, node: AnyNode) -> None:
-        """Hard prerequisites block (exit 4); a missing soft one is a warning to confirm."""
-        from phasegate.engine.builtin_gates import confirm_warning
-
-        if not node.prerequisites.hard and not node.prerequisites.soft:
-            return
-        result = validate_transition(
-            self.workflow,
-            None,
-            node.id,
-            self.artifacts(),
-            completed=self.completed_nodes(),
-            skipped=self.workflow.modes[self.state.mode].skip,
-        )
-        if result.type == "blocked":
-            self.item.record(
-                "transition.blocked", to=node.id, message=result.message, sync_now=True
-            )
-            raise BlockedError(result.message or f"cannot start {node.id}")
-        soft = [m for m in (result.message or "").split("; ") if "soft prerequisite" in m]
-        if soft:
-            confirm_warning(self, node.id, "; ".join(soft))
-
-    def artifacts(self) -> dict[str, bool]:
-        files = {
-            o.file for _, n in self.workflow.walk() if isinstance(n, AgentNode) for o in n.outputs
-        }
-        return {f: (self.item.item_dir / f).is_file() for f in files}
-
-    def completed_nodes(self) -> set[str]:
-        return {
-            n.id
-            for n in self.workflow.nodes
-            if (peeked := self.state.peek(n.id)) is not None
-            and peeked.get("completed")
-            and peeked.get("outcome") is not None
-        }
-
-    def unwanted(self, path: str, node: AnyNode, task: Task | None) -> bool:
-        """Whether ``node``'s ``when`` predicate says to skip it (asked before it starts only)."""
-        if node.when is None:
-            return False
-        found = self.state.peek(path)
-        if found is not None and (found.get("started") or found.get("outcome") is not None):
-            return False
-        return not plugin("predicates", node.when)(self.context(path, node, task, {}))
-
-    def skip(self, path: str, node: AnyNode) -> Outcome:
-        self.item.record("node.skipped", node=path, mode=self.state.mode, when=node.when)
-        ns = self.state.node(path)
-        ns["skipped"] = True
-        return Outcome("done" if isinstance(node, ForeachNode) else "pass")
-
-    def blocked(self, path: str, outcome: Outcome) -> None:
-        """An outcome mapped to ``@blocked``: stop the run (exit 4), resumable after a fix."""
-        ns = self.state.node(path)
-        details = "; ".join(str(i.get("description", "")).splitlines()[0] for i in outcome.issues)
-        message = f"{self.item.name}: {self.label(path)} ended {outcome.name}" + (
-            f": {details}" if details else ""
-        )
-        ns["blocked"] = message
-        # What failed beyond each first line (a failing check's output) is shown with it.
-        output = [
-            "\n".join(str(i.get("description", "")).splitlines()[1:]).strip()
-            for i in outcome.issues
-        ]
-        self.item.record(
-            "node.blocked",
-            node=path,
-            outcome=outcome.name,
-            message=message,
-            output=[o for o in output if o],
-            sync_now=True,
-        )
-        self.save(durable=True)
-        raise BlockedError(message + f". Fix it, then run again: phasegate run {self.item.name}")
 
     def reach_end(self, path: str, node: EndNode) -> End:
         self.item.record("node.end", node=path, status=node.status, outcome=node.outcome)

@@ -1,0 +1,145 @@
+"""What the walk checks around a node: its prerequisites and visit budget when it starts,
+its ``when`` predicate, a skip, and an outcome that blocks the run.
+
+:class:`NodeRules` is mixed into :class:`phasegate.engine.run.Run`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
+
+from phasegate.engine.plugin_api import Task, plugin
+from phasegate.engine.walk import Outcome, definition_path
+from phasegate.errors import BlockedError
+from phasegate.state.journal import utc_now
+from phasegate.workflow.model import AgentNode, AnyNode, ForeachNode
+from phasegate.workflow.transitions import validate_transition
+
+if TYPE_CHECKING:
+    from phasegate.engine.item import WorkItem
+    from phasegate.engine.plugin_api import PluginContext
+    from phasegate.engine.run import Run
+    from phasegate.engine.state import EngineState
+    from phasegate.engine.walk import RunOptions
+    from phasegate.workflow.model import Workflow
+
+
+class NodeRules:
+    """The rules the walk applies around each node (mixed into ``Run``)."""
+
+    if TYPE_CHECKING:
+        item: WorkItem
+        state: EngineState
+        options: RunOptions
+        workflow: Workflow
+
+        def label(self, path: str) -> str: ...
+        def save(self, *, lazy: bool = False, durable: bool = False) -> None: ...
+        def limit(self, path: str, node: AgentNode, reviewer: str | None = None) -> int: ...
+        def context(
+            self,
+            path: str,
+            node: AnyNode | None,
+            task: Task | None,
+            settings: Mapping[str, Any],
+        ) -> PluginContext: ...
+
+    def start(self, path: str, node: AnyNode) -> None:
+        """Check ``node``'s prerequisites and its visit budget, then mark it started."""
+        ns = self.state.node(path)
+        if not definition_path(path).count("/"):
+            self.check_prerequisites(path, node)
+        if node.max_visits is not None and ns.visit > node.max_visits:
+            ns["started"] = utc_now()
+            self.item.record("node.exhausted", node=path, visits=ns.visit, max=node.max_visits)
+            return
+        ns["started"] = utc_now()
+        self.item.record(
+            "node.started",
+            node=path,
+            kind=node.kind,
+            phase=self.label(path),
+            visit=ns.visit,
+            mode=self.state.mode,
+            max_iterations=self.limit(path, node) if isinstance(node, AgentNode) else None,
+            no_review=self.options.no_review,
+        )
+        self.save(lazy=True)
+
+    def check_prerequisites(self, path: str, node: AnyNode) -> None:
+        """Hard prerequisites block (exit 4); a missing soft one is a warning to confirm."""
+        from phasegate.engine.builtin_gates import confirm_warning
+
+        if not node.prerequisites.hard and not node.prerequisites.soft:
+            return
+        result = validate_transition(
+            self.workflow,
+            None,
+            node.id,
+            self.artifacts(),
+            completed=self.completed_nodes(),
+            skipped=self.workflow.modes[self.state.mode].skip,
+        )
+        if result.type == "blocked":
+            self.item.record(
+                "transition.blocked", to=node.id, message=result.message, sync_now=True
+            )
+            raise BlockedError(result.message or f"cannot start {node.id}")
+        soft = [m for m in (result.message or "").split("; ") if "soft prerequisite" in m]
+        if soft:
+            confirm_warning(cast("Run", self), node.id, "; ".join(soft))  # only Run mixes this in
+
+    def artifacts(self) -> dict[str, bool]:
+        files = {
+            o.file for _, n in self.workflow.walk() if isinstance(n, AgentNode) for o in n.outputs
+        }
+        return {f: (self.item.item_dir / f).is_file() for f in files}
+
+    def completed_nodes(self) -> set[str]:
+        return {
+            n.id
+            for n in self.workflow.nodes
+            if (peeked := self.state.peek(n.id)) is not None
+            and peeked.get("completed")
+            and peeked.get("outcome") is not None
+        }
+
+    def unwanted(self, path: str, node: AnyNode, task: Task | None) -> bool:
+        """Whether ``node``'s ``when`` predicate says to skip it (asked before it starts only)."""
+        if node.when is None:
+            return False
+        found = self.state.peek(path)
+        if found is not None and (found.get("started") or found.get("outcome") is not None):
+            return False
+        return not plugin("predicates", node.when)(self.context(path, node, task, {}))
+
+    def skip(self, path: str, node: AnyNode) -> Outcome:
+        self.item.record("node.skipped", node=path, mode=self.state.mode, when=node.when)
+        ns = self.state.node(path)
+        ns["skipped"] = True
+        return Outcome("done" if isinstance(node, ForeachNode) else "pass")
+
+    def blocked(self, path: str, outcome: Outcome) -> None:
+        """An outcome mapped to ``@blocked``: stop the run (exit 4), resumable after a fix."""
+        ns = self.state.node(path)
+        details = "; ".join(str(i.get("description", "")).splitlines()[0] for i in outcome.issues)
+        message = f"{self.item.name}: {self.label(path)} ended {outcome.name}" + (
+            f": {details}" if details else ""
+        )
+        ns["blocked"] = message
+        # What failed beyond each first line (a failing check's output) is shown with it.
+        output = [
+            "\n".join(str(i.get("description", "")).splitlines()[1:]).strip()
+            for i in outcome.issues
+        ]
+        self.item.record(
+            "node.blocked",
+            node=path,
+            outcome=outcome.name,
+            message=message,
+            output=[o for o in output if o],
+            sync_now=True,
+        )
+        self.save(durable=True)
+        raise BlockedError(message + f". Fix it, then run again: phasegate run {self.item.name}")
