@@ -81,6 +81,14 @@ RepoOption = Annotated[
     Path | None,
     typer.Option("--repo", "-C", help="Run as if started in this directory.", show_default=False),
 ]
+#: ``--json`` on the commands that can print JSON.
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+#: ``--workflow`` on the commands that name one work item.
+WorkflowOption = Annotated[
+    str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
+]
+#: The optional work item of the commands that default to all of them.
+AllItemsArgument = Annotated[str | None, typer.Argument(help="A work item (default: all of them).")]
 
 
 class TerminalAsker:
@@ -378,9 +386,7 @@ def run(
             "'parallel'; 1 runs them one at a time).",
         ),
     ] = None,
-    workflow: Annotated[
-        str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
-    ] = None,
+    workflow: WorkflowOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
     repo: RepoOption = None,
 ) -> None:

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from phasegate.cli.app import RepoOption, TerminalAsker, _repo, app, err, out
+from phasegate.cli.app import JsonOption, RepoOption, TerminalAsker, _repo, app, err, out
 from phasegate.cli.output import warn, write_json
 from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
 
@@ -186,7 +186,7 @@ def archive(
 
 def status(
     change_id: Annotated[str | None, typer.Argument(help="A change (default: all).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
     repo: RepoOption = None,
 ) -> None:
     """Show a change's phase and what to run next (or list every change)."""

@@ -5,18 +5,24 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from phasegate.cli.app import RepoOption, _repo, app, out
+from phasegate.cli.app import (
+    AllItemsArgument,
+    JsonOption,
+    RepoOption,
+    WorkflowOption,
+    _repo,
+    app,
+    out,
+)
 from phasegate.cli.output import write_json
 from phasegate.errors import PhasegateError
 
 
 @app.command()
 def decisions(
-    name: Annotated[str | None, typer.Argument(help="A work item (default: all of them).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    workflow: Annotated[
-        str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
-    ] = None,
+    name: AllItemsArgument = None,
+    as_json: JsonOption = False,
+    workflow: WorkflowOption = None,
     repo: RepoOption = None,
 ) -> None:
     """List the decisions waiting for a person: question, files, choices, the answer command."""
@@ -83,9 +89,7 @@ def answer(
     note: Annotated[
         str, typer.Option("--note", "-n", help="A note with the answer (what to change...).")
     ] = "",
-    workflow: Annotated[
-        str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
-    ] = None,
+    workflow: WorkflowOption = None,
     repo: RepoOption = None,
 ) -> None:
     """Answer a pending decision; the next run (or one waiting with --wait) acts on it."""

@@ -11,11 +11,9 @@ to be needed.
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-import typer
-
-from phasegate.cli.app import RepoOption, app, out
+from phasegate.cli.app import JsonOption, RepoOption, app, out
 from phasegate.cli.output import write_json
 from phasegate.errors import BackendUnavailable, ConfigError, PhasegateError
 
@@ -121,7 +119,7 @@ def role_report(config: "Config", root: Path | None, base_dir: Path) -> list[dic
 
 @app.command()
 def doctor(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
     repo: RepoOption = None,
 ) -> None:
     """List the agent backends (usable or not, and why) and the backend of each role."""

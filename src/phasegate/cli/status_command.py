@@ -2,22 +2,26 @@
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-from phasegate.cli.app import RepoOption, _repo, app, out
+from phasegate.cli.app import (
+    AllItemsArgument,
+    JsonOption,
+    RepoOption,
+    WorkflowOption,
+    _repo,
+    app,
+    out,
+)
 from phasegate.cli.output import write_json
 from phasegate.repo_paths import CONFIG_DIR
 
 
 @app.command()
 def status(
-    name: Annotated[str | None, typer.Argument(help="A work item (default: all of them).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    workflow: Annotated[
-        str | None, typer.Option("--workflow", "-w", help="Workflow of the item, if ambiguous.")
-    ] = None,
+    name: AllItemsArgument = None,
+    as_json: JsonOption = False,
+    workflow: WorkflowOption = None,
     repo: RepoOption = None,
 ) -> None:
     """Show phase, next command, iterations, pending decisions and reviewer concerns."""

@@ -6,14 +6,14 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from phasegate.cli.app import RepoOption, _repo, app, err, out
+from phasegate.cli.app import JsonOption, RepoOption, _repo, app, err, out
 from phasegate.cli.output import write_json
 from phasegate.errors import BadInputError, ConfigError, WorkflowError
 
 
 @app.command()
 def workflows(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
     repo: RepoOption = None,
 ) -> None:
     """List the built-in workflows and the repository's own (.phasegate/workflows/)."""
