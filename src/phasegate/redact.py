@@ -106,6 +106,26 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     return sorted(values, key=len, reverse=True)
 
 
+#: The environment :func:`environ_secret_values` last looked through, and what it found.
+_environ_seen: tuple[tuple[Any, ...], list[str]] | None = None
+
+
+def environ_secret_values() -> list[str]:
+    """:func:`secret_values` of ``os.environ``, looked through again only when it changed
+    (``status`` makes a redactor for each of a thousand items)."""
+    global _environ_seen
+    raw = getattr(os.environ, "_data", None)  # CPython's bytes mapping: no decoding
+    if not isinstance(raw, dict):
+        return secret_values()
+    key = tuple(raw.items())
+    seen = _environ_seen
+    if seen is not None and seen[0] == key:
+        return list(seen[1])
+    values = secret_values()
+    _environ_seen = (key, values)
+    return list(values)
+
+
 @functools.lru_cache(maxsize=4096)
 def _is_secret_name(name: str) -> bool:
     """Whether ``name`` marks its variable as a secret (each work item asks again)."""
@@ -116,7 +136,7 @@ class Redactor:
     """Masks secret values and token-shaped strings in text."""
 
     def __init__(self, extra_secrets: Iterable[str] = (), *, use_environ: bool = True) -> None:
-        found = list(secret_values()) if use_environ else []
+        found = environ_secret_values() if use_environ else []
         found.extend(s for s in extra_secrets if len(s) >= _MIN_SECRET_LEN)
         self._values = sorted(set(found), key=len, reverse=True)
         #: Short strings already redacted (state and journal repeat them at every step).

@@ -284,3 +284,27 @@ def test_a_check_directory_symlinked_out_of_the_work_tree_is_refused(tmp_path: P
     assert not (outside / "ran-here").exists()
     journal = next(repo.rglob("x/.journal.jsonl")).read_text().splitlines()
     assert not [e for e in map(json.loads, journal) if e["event"] == "check.finished"]
+
+
+def test_the_confinement_check_follows_symlinks_and_relative_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Repository roots are resolved once per process, yet a root given relative to the
+    current directory is resolved against the directory current at each check."""
+    from phasegate.engine.confine import inside
+
+    real = tmp_path / "real-repo"
+    (real / "docs").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    link = tmp_path / "linked-repo"
+    link.symlink_to(real)
+    assert inside(real / "docs", [link])
+    assert inside(link / "docs", [real])
+    assert inside(link / "docs", [link])
+    assert not inside(tmp_path / "outside", [link])
+    (real / "docs" / "escape").symlink_to(tmp_path / "outside")
+    assert not inside(link / "docs" / "escape", [link])
+    monkeypatch.chdir(real)
+    assert inside(real / "docs", [Path("docs")])
+    monkeypatch.chdir(tmp_path / "outside")
+    assert not inside(real / "docs", [Path("docs")])

@@ -127,6 +127,29 @@ def test_redact_data_uses_environment_secrets(monkeypatch: pytest.MonkeyPatch) -
     assert redact_data({"a": ["x tok-value-from-env"]}) == {"a": [f"x {MASK}"]}
 
 
+def test_a_secret_set_after_a_redactor_was_made_is_masked_by_the_next_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The environment is looked through once while it stays the same (status makes a
+    redactor per item), and again as soon as a variable is added, changed or removed."""
+    before = Redactor()
+    assert before.text("x rotated-secret-value-1") == "x rotated-secret-value-1"
+    monkeypatch.setenv("ROTATED_API_KEY", "rotated-secret-value-1")
+    assert Redactor().text("x rotated-secret-value-1") == f"x {MASK}"
+    monkeypatch.setenv("ROTATED_API_KEY", "rotated-secret-value-2")
+    after = Redactor()
+    assert after.text("x rotated-secret-value-1") == "x rotated-secret-value-1"
+    assert after.text("x rotated-secret-value-2") == f"x {MASK}"
+    monkeypatch.delenv("ROTATED_API_KEY")
+    assert Redactor().text("x rotated-secret-value-2") == "x rotated-secret-value-2"
+
+
+def test_a_redactor_does_not_share_its_secrets_with_the_next_one() -> None:
+    """Extra secrets given to one redactor are its own, not added to the cached ones."""
+    Redactor(["only-for-the-first-one"])
+    assert Redactor().text("x only-for-the-first-one") == "x only-for-the-first-one"
+
+
 def test_env_secret_of_six_characters_is_masked() -> None:
     """Values of secret-named variables are secrets from 6 characters on (shorter: kept)."""
     redactor = Redactor(secret_values({"DB_PASSWORD": "hunt3r", "PIN_TOKEN": "12345"}))

@@ -66,9 +66,26 @@ def set_color(mode: ColorMode) -> None:
 
 
 def write_json(data: Any) -> None:
-    """``data`` as JSON on stdout (no colour, no re-wrapping: safe for ``jq``)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    """``data`` as JSON on stdout (no colour, no re-wrapping: safe for ``jq``).
+
+    At a terminal it is indented for a person to read. Into a pipe or a file it
+    is written by the C encoder, which is many times faster (Python's indenting
+    encoder took most of ``status --json``'s time at a thousand items): a list
+    one element per line (so ``grep`` finds an item's line), anything else on
+    one line.
+    """
+    sys.stdout.write(json_text(data, pretty=sys.stdout.isatty()))
     sys.stdout.flush()
+
+
+def json_text(data: Any, *, pretty: bool) -> str:
+    """What :func:`write_json` writes, newline included."""
+    if pretty:
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    if isinstance(data, list) and data:
+        encode = json.JSONEncoder(ensure_ascii=False).encode
+        return "[\n" + ",\n".join(encode(entry) for entry in data) + "\n]\n"
+    return json.dumps(data, ensure_ascii=False) + "\n"
 
 
 def write_json_error(message: str, exit_code: int) -> None:

@@ -9,17 +9,26 @@ an agent's prompt.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
 from phasegate.errors import WorkflowError
 
 
+@functools.lru_cache(maxsize=64)
+def _real_root(root: Path) -> Path:
+    """Where a repository (or worktree) root really is. Roots are resolved once per
+    process (``status`` checks a thousand item folders against the same one); a root
+    moved meanwhile only makes paths under its new place look outside: refused."""
+    return root.resolve()
+
+
 def inside(path: Path, roots: Sequence[Path]) -> bool:
     """Whether ``path``, its symlinks followed, lies in one of ``roots`` (followed too)."""
     real = path.resolve()
     for root in roots:
-        base = root.resolve()
+        base = _real_root(root) if root.is_absolute() else root.resolve()
         if real == base or base in real.parents:
             return True
     return False

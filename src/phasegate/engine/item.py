@@ -108,7 +108,7 @@ class WorkItem(ItemCommits):
             return self.folder
         return self.repo / items_dir(self.workflow, self.config) / self.name
 
-    @property
+    @cached_property
     def engine_path(self) -> Path:
         return self.item_dir / ENGINE_FILE
 
@@ -142,6 +142,7 @@ class WorkItem(ItemCommits):
         """The item's folder was moved (an archived change): follow it."""
         self.folder = folder
         self.__dict__.pop("item_dir", None)
+        self.__dict__.pop("engine_path", None)
         self.journal = Journal(folder / self.workflow.journal_file, self.redactor)
 
     def workdir(self, state: EngineState) -> Path:

@@ -28,6 +28,25 @@ from phasegate.views.files import ViewFile, encode_json
 from phasegate.views.history import ReviewHistory
 from phasegate.workflow.model import EndNode
 
+#: Workflow -> what :func:`_phase_names` found (``status`` sets up a view per item).
+_PHASE_NAMES: dict[int, tuple[Any, frozenset[str], dict[str, str]]] = {}
+
+
+def _phase_names(workflow: Any) -> tuple[frozenset[str], dict[str, str]]:
+    """The ids of ``workflow``'s phase nodes (all but its ends), and node id -> phase name
+    for the nodes whose phase name no other node shares."""
+    known = _PHASE_NAMES.get(id(workflow))
+    if known is not None and known[0] is workflow:
+        return known[1], known[2]
+    nodes = [n for n in workflow.nodes if not isinstance(n, EndNode)]
+    names = [n.label or n.id for n in nodes]
+    unique = {n.id: name for n, name in zip(nodes, names, strict=True) if names.count(name) == 1}
+    listed = frozenset(n.id for n in nodes)
+    if len(_PHASE_NAMES) >= 64:
+        _PHASE_NAMES.clear()
+    _PHASE_NAMES[id(workflow)] = (workflow, listed, unique)
+    return listed, unique
+
 
 class FeatureView(StateView):
     """``.meta.json`` + ``.review-history.md`` (file names configurable)."""
@@ -40,12 +59,9 @@ class FeatureView(StateView):
         self.history_file = str(settings.get("history_file", ".review-history.md"))
         fmt = str(settings.get("state_format", "json"))
         self.fmt: Any = "yaml" if fmt == "yaml" else "json"
-        nodes = [n for n in self.item.workflow.nodes if not isinstance(n, EndNode)]
-        self._listed = {n.id for n in nodes}
-        names = [n.label or n.id for n in nodes]
-        #: Node id -> its phase name, for the nodes whose name no other node shares.
-        self._unique = {n.id: name for n, name in zip(nodes, names, strict=True)}
-        self._unique = {i: name for i, name in self._unique.items() if names.count(name) == 1}
+        #: The workflow's phase nodes, and node id -> its phase name for the nodes whose
+        #: name no other node shares (never changed: shared by the items of the workflow).
+        self._listed, self._unique = _phase_names(self.item.workflow)
         self._phases_state: EngineState | None = None
         self._records: dict[str, dict[str, Any]] = {}
         self._phase_map: dict[str, Any] = {}
@@ -65,8 +81,9 @@ class FeatureView(StateView):
         folder = self.item.item_dir
         if folder is not self._folder:
             self._folder = folder
-            self._state_file = ViewFile(folder / self.state_file)
-            self._state_file_name = str(folder / self.state_file)
+            self._state_path = folder / self.state_file
+            self._state_file = ViewFile(self._state_path)
+            self._state_file_name = str(self._state_path)
             self._history = ReviewHistory(
                 folder / self.history_file, self.item.workflow, self.item.redactor
             )
@@ -74,7 +91,8 @@ class FeatureView(StateView):
 
     @property
     def state_path(self) -> Path:
-        return self.item.item_dir / self.state_file
+        self._files()
+        return self._state_path
 
     @property
     def history_path(self) -> Path:
