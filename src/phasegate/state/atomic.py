@@ -16,6 +16,7 @@ from pathlib import Path
 
 from phasegate.errors import StorageError, is_storage_error
 from phasegate.faults import crash_point
+from phasegate.state.fs_order import replace_keeps_data
 
 MASK = 0xFFFFFFFF
 
@@ -32,8 +33,12 @@ def fsync_dir(directory: Path) -> None:
 def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix.
 
-    ``durable=False`` skips the fsyncs: still atomic against a killed process,
-    for files that can be rebuilt from durable state after a power cut.
+    ``durable=False`` (a step commit) skips the fsync of the folder, and the
+    file's own fsync where the file system writes a renamed file's data before
+    the rename over the old file (ext4: see :mod:`phasegate.state.fs_order`):
+    still atomic against a killed process, and after a power cut the old file
+    or the new one, never an empty one; only the last renames may be lost (a
+    step commit's state is replayed from the fsync'd journal).
     """
     target = os.fspath(path)
     folder, name = os.path.split(target)
@@ -48,7 +53,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
                 view = memoryview(data)
                 while view:  # a nearly full disk may take only part of it
                     view = view[os.write(fd, view) :]
-                if durable:
+                if durable or not _replace_keeps_data(folder, target):
                     os.fsync(fd)
             finally:
                 os.close(fd)
@@ -64,6 +69,12 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
         if is_storage_error(exc):
             raise StorageError.from_os_error(exc, path) from exc
         raise
+
+
+def _replace_keeps_data(folder: str, target: str) -> bool:
+    """Whether renaming a new file to ``target`` needs no fsync to reach the disk whole:
+    it replaces an old file on a file system that writes the new data first."""
+    return replace_keeps_data(folder) and os.path.lexists(target)
 
 
 #: Temp names are unique within this process by a counter (and across processes by pid).
