@@ -154,6 +154,19 @@ def test_until_a_phase_already_complete_stops_at_once_with_nothing_dispatched(
     assert (repo / ITEM / ".review-history.md").is_file()
 
 
+def test_an_unknown_phase_is_refused_on_a_completed_item_too(tmp_path: Path) -> None:
+    """--phase and --until name a phase of the workflow whatever state the item is in."""
+    repo = setup(tmp_path / "repo", approving_script())
+    assert phasegate(repo, "run", "x").returncode == 0
+    assert status(repo)["status"] == "completed"
+    for flag in ("--phase", "--until"):
+        ran = phasegate(repo, "run", "x", flag, "nope")
+        assert ran.returncode == ExitCode.BAD_INPUT, ran.stdout
+        assert "unknown phase 'nope' in workflow 'feature'" in ran.stderr
+    again = phasegate(repo, "run", "x", "--until", "design")
+    assert again.returncode == 0, again.stderr
+
+
 # -- transition warnings are confirmed -----------------------------------------------------
 
 
@@ -184,6 +197,29 @@ def test_yes_confirms_a_transition_warning(tmp_path: Path) -> None:
     (decision,) = [e for e in events(repo, "decision") if e["id"] == "transition-warning"]
     assert (decision["answer"], decision["by"]) == ("proceed", "flag")
     assert status(repo)["phases"][2]["status"] == "completed"
+
+
+def test_a_transition_warning_answered_by_command_is_taken_by_the_next_run(
+    tmp_path: Path,
+) -> None:
+    """`phasegate answer ITEM transition-warning proceed`, then the command it prints: the
+    run takes the answer (no second question), and the warning met again later is a new
+    question."""
+    repo = setup(tmp_path / "repo", approving_script())
+    asked = phasegate(repo, "run", "x", "--phase", "design")
+    assert asked.returncode == ExitCode.WAITING, asked.stderr
+    answered = phasegate(repo, "answer", "x", "transition-warning", "proceed")
+    assert answered.returncode == 0, answered.stderr
+    assert "Next: phasegate run x --phase design" in answered.stdout
+    assert status(repo)["nextCommand"] == "phasegate run x --phase design"
+    ran = phasegate(repo, "run", "x", "--phase", "design")
+    assert ran.returncode == 0, ran.stderr
+    assert [e["visit"] for e in events(repo, "decision.needed")] == [1]
+    assert status(repo)["phases"][2]["status"] == "completed"
+    assert status(repo)["nextCommand"] == "phasegate run x"
+    again = phasegate(repo, "run", "x", "--phase", "specify")
+    assert again.returncode == ExitCode.WAITING, again.stderr
+    assert [e["visit"] for e in events(repo, "decision.needed")] == [1, 2]
 
 
 def in_a_terminal(repo: Path, args: list[str], answer: str, prompt: str) -> tuple[int, str]:

@@ -247,6 +247,28 @@ def test_drop_answered_by_command_ends_the_item_stopped(tmp_path: Path) -> None:
     assert "developer" not in roles_called(repo)
 
 
+def test_a_dropped_item_run_again_says_it_ended_and_changes_nothing(tmp_path: Path) -> None:
+    """An item that reached an end other than done has nothing left to run: running it
+    again says so (exit 0), calls no agent and leaves its files as they were; a phase
+    name that does not exist is still refused."""
+    repo = make_repo(tmp_path / "repo", script([words("REJECTED", "Wrong approach")]))
+    assert cli(repo, "run", ITEM).returncode == 3
+    assert cli(repo, "answer", ITEM, DECISION, "drop").returncode == 0
+    assert cli(repo, "run", ITEM).returncode == 0
+    before = {p.name: p.read_bytes() for p in (repo / FOLDER).iterdir() if p.is_file()}
+    calls = roles_called(repo)
+    again = cli(repo, "run", ITEM)
+    assert again.returncode == 0, again.stderr
+    assert f"{ITEM} already ended at dropped (stopped); nothing to run" in again.stdout
+    assert "internal error" not in again.stderr
+    assert roles_called(repo) == calls
+    after = {p.name: p.read_bytes() for p in (repo / FOLDER).iterdir() if p.is_file()}
+    assert after == before
+    unknown = cli(repo, "run", ITEM, "--phase", "nope")
+    assert unknown.returncode == 2
+    assert "unknown phase 'nope' in workflow 'review-loop'" in unknown.stderr
+
+
 def test_implement_answered_on_the_command_line_runs_the_plan_as_it_is(tmp_path: Path) -> None:
     """`run --answer plan-rejected=implement` answers the gate before it is asked."""
     repo = make_repo(tmp_path / "repo", script([words("REJECTED", "Wrong approach")]))

@@ -14,7 +14,7 @@ from phasegate.cli.app import (
     app,
     out,
 )
-from phasegate.cli.output import write_json
+from phasegate.cli.output import warn, write_json
 from phasegate.errors import PhasegateError
 
 
@@ -47,7 +47,14 @@ def decisions(
                 continue
     found: list[dict[str, Any]] = []
     for item in targets:
-        state = item.load()
+        try:
+            state = item.load()
+        except PhasegateError as exc:
+            if name is not None:
+                raise
+            # One unreadable item does not hide the decisions of the others.
+            warn(f"{exc} (its decisions are not listed)")
+            continue
         for record in pending(state):
             found.append(
                 {
@@ -105,4 +112,4 @@ def answer(
     extra = f" ({given['note']})" if given["note"] else ""
     out.print(f"{name}: {decision} answered {given['choice']}{extra}.")
     if not item.running():
-        out.print(f"Next: phasegate run {name}")
+        out.print(f"Next: {given['next']}")

@@ -111,6 +111,26 @@ def record_command(item: str, record: Mapping[str, Any]) -> str:
     return answer_command(item, str(record["id"]), choices, recommendation)
 
 
+#: The engine's transition warning (``run --phase P`` past unfinished phases), and the
+#: mark a run leaves on a decision's record once it acted on the answer.
+TRANSITION_WARNING = "transition-warning"
+ACTED = "acted"
+
+
+def answered_warning_command(item: str, decisions: Mapping[str, Any]) -> str | None:
+    """``phasegate run ITEM --phase P`` while a transition warning's answer (given with
+    ``phasegate answer``) waits for the run that asked it: a plain run would not take it."""
+    record = decisions.get(TRANSITION_WARNING)
+    if (
+        isinstance(record, Mapping)
+        and record.get("status") == "answered"
+        and not record.get(ACTED)
+        and record.get("context")
+    ):
+        return f"phasegate run {item} --phase {record['context']}"
+    return None
+
+
 def classified(item: WorkItem, state: EngineState, record: Mapping[str, Any], raw: str) -> str:
     """``raw`` as the gate's ``classify`` predicate reads it (``raw`` when it has none)."""
     from phasegate.engine.plugin_api import PluginContext, plugin
@@ -189,4 +209,12 @@ def answer_decision(
             "choice": given.choice,
             "note": given.note,
             "by": by,
+            # What takes the answer: the command that asked (run --phase P for a warning).
+            "next": _next_after(item.name, decision, record),
         }
+
+
+def _next_after(item: str, decision: str, record: Mapping[str, Any]) -> str:
+    """The command that acts on ``decision``'s answer (just given)."""
+    answered = {decision: {**record, "status": "answered"}}
+    return answered_warning_command(item, answered) or f"phasegate run {item}"

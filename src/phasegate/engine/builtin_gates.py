@@ -10,35 +10,50 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from phasegate.engine.answers import Question
+from phasegate.engine.answers import ACTED, TRANSITION_WARNING, Question
 from phasegate.engine.gates import ask
 from phasegate.errors import WaitingForHuman
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
 
-TRANSITION_WARNING = "transition-warning"
 PARTIAL_PHASE = "partial-phase"
 PARTIAL_CHOICES = ("continue", "fresh", "review")
 
 
-def _visit(run: Run, decision: str) -> int:
+def _visit(run: Run, decision: str, question: str) -> int:
+    """The visit of ``decision`` to ask ``question`` at: the one on record while it waits
+    for an answer to this very question, or holds one (``phasegate answer``) no run has
+    acted on yet; a new visit otherwise (a new warning, or the answer was used)."""
     record = run.state.decisions.get(decision)
     if record is None:
         return 1
     visit = int(record.get("visit", 0))
-    return visit if record.get("status") == "pending" else visit + 1
+    status = record.get("status")
+    if record.get("question") == question and (
+        status == "pending" or (status == "answered" and not record.get(ACTED))
+    ):
+        return visit
+    return visit + 1
+
+
+def _acted(run: Run, decision: str) -> None:
+    """The run acts on ``decision``'s answer: the next time it is met it is asked again."""
+    record = run.state.decisions.get(decision)
+    if record is not None:
+        record[ACTED] = True
 
 
 def confirm_warning(run: Run, target: str, message: str) -> None:
     """A transition warning: proceed only when confirmed (``--yes``, a terminal, an answer)."""
     phase_flag = f" --phase {target}" if run.options.phase else ""
     how = f"phasegate run {run.item.name}{phase_flag} --yes"
+    text = f"Warning: {message}. Start {target} anyway?"
     question = Question(
         id=TRANSITION_WARNING,
-        question=f"Warning: {message}. Start {target} anyway?",
+        question=text,
         choices={"proceed": f"start {target}", "stop": "do not start it"},
-        visit=_visit(run, TRANSITION_WARNING),
+        visit=_visit(run, TRANSITION_WARNING, text),
         unanswered_message=f"{message}: confirm by running again with --yes ({how})",
         context=target,
     )
@@ -48,27 +63,31 @@ def confirm_warning(run: Run, target: str, message: str) -> None:
         answer = ask(run, question)
     except WaitingForHuman:
         raise WaitingForHuman(f"{message}: confirm by running again with --yes ({how})") from None
+    _acted(run, TRANSITION_WARNING)
     if answer.choice != "proceed":
         raise WaitingForHuman(f"not starting {target}: declined")
 
 
 def partial_phase(run: Run, path: str, iteration: int, stage: str) -> str:
     """A phase started but not completed: continue (the default), start fresh, or review."""
+    text = (
+        f"Phase {run.label(path)} was started but not completed (iteration {iteration}, "
+        f"at {stage}). Continue, start fresh, or review what is there?"
+    )
     question = Question(
         id=PARTIAL_PHASE,
-        question=(
-            f"Phase {run.label(path)} was started but not completed (iteration {iteration}, "
-            f"at {stage}). Continue, start fresh, or review what is there?"
-        ),
+        question=text,
         choices={
             "continue": "carry on where it stopped",
             "fresh": "start the phase again from its first iteration",
             "review": "send what is there to the reviewer",
         },
-        visit=_visit(run, PARTIAL_PHASE),
+        visit=_visit(run, PARTIAL_PHASE, text),
         default="continue",
         context=path,
     )
     if run.options.partial is not None:
         run.presets.setdefault(PARTIAL_PHASE, run.options.partial)
-    return ask(run, question).choice
+    choice = ask(run, question).choice
+    _acted(run, PARTIAL_PHASE)
+    return choice

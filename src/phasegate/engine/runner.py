@@ -84,9 +84,14 @@ class Runner:
             refusal = self._command_refusal(state)
             if refusal is not None:
                 return refusal
+            for label in (self.options.phase, self.options.until):
+                if label is not None:
+                    self._top_node(label)  # an unknown phase is refused, the item ended or not
             if state.status == "completed":
                 self.item.view.completed(state)
                 return RunOutcome("completed", state, f"{self.item.name} is already complete")
+            if state.at == "@end":
+                return self._ended(state)
             if state.worktree:  # agents work there: it must be a working checkout
                 ensure_worktree(self.item.repo, state.worktree, self.item.name, state["branch"])
             run = Run(self.item, state, self.backends, self.asker, self.options)
@@ -102,6 +107,15 @@ class Runner:
             finally:
                 # However the run ends, a coalesced state commit is written.
                 self.item.flush()
+
+    def _ended(self, state: EngineState) -> RunOutcome:
+        """An item that reached an end other than done (dropped, blocked): nothing is left
+        to run, and nothing is written."""
+        end = str(state.data.get("end_label") or state.status)
+        if state.status == "blocked":
+            raise BlockedError(f"{self.item.name} ended blocked at {end}; nothing to run")
+        message = f"{self.item.name} already ended at {end} ({state.status}); nothing to run"
+        return RunOutcome("stopped", state, message, end)
 
     # -- commands (seed 002's plan / impl / archive) -----------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from phasegate.engine.answers import record_command
+from phasegate.engine.answers import answered_warning_command, record_command
 from phasegate.engine.node_state import NodeState
 from phasegate.engine.state import EngineState
 from phasegate.workflow.model import AgentNode, EndNode, ForeachNode, Workflow
@@ -323,6 +323,9 @@ def next_command(
         return None
     if decisions:
         return record_command(state.item, decisions[0])
+    answered = answered_warning_command(state.item, state.decisions)
+    if answered is not None:
+        return answered
     if blocked:
         return f"fix the block, then: phasegate run {state.item}"
     return next_for_label(workflow, state, label)
