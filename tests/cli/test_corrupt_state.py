@@ -123,6 +123,33 @@ CASES: dict[str, tuple[Callable[[Path], None], str]] = {
         edit_json(".meta.json", lambda d: d["phases"]["specify"].update(iterations="two")),
         r"\.meta\.json is invalid at phases\.specify\.iterations",
     ),
+    "a count in the engine's usage that is not a number": (
+        edit_json(".engine.json", lambda d: d["usage"].update(calls="many")),
+        r"\.engine\.json is invalid: field 'usage\.calls' is not a number",
+    ),
+    "usage by role that is not a mapping": (
+        edit_json(".engine.json", lambda d: d.update(usage_by_role=[])),
+        r"\.engine\.json is invalid: field 'usage_by_role' has the wrong type \(list\)",
+    ),
+    "a node's usage that is not a mapping": (
+        edit_json(".engine.json", lambda d: d["nodes"]["specify"].update(usage=3)),
+        r"field 'nodes\.specify\.usage' has the wrong type \(int\)",
+    ),
+    "a decision whose choices are not a mapping": (
+        edit_json(
+            ".engine.json",
+            lambda d: d["decisions"].update(g={"id": "g", "visit": 1, "choices": "abc"}),
+        ),
+        r"field 'decisions\.g\.choices' has the wrong type \(str\)",
+    ),
+    "a journal position that is not a count": (
+        edit_json(".engine.json", lambda d: d["journal"].update(offset=-4)),
+        r"field 'journal\.offset' is not a count",
+    ),
+    "a description that is not text": (
+        edit_json(".engine.json", lambda d: d.update(description=["x"])),
+        r"field 'description' has the wrong type \(list\)",
+    ),
 }
 
 
@@ -143,3 +170,24 @@ def test_corrupt_state_is_detected_before_anything_is_written(
     assert str(repo / ITEM) in line
     assert re.search(message, line), line
     assert every_file(repo) == before
+
+
+def test_one_unreadable_item_does_not_hide_the_others_decisions(
+    specified: Path, tmp_path: Path
+) -> None:
+    """`phasegate decisions` lists every readable item's decisions and names the unreadable
+    one on stderr; asked about that item alone, it fails with exit 5."""
+    repo = tmp_path / "repo"
+    shutil.copytree(specified, repo, symlinks=True)
+    assert phasegate(repo, "new", "y", "--mode", "quick").returncode == 0
+    assert phasegate(repo, "run", "y", "--phase", "design").returncode == ExitCode.WAITING
+    (repo / ITEM / ".engine.json").write_text("{")
+    for args in (["decisions"], ["decisions", "--json"]):
+        listed = phasegate(repo, *args)
+        assert listed.returncode == 0, listed.stderr
+        assert "phasegate answer y transition-warning proceed" in listed.stdout
+        (warning,) = listed.stderr.strip().splitlines()
+        assert warning.startswith("phasegate: warning: state file ")
+        assert str(repo / ITEM / ".engine.json") in warning
+    alone = phasegate(repo, "decisions", "x")
+    assert alone.returncode == ExitCode.STATE

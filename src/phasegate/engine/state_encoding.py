@@ -255,4 +255,72 @@ def _shape_problem(data: dict[str, Any]) -> str | None:
         return "field 'archive.bytes' is not a byte count"
     if "history" in data and not isinstance(data["history"], list):
         return "field 'history' is not a list"
+    return _detail_problem(data)
+
+
+#: Top-level fields holding a text or nothing.
+_TEXTS: tuple[str, ...] = ("description", "created", "updated", "completed", "base_commit")
+_TEXTS += ("worktree", "branch", "summary")
+#: A decision record's fields, and the types each may have.
+_DECISION_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "visit": int,
+    "status": str,
+    "question": str,
+    "choices": dict,
+    "files": list,
+    "notes_required": list,
+    "answer": (dict, type(None)),
+}
+
+
+def _detail_problem(data: dict[str, Any]) -> str | None:
+    """What is wrong inside the fields the engine adds to or counts with (a hand edit that
+    would otherwise fail half-way through a run, after an agent was paid for)."""
+    for key in _TEXTS:
+        if data.get(key) is not None and not isinstance(data[key], str):
+            return f"field {key!r} has the wrong type ({type(data[key]).__name__})"
+    problem = _usage_problem(data.get("usage"), "usage")
+    if problem:
+        return problem
+    by_role = data.get("usage_by_role")
+    if by_role is not None:
+        if not isinstance(by_role, dict):
+            return f"field 'usage_by_role' has the wrong type ({type(by_role).__name__})"
+        for role, usage in by_role.items():
+            problem = _usage_problem(usage, f"usage_by_role.{role}")
+            if problem:
+                return problem
+    journal = data.get("journal")
+    if journal is not None:
+        if not isinstance(journal, dict):
+            return f"field 'journal' has the wrong type ({type(journal).__name__})"
+        for key in ("offset", "lines"):
+            if not _count(journal.get(key, 0)):
+                return f"field 'journal.{key}' is not a count"
+    for name, record in (data.get("decisions") or {}).items():
+        if not isinstance(record, dict):
+            return f"decisions.{name} is not an object"
+        for key, expected in _DECISION_FIELDS.items():
+            value = record.get(key)
+            if key in record and value is not None and not isinstance(value, expected):
+                return f"field 'decisions.{name}.{key}' has the wrong type ({type(value).__name__})"
+    for path, node in (data.get("nodes") or {}).items():
+        problem = _usage_problem(node.get("usage"), f"nodes.{path}.usage")
+        if problem:
+            return problem
     return None
+
+
+def _usage_problem(usage: Any, where: str) -> str | None:
+    if usage is None:
+        return None
+    if not isinstance(usage, dict):
+        return f"field {where!r} has the wrong type ({type(usage).__name__})"
+    for key, value in usage.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"field '{where}.{key}' is not a number"
+    return None
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
