@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from phasegate.errors import ConfigError
 from phasegate.repo_paths import find_repo as find_repo
 from phasegate.repo_paths import git_toplevel as git_toplevel
+from phasegate.yaml_errors import yaml_problem
 
 CONFIG_DIR = ".phasegate"
 CONFIG_FILE = "config.yaml"
@@ -195,9 +196,12 @@ def load_config(repo: Path) -> Config:
     if not path.exists():
         return Config()
     from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
 
     try:
         data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+    except YAMLError as exc:
+        raise ConfigError(yaml_problem(path, exc)) from None
     except Exception as exc:
         raise ConfigError(f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
     if data is None:

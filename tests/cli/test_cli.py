@@ -289,6 +289,24 @@ def test_config_errors_name_the_file_and_field(repo: Path) -> None:
     assert "config.yaml: timeouts.agent:" in result.stderr
 
 
+def test_invalid_yaml_in_the_config_is_one_line_naming_file_and_line(repo: Path) -> None:
+    """A duplicate key is reported like a workflow file's: ``file:line: invalid YAML: ...``,
+    without the parser's quoted lines or its advice on suppressing the check."""
+    config = repo / ".phasegate" / "config.yaml"
+    text = config.read_text(encoding="utf-8")
+    assert "\nroles:\n" in text  # the one `phasegate init` writes
+    text += "roles:\n  executor: {backend: claude}\nroles:\n  reviewer: {backend: claude}\n"
+    config.write_text(text, encoding="utf-8")
+    second = [n for n, line in enumerate(text.splitlines(), start=1) if line == "roles:"][1]
+    result = phasegate(repo, "status")
+    assert result.returncode == 2
+    (message,) = result.stderr.splitlines()
+    assert message.startswith(
+        f'phasegate: error: {config.resolve()}:{second}: invalid YAML: found duplicate key "roles"'
+    )
+    assert "<unicode string>" not in message and "yaml.dev" not in message
+
+
 def test_help_explains_commands_and_exit_codes(repo: Path) -> None:
     result = phasegate(repo, "--help")
     assert result.returncode == 0

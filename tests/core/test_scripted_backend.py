@@ -271,8 +271,21 @@ def test_missing_script_file_is_a_config_error(tmp_path: Path) -> None:
 def test_invalid_script_yaml_is_a_config_error(tmp_path: Path) -> None:
     script = tmp_path / "agents.yaml"
     script.write_text("executor: [unclosed\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="is not valid YAML"):
+    with pytest.raises(ConfigError) as refused:
         ScriptedBackend({"script": str(script)})
+    assert str(refused.value).startswith(f"{script}:2: invalid YAML: ")
+
+
+def test_duplicate_key_in_the_script_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
+    """Reported as a workflow file's would be, without the parser's own multi-line text."""
+    script = tmp_path / "agents.yaml"
+    script.write_text("executor:\n  draft: ok\nexecutor:\n  polish: ok\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        ScriptedBackend({"script": str(script)})
+    assert str(refused.value) == (
+        f'{script}:3: invalid YAML: found duplicate key "executor" '
+        "(while constructing a mapping started on line 1)"
+    )
 
 
 def test_script_that_is_not_a_mapping_is_a_config_error(tmp_path: Path) -> None:

@@ -334,6 +334,54 @@ def test_cli_validate_of_a_missing_file_exits_2(tmp_path: Path, capsys) -> None:
     assert "no such file" in capsys.readouterr().err
 
 
+def test_cli_validate_of_a_directory_says_it_is_one(tmp_path: Path, capsys) -> None:
+    """A directory is not reported as missing: it is there, but is not a workflow file."""
+    assert cli(["validate", str(tmp_path)]) == ExitCode.BAD_INPUT
+    stderr = capsys.readouterr().err
+    assert f"{tmp_path}: is a directory, not a workflow file" in stderr
+    assert "no such file" not in stderr
+
+
+def test_bad_entries_are_not_also_reported_as_too_few_phases(
+    write_workflow, line_number: LineOf
+) -> None:
+    """A list whose every entry has a problem reports those problems, not a short list."""
+    text = """\
+name: demo
+description: Two phases, each with an unknown field.
+default_mode: standard
+modes:
+  standard: {max_iterations: 3}
+roles:
+  executor: {access: write}
+phases:
+  - name: draft
+    artifact: draft.md
+    executor: executor
+    colour: blue
+  - name: finish
+    kind: finish
+    flavour: plain
+"""
+    path = write_workflow(text)
+    assert problems_of(path) == [
+        f"{path}:{line_number(text, 'colour: blue')}: phases[0].colour: unknown field",
+        f"{path}:{line_number(text, 'flavour: plain')}: phases[1].flavour: unknown field",
+    ]
+
+
+def test_an_empty_phases_list_is_refused(
+    write_workflow, demo_yaml: str, line_number: LineOf
+) -> None:
+    """Control for the test above: a list with no entries at all is still a problem."""
+    start = demo_yaml.index("phases:\n")
+    text = demo_yaml[:start] + "phases: []\n"
+    path = write_workflow(text)
+    problem = only_problem(path)
+    assert problem.startswith(f"{path}:{line_number(text, 'phases: []')}: phases: ")
+    assert "at least 1 item" in problem
+
+
 def test_mode_skipping_the_producer_of_a_hard_prerequisite_is_refused(
     write_workflow, demo_yaml: str, edit_text: Edit, line_number: LineOf
 ) -> None:

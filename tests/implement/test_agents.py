@@ -48,6 +48,17 @@ def test_an_agent_file_with_broken_frontmatter_is_reported(tmp_path: Path) -> No
     assert roster.problems[0].startswith(".claude/agents/broken.md:")
 
 
+def test_a_duplicate_key_in_frontmatter_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
+    """The line counts the opening ``---``; the parser's own multi-line text is not shown."""
+    root = make_repo(tmp_path / "repo", PLAN_TEXT, agents=("the-developer",))
+    (root / ".claude" / "agents" / "twice.md").write_text("---\nname: a\nname: b\n---\nbody\n")
+    roster = find_agents(root, Config(), ())
+    assert list(roster.problems) == [
+        '.claude/agents/twice.md:3: invalid frontmatter: found duplicate key "name" '
+        "(while constructing a mapping started on line 2)"
+    ]
+
+
 def test_an_unknown_agent_is_refused_with_the_known_ones(tmp_path: Path) -> None:
     """A task naming an unknown agent stops with the list of known ones."""
     root = make_repo(tmp_path / "repo", PLAN_TEXT, agents=("the-developer", "the-architect"))

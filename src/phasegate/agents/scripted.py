@@ -46,6 +46,7 @@ from phasegate.agents.base import (
     TokenUsage,
 )
 from phasegate.errors import ConfigError
+from phasegate.yaml_errors import yaml_problem
 
 
 @dataclass(frozen=True)
@@ -172,11 +173,14 @@ class ScriptedBackend(Backend):
             return self._script
         assert self._script_path is not None
         from ruamel.yaml import YAML
+        from ruamel.yaml.error import YAMLError
 
         try:
             data = YAML(typ="safe", pure=True).load(self._script_path.read_text("utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"scripted backend: script {self._script_path} not found") from None
+        except YAMLError as exc:
+            raise ConfigError(yaml_problem(self._script_path, exc)) from None
         except Exception as exc:
             raise ConfigError(
                 f"scripted backend: script {self._script_path} is not valid YAML ({exc})"

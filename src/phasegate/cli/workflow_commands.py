@@ -82,8 +82,12 @@ def validate(
     from phasegate.config import CONFIG_DIR, git_toplevel
     from phasegate.workflow.loader import WorkflowProblems, load_workflow
 
-    if not path.is_file():
+    if path.is_dir():
+        raise BadInputError(f"{path}: is a directory, not a workflow file")
+    if not path.exists():
         raise BadInputError(f"{path}: no such file")
+    if not path.is_file():
+        raise BadInputError(f"{path}: not a regular file")
     root = git_toplevel(path.resolve().parent)
     overrides = root / CONFIG_DIR / "prompts" if root else None
     try:

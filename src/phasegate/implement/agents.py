@@ -16,6 +16,7 @@ from pathlib import Path
 
 from phasegate.config import Config
 from phasegate.errors import BadInputError
+from phasegate.yaml_errors import yaml_error_detail
 
 AGENTS_DIR = Path(".claude") / "agents"
 
@@ -71,9 +72,9 @@ def _frontmatter(text: str) -> tuple[dict[str, object], str, str | None]:
             try:
                 data = YAML(typ="safe", pure=True).load(head)
             except Exception as exc:
-                mark = getattr(exc, "problem_mark", None)
-                line = f":{mark.line + 2}" if mark is not None else ""
-                return {}, body, f"{line}: invalid frontmatter ({' '.join(str(exc).split())})"
+                at, detail = yaml_error_detail(exc, first_line=2)  # line 1 is the ---
+                line = f":{at}" if at is not None else ""
+                return {}, body, f"{line}: invalid frontmatter: {detail}"
             if data is None:
                 return {}, body, None
             if not isinstance(data, dict):

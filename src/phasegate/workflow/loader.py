@@ -22,6 +22,7 @@ from phasegate.workflow.node_rules import Location
 from phasegate.workflow.phases import LinearWorkflow, linear_problems, node_location, to_nodes
 from phasegate.workflow.prompts import find_template, unknown_placeholders
 from phasegate.workflow.sources import prompt_search_path
+from phasegate.yaml_errors import yaml_problem
 
 #: Bounds on a workflow file: bytes, YAML values after alias expansion, nesting depth.
 MAX_FILE_BYTES = 1_000_000
@@ -58,7 +59,7 @@ def read_yaml(path: Path, what: str = "workflow file") -> Any:
     try:
         document = YAML(typ="rt").load(text)
     except YAMLError as exc:
-        raise WorkflowError(_yaml_problem(path, exc)) from None
+        raise WorkflowError(yaml_problem(path, exc)) from None
     except RecursionError:
         raise WorkflowError(f"{path}: invalid YAML: nested too deeply") from None
     _check_size(path, document)
@@ -165,7 +166,7 @@ def _validated(
             phases = LinearWorkflow.model_validate(plain)
         except ValidationError as exc:
             raise WorkflowProblems(
-                path, [_pydantic_problem(path, document, e) for e in exc.errors()]
+                path, [_pydantic_problem(path, document, e) for e in _real_errors(exc)]
             ) from None
         problems = [_located(path, document, loc, msg) for loc, msg in linear_problems(phases)]
         if phases.name != path.stem:
@@ -186,7 +187,7 @@ def _validated(
     except ValidationError as exc:
         problems = [
             _pydantic_problem(path, document, e, node_location if linear else None)
-            for e in exc.errors()
+            for e in _real_errors(exc)
         ]
         raise WorkflowProblems(path, problems) from None
 
@@ -255,6 +256,25 @@ def _template_problems(
     return problems
 
 
+def _real_errors(exc: ValidationError) -> list[Any]:
+    """The errors of ``exc`` without the ones that only follow from others.
+
+    pydantic checks a tuple's minimum length on the items that validated, so a
+    ``phases:`` list whose every entry has a problem is also reported as too
+    short ("at least 1 item after validation, not 0"); the list the file holds
+    is long enough, and its entries' own problems say what to fix.
+    """
+    return [
+        e
+        for e in exc.errors()
+        if not (
+            e["type"] == "too_short"
+            and isinstance(e.get("input"), (list, tuple))
+            and len(e["input"]) >= e.get("ctx", {}).get("min_length", 0)
+        )
+    ]
+
+
 def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = None) -> str:
     loc = tuple(error["loc"])
     message = str(error["msg"])
@@ -317,21 +337,3 @@ def _plain(node: Any) -> Any:
     if isinstance(node, list):
         return [_plain(v) for v in node]
     return node
-
-
-def _yaml_problem(path: Path, exc: Exception) -> str:
-    """``file:line: invalid YAML: problem``, without ruamel's ``"<unicode string>"`` marks."""
-    problem = getattr(exc, "problem", None)
-    mark = getattr(exc, "problem_mark", None)
-    if not problem or mark is None:
-        return f"{path}: invalid YAML: {_one_line(exc)}"
-    detail = " ".join(str(problem).split())
-    context = getattr(exc, "context", None)
-    context_mark = getattr(exc, "context_mark", None)
-    if context and context_mark is not None:
-        detail += f" ({context} started on line {context_mark.line + 1})"
-    return f"{path}:{mark.line + 1}: invalid YAML: {detail}"
-
-
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
