@@ -144,3 +144,51 @@ def test_logs_follow_json_writes_one_event_a_line_as_they_come(repo: Path) -> No
     finally:
         follower.kill()
         follower.wait()
+
+
+@pytest.fixture
+def named_alike(repo: Path) -> Path:
+    """``ITEM`` in the feature workflow and an item of the same name in review-loop."""
+    assert phasegate(repo, "init", "--example", "review-loop").returncode == 0
+    created = phasegate(repo, "new", ITEM, "--workflow", "review-loop", "-d", "the other one")
+    assert created.returncode == 0, created.stderr
+    return repo
+
+
+def test_logs_picks_the_workflow_of_a_name_two_workflows_have(named_alike: Path) -> None:
+    """Like status, run and answer, logs takes --workflow (-w) to pick one of two items
+    of the same name; without it the name is bad input (exit 2) that says so."""
+    ambiguous = phasegate(named_alike, "logs", ITEM)
+    assert ambiguous.returncode == 2 and "pick one with --workflow" in ambiguous.stderr
+    feature = phasegate(named_alike, "logs", ITEM, "--workflow", "feature")
+    assert feature.returncode == 0, feature.stderr
+    assert "created (workflow feature" in feature.stdout
+    assert "review-loop" not in feature.stdout
+    other = phasegate(named_alike, "logs", ITEM, "-w", "review-loop", "--json")
+    assert other.returncode == 0, other.stderr
+    events = [json.loads(line) for line in other.stdout.splitlines()]
+    assert [(e["event"], e["workflow"]) for e in events] == [("item.created", "review-loop")]
+    unknown = phasegate(named_alike, "logs", ITEM, "-w", "nope")
+    assert unknown.returncode == 2 and "unknown workflow 'nope'" in unknown.stderr
+
+
+def test_logs_follow_with_a_workflow_follows_that_item(named_alike: Path) -> None:
+    """-f with --workflow follows the item of that workflow while a run appends to it."""
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "phasegate", "logs", ITEM, "-w", "feature", "-f", "--json"],
+        cwd=named_alike,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        lines = _lines(follower.stdout)
+        assert json.loads(_next_line_with(lines, "item.created"))["workflow"] == "feature"
+        ran = phasegate(named_alike, "run", ITEM, "-w", "feature", "--until", "brainstorm")
+        assert ran.returncode == 0, ran.stderr
+        completed = json.loads(_next_line_with(lines, "phase.completed"))
+        assert completed["phase"] == "brainstorm" and completed["item"] == ITEM
+    finally:
+        follower.kill()
+        follower.wait()

@@ -232,6 +232,7 @@ def new(
     repo: RepoOption = None,
 ) -> None:
     """Create a work item under a workflow."""
+    from phasegate.cli.suggested_commands import named_elsewhere, with_workflow
     from phasegate.config import load_config
     from phasegate.engine.items import create_item
     from phasegate.integrations.claude_code.install import sync_worktrees
@@ -239,7 +240,8 @@ def new(
 
     root = _repo(repo)
     config = load_config(root)
-    loaded = WorkflowRegistry(root).get(workflow)
+    registry = WorkflowRegistry(root)
+    loaded = registry.get(workflow)
     data: dict[str, Any] = {}
     if plan is not None or loaded.workflow.name == "implement":
         from phasegate.cli.implement import plan_item
@@ -263,6 +265,8 @@ def new(
     how = f"phasegate run {name} --command {commands[0]}" if commands else f"phasegate run {name}"
     if loaded.workflow.name == "implement":
         how = f"phasegate implement {name}"
+    if named_elsewhere(root, name, loaded.workflow.name, registry, config):
+        how = with_workflow(how, name, loaded.workflow.name)
     out.print(
         f"Created {name} ({workflow}, mode {state.mode}) in "
         f"{item.item_dir.relative_to(root)}.\nNext: {how}"
@@ -294,7 +298,15 @@ def run_item(
     progress: "type[ProgressPrinter] | None" = None,
 ) -> "RunOutcome":
     """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
+    from dataclasses import replace
+
     from phasegate.cli.progress import ProgressPrinter
+    from phasegate.cli.suggested_commands import (
+        errors_with_workflow,
+        named_elsewhere,
+        status_with_workflow,
+        with_workflow,
+    )
     from phasegate.cli.views import print_item_status
     from phasegate.config import load_config
     from phasegate.engine.calls import Backends
@@ -305,28 +317,38 @@ def run_item(
     from phasegate.workflow.registry import WorkflowRegistry
 
     config = load_config(root)
-    item = locate_item(
-        root, name, WorkflowRegistry(root), config, workflow, command=options.command
+    registry = WorkflowRegistry(root)
+    item = locate_item(root, name, registry, config, workflow, command=options.command)
+    # Without a workflow given the item was found by its name alone: no other workflow has it.
+    shared = workflow is not None and named_elsewhere(
+        root, name, item.workflow.name, registry, config
     )
     printer = (progress or ProgressPrinter)(err, quiet=quiet)
     item.sink = printer
     asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
-    with notifying(
-        root,
-        config,
-        item=name,
-        workflow=item.workflow.name,
-        command=options.command or "run",
-        warn=warn,
-    ) as end:
+    with (
+        notifying(
+            root,
+            config,
+            item=name,
+            workflow=item.workflow.name,
+            command=options.command or "run",
+            warn=warn,
+        ) as end,
+        errors_with_workflow(name, item.workflow.name, shared),
+    ):
         try:
             outcome = Runner(item, Backends(config, root), asker, options).run()
+            if shared:
+                named = with_workflow(outcome.message, name, item.workflow.name)
+                outcome = replace(outcome, message=named)
             end.message = outcome.message
         finally:
             printer.close()
     if show_status and not quiet:
         # Re-read from disk: the recorded state is the redacted one.
-        print_item_status(err, status_of(item, item.load(read_journal=False)))
+        status = status_of(item, item.load(read_journal=False))
+        print_item_status(err, status_with_workflow(status) if shared else status)
     return outcome
 
 

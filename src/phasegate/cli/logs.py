@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from phasegate.cli.app import RepoOption, _repo, app
+from phasegate.cli.app import RepoOption, WorkflowOption, _repo, app
 from phasegate.cli.output import out
 
 #: How often ``--follow`` looks for new events (seconds).
@@ -62,22 +62,30 @@ def logs(
     as_json: Annotated[
         bool, typer.Option("--json", help="The events as recorded, one JSON object a line.")
     ] = False,
+    workflow: WorkflowOption = None,
     repo: RepoOption = None,
 ) -> None:
     """Show a work item's journal: time, phase, role and backend, what happened, tokens and cost."""
-    from phasegate.dashboard import data
+    from phasegate.config import load_config
+    from phasegate.dashboard.data import read_journal
     from phasegate.dashboard.events import EventReader
+    from phasegate.engine.items import locate_item
+    from phasegate.workflow.registry import WorkflowRegistry
 
     root = _repo(repo)
+    item = locate_item(
+        root, name, WorkflowRegistry(root), load_config(root), workflow, command="logs"
+    )
+    journal = item.journal.path
     reader = EventReader()
-    events, offset = data.journal_events(root, name, 0)
+    events, offset = read_journal(journal, 0)
     _show(events, reader, as_json)
     if not follow:
         return
     try:
         while True:
             time.sleep(FOLLOW_INTERVAL)
-            events, offset = data.journal_events(root, name, offset)
+            events, offset = read_journal(journal, offset)
             _show(events, reader, as_json)
     except KeyboardInterrupt:
         from phasegate.interrupts import handled

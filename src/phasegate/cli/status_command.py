@@ -36,6 +36,11 @@ def status(
             _print_rows(rows)
             return
     from phasegate.cli.item_rows import full_status, item_rows, layout_items
+    from phasegate.cli.suggested_commands import (
+        named_elsewhere,
+        shared_names,
+        status_with_workflow,
+    )
     from phasegate.cli.views import print_item_status
     from phasegate.config import load_config
     from phasegate.engine.item_status import status_of
@@ -47,6 +52,11 @@ def status(
     if name is not None:
         item = locate_item(root, name, registry, config, workflow, command="status")
         data = status_of(item, item.load(read_journal=False))
+        # Without --workflow the item was found by its name alone: no other workflow has it.
+        if workflow is not None and named_elsewhere(
+            root, name, item.workflow.name, registry, config
+        ):
+            data = status_with_workflow(data)
         if as_json:
             write_json(data)
         else:
@@ -61,10 +71,16 @@ def status(
             if not layout.get("problems"):
                 items = iter(layout_items(root, layout.get("workflows", {})))
         with _no_collection():
+            found = [(workflow_name, item_name) for workflow_name, item_name, _ in items]
+            shared = shared_names(found)
+            entries = [
+                full_status(root, item_name, workflow_name, registry, config)
+                for workflow_name, item_name in found
+            ]
             write_json(
                 [
-                    full_status(root, item_name, workflow_name, registry, config)
-                    for workflow_name, item_name, _ in items
+                    status_with_workflow(entry) if entry["id"] in shared else entry
+                    for entry in entries
                 ]
             )
         return

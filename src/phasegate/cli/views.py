@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markup import escape
 from rich.table import Table
 
@@ -192,17 +192,28 @@ def _cached(usage: dict[str, Any]) -> str:
 
 
 def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
-    """One line per work item."""
+    """One line per work item.
+
+    At a terminal the table fits its width: the next command wraps between its words. Into a
+    pipe or a file each line is as long as it needs to be, so ``grep`` finds whole lines.
+    A command for an item whose name another workflow has too names the item's workflow.
+    """
+    from phasegate.cli.suggested_commands import shared_names, status_with_workflow
+
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
-    for column in ("item", "workflow", "status", "phase", "next"):
-        # Names and commands must stay copy-pasteable: never wrap them.
-        table.add_column(column, no_wrap=column in ("item", "next"))
+    for column in ("item", "workflow", "status", "phase"):
+        # What says which item it is and where it stands is never cut or wrapped.
+        table.add_column(column, no_wrap=True)
+    table.add_column("next", overflow="fold")
+    shared = shared_names((row["workflow"], row["id"]) for row in rows)
     errors: list[str] = []
     for row in rows:
         if "error" in row:
             table.add_row(row["id"], row["workflow"], "[red]unreadable[/]", "", "(see below)")
             errors.append(row["error"])
             continue
+        if row["id"] in shared:
+            row = status_with_workflow(row)
         progress = row["inProgress"]
         if progress and progress.get("kind", "agent") != "agent":
             phase = f"{progress['phase']} ({progress['stage']})"
@@ -213,6 +224,29 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
         table.add_row(
             row["id"], row["workflow"], row["status"], phase, escape(row["nextCommand"] or "")
         )
-    console.print(table)
+    console.print(table if _is_terminal(console) else _AsWideAsNeeded(table))
     for error in errors:
         console.print(f"[red]{escape(error)}[/]")
+
+
+def _is_terminal(console: Console) -> bool:
+    """Whether ``console`` writes to a terminal (a pipe is none, even with ``--color always``)."""
+    try:
+        return console.file.isatty()
+    except ValueError:  # a closed file
+        return False
+
+
+#: The width a renderable is given when nothing limits it (a line no longer than this
+#: is never cut).
+_UNLIMITED = 1_000_000
+
+
+class _AsWideAsNeeded:
+    """A renderable laid out as wide as it needs, whatever the console's width."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield from console.render(self.renderable, options.update_width(_UNLIMITED))
