@@ -99,6 +99,23 @@ def test_a_run_waiting_on_a_person_says_how_to_go_on_with_the_workflow(repo: Pat
     assert _run(repo, answer) == 0
 
 
+def test_decisions_and_answer_name_the_workflow_of_a_shared_name(repo: Path) -> None:
+    """The answer command ``decisions`` lists (text and JSON, every item or one) and the
+    next command ``answer`` prints name the workflow, and both work as pasted."""
+    _new_in_review_loop(repo)
+    assert phasegate(repo, "run", ITEM, "-w", "feature", "--phase", "design").returncode == 3
+    expected = f"phasegate answer {ITEM} --workflow feature transition-warning proceed"
+    listed = phasegate(repo, "decisions")
+    assert listed.returncode == 0, listed.stderr
+    assert f"answer: {expected}" in listed.stdout
+    (one,) = json.loads(phasegate(repo, "decisions", ITEM, "-w", "feature", "--json").stdout)
+    assert one["command"] == expected
+    answered = phasegate(repo, *shlex.split(expected)[1:])
+    assert answered.returncode == 0, answered.stderr
+    assert f"Next: phasegate run {ITEM} --workflow feature --phase design" in answered.stdout
+    assert _run(repo, f"phasegate run {ITEM} --workflow feature --phase design") == 0
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

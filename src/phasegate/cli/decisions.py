@@ -26,6 +26,7 @@ def decisions(
     repo: RepoOption = None,
 ) -> None:
     """List the decisions waiting for a person: question, files, choices, the answer command."""
+    from phasegate.cli.suggested_commands import named_elsewhere, shared_names, with_workflow
     from phasegate.config import load_config
     from phasegate.engine.answers import pending, record_command
     from phasegate.engine.items import iter_items, locate_item
@@ -45,6 +46,14 @@ def decisions(
                 )
             except PhasegateError:
                 continue
+    # An answer command for a name another workflow has too must name the item's workflow.
+    if name is not None:
+        item = targets[0]
+        shared = (
+            {name} if named_elsewhere(root, name, item.workflow.name, registry, config) else set()
+        )
+    else:
+        shared = shared_names((item.workflow.name, item.name) for item in targets)
     found: list[dict[str, Any]] = []
     for item in targets:
         try:
@@ -56,13 +65,11 @@ def decisions(
             warn(f"{exc} (its decisions are not listed)")
             continue
         for record in pending(state):
+            command = record_command(item.name, record)
+            if item.name in shared:
+                command = with_workflow(command, item.name, item.workflow.name)
             found.append(
-                {
-                    "item": item.name,
-                    "workflow": item.workflow.name,
-                    **record,
-                    "command": record_command(item.name, record),
-                }
+                {"item": item.name, "workflow": item.workflow.name, **record, "command": command}
             )
     if as_json:
         write_json(found)
@@ -100,6 +107,7 @@ def answer(
     repo: RepoOption = None,
 ) -> None:
     """Answer a pending decision; the next run (or one waiting with --wait) acts on it."""
+    from phasegate.cli.suggested_commands import named_elsewhere, with_workflow
     from phasegate.config import load_config
     from phasegate.engine.answers import answer_decision
     from phasegate.engine.items import locate_item
@@ -107,9 +115,16 @@ def answer(
 
     root = _repo(repo)
     config = load_config(root)
-    item = locate_item(root, name, WorkflowRegistry(root), config, workflow, command="answer")
+    registry = WorkflowRegistry(root)
+    item = locate_item(root, name, registry, config, workflow, command="answer")
     given = answer_decision(item, decision, choice, note)
     extra = f" ({given['note']})" if given["note"] else ""
     out.print(f"{name}: {decision} answered {given['choice']}{extra}.")
     if not item.running():
-        out.print(f"Next: {given['next']}")
+        how = str(given["next"])
+        # Without --workflow the item was found by its name alone: no other workflow has it.
+        if workflow is not None and named_elsewhere(
+            root, name, item.workflow.name, registry, config
+        ):
+            how = with_workflow(how, name, item.workflow.name)
+        out.print(f"Next: {how}")
