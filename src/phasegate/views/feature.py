@@ -14,9 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import Any
 
 from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
@@ -24,6 +22,7 @@ from phasegate.engine.status import camel_usage
 from phasegate.errors import StateCorruptError
 from phasegate.state.atomic import remove_file
 from phasegate.state.store import dump_state, parse_state
+from phasegate.views.feature_meta import META_KEYS, PHASE_KEYS, check_names, validate_meta
 from phasegate.views.files import ViewFile, encode_json
 from phasegate.views.history import ReviewHistory
 from phasegate.workflow.model import EndNode
@@ -114,8 +113,8 @@ class FeatureView(StateView):
         except OSError as exc:
             raise StateCorruptError(f"state file {self.state_path} cannot be read: {exc}") from None
         document = parse_state(raw, self.state_path, self.fmt)
-        _validate_meta(document, self.state_path)
-        _check_names(document, self.state_path, self.item.workflow)
+        validate_meta(document, self.state_path)
+        check_names(document, self.state_path, self.item.workflow)
         self._files()[0].known(raw)
         extra = {k: v for k, v in document.items() if k not in META_KEYS}
         phases = document.get("phases") or {}
@@ -281,100 +280,6 @@ class FeatureView(StateView):
         self.render(state)
         remove_file(self.history_path)
         self._files()[1].removed()
-
-
-#: The fields of ``.meta.json`` phasegate writes; any other key is a person's and is kept.
-META_KEYS = frozenset(
-    {
-        "id",
-        "workflow",
-        "description",
-        "mode",
-        "status",
-        "created",
-        "completed",
-        "branch",
-        "worktree",
-        "baseCommit",
-        "currentPhase",
-        "phases",
-        "summary",
-        "usage",
-    }
-)
-PHASE_KEYS = frozenset(
-    {
-        "started",
-        "completed",
-        "iterations",
-        "reviewerNotes",
-        "verified",
-        "review",
-        "summary",
-        "usage",
-        "skipped",
-    }
-)
-
-
-class _PhaseFields(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    started: str | None = None
-    completed: str | None = None
-    iterations: int = 0
-    reviewerNotes: list[str] = []
-    verified: bool | None = None
-
-
-class _MetaFields(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-    mode: str | None = None
-    status: Literal["active", "completed"] = "active"
-    currentPhase: str | None = None
-    phases: dict[str, _PhaseFields] = {}
-
-
-def _validate_meta(document: dict[str, Any], path: Path) -> None:
-    """Seed 000's fields have their types (a person may edit the file): else exit 5."""
-    try:
-        fields = _MetaFields.model_validate(document)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(p) for p in error["loc"])
-        raise StateCorruptError(
-            f"state file {path} is invalid at {field}: {error['msg']}; it was left untouched"
-        ) from None
-    if "mode" in document and not isinstance(fields.mode, str):
-        raise StateCorruptError(
-            f"state file {path} is invalid at mode: it must be a mode's name; it was left untouched"
-        )
-
-
-def _check_names(document: Mapping[str, Any], path: Path, workflow: Any) -> None:
-    """A mode or phase the workflow does not have (a hand edit gone wrong) is corrupt: exit 5
-    before anything is written, rather than overwritten by the next render."""
-    where = f"state file {path}"
-    mode = document.get("mode")
-    if mode is not None and mode not in workflow.modes:
-        raise StateCorruptError(
-            f"{where}: unknown mode {mode!r} (modes of {workflow.name}: "
-            f"{', '.join(workflow.modes)}); it was left untouched"
-        )
-    labels = workflow.label_names
-    current = document.get("currentPhase")
-    if current is not None and current not in labels:
-        raise StateCorruptError(
-            f"{where}: unknown currentPhase {current!r} (phases of {workflow.name}: "
-            f"{', '.join(labels)}); it was left untouched"
-        )
-    for name in document.get("phases") or {}:
-        if name not in labels:
-            raise StateCorruptError(
-                f"{where}: unknown phase {name!r} under phases (phases of {workflow.name}: "
-                f"{', '.join(labels)}); it was left untouched"
-            )
 
 
 def _lines_json(document: Mapping[str, Any], phases: str | None = None) -> bytes:
