@@ -5,15 +5,13 @@ every command's annotations when it builds the command line, and string
 annotations would each be compiled and evaluated at every start of the command.
 """
 
-import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
-from phasegate.cli.output import COLOR_MODES, warn
+from phasegate.cli.output import COLOR_MODES
 from phasegate.cli.output import err as err  # re-exported: the command modules print with them
 from phasegate.cli.output import out as out
 from phasegate.errors import BadInputError, ConfigError
@@ -21,10 +19,6 @@ from phasegate.workflow.example_files import copy_example, example_names
 
 # The engine, the workflow loader and the config models are imported by the commands
 # that use them: ``phasegate --help`` and the hooks start without them.
-if TYPE_CHECKING:
-    from phasegate.cli.progress import ProgressPrinter
-    from phasegate.engine.runner import RunOptions, RunOutcome
-
 EXIT_CODES_HELP = """\
 Exit codes: 0 done; 1 internal error; 2 bad input (arguments, names, workflow or
 config); 3 waiting on a human decision; 4 blocked (hard prerequisite); 5 corrupt
@@ -89,46 +83,6 @@ WorkflowOption = Annotated[
 ]
 #: The optional work item of the commands that default to all of them.
 AllItemsArgument = Annotated[str | None, typer.Argument(help="A work item (default: all of them).")]
-
-
-class TerminalAsker:
-    """Asks on the terminal (only used when stdin is a TTY)."""
-
-    interactive = True
-
-    def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
-        from rich.prompt import Prompt
-
-        err.print(question, markup=False)
-        prompt = f"Answer ({' / '.join(choices)})"
-        return Prompt.ask(prompt, default=default, console=err) or ""
-
-    def confirm(self, question: str, default: bool) -> bool:
-        from rich.prompt import Confirm
-
-        return Confirm.ask(question, default=default, console=err)
-
-    def choose_within(
-        self, question: str, choices: Sequence[str], default: str | None, seconds: float
-    ) -> str | None:
-        """Ask, waiting at most ``seconds`` for a line; ``None`` when none came in time."""
-        import select
-
-        err.print(question, markup=False)
-        shown = f" [{default}]" if default else ""
-        err.print(
-            f"Answer ({' / '.join(choices)}){shown}, within {max(seconds, 0):.0f}s: ",
-            end="",
-            markup=False,
-        )
-        ready, _, _ = select.select([sys.stdin], [], [], max(seconds, 0.0))
-        if not ready:
-            err.print("", markup=False)
-            return None
-        line = sys.stdin.readline()
-        if not line:
-            return None
-        return line.strip() or (default or "")
 
 
 def _repo(repo: Path | None) -> Path:
@@ -276,82 +230,6 @@ def new(
         out.print(f"Worktree: {state.worktree} (branch {state['branch']}); agents work there.")
 
 
-def parse_answers(values: list[str] | None) -> dict[str, str]:
-    """``--answer ID=CHOICE`` options as a mapping (bad ones are refused)."""
-    answers: dict[str, str] = {}
-    for raw in values or []:
-        decision, sep, choice = raw.partition("=")
-        if not sep or not decision.strip() or not choice.strip():
-            raise BadInputError(f"--answer {raw!r}: write it as DECISION=CHOICE")
-        answers[decision.strip()] = choice.strip()
-    return answers
-
-
-def run_item(
-    root: Path,
-    name: str,
-    options: "RunOptions",
-    *,
-    workflow: str | None = None,
-    quiet: bool = False,
-    show_status: bool = True,
-    progress: "type[ProgressPrinter] | None" = None,
-) -> "RunOutcome":
-    """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
-    from dataclasses import replace
-
-    from phasegate.cli.progress import ProgressPrinter
-    from phasegate.cli.suggested_commands import (
-        errors_with_workflow,
-        named_elsewhere,
-        status_with_workflow,
-        with_workflow,
-    )
-    from phasegate.cli.views import print_item_status
-    from phasegate.config import load_config
-    from phasegate.engine.calls import Backends
-    from phasegate.engine.item_status import status_of
-    from phasegate.engine.items import locate_item
-    from phasegate.engine.runner import NoTerminal, Runner
-    from phasegate.notify import notifying
-    from phasegate.workflow.registry import WorkflowRegistry
-
-    config = load_config(root)
-    registry = WorkflowRegistry(root)
-    item = locate_item(root, name, registry, config, workflow, command=options.command)
-    # Without a workflow given the item was found by its name alone: no other workflow has it.
-    shared = workflow is not None and named_elsewhere(
-        root, name, item.workflow.name, registry, config
-    )
-    printer = (progress or ProgressPrinter)(err, quiet=quiet)
-    item.sink = printer
-    asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
-    with (
-        notifying(
-            root,
-            config,
-            item=name,
-            workflow=item.workflow.name,
-            command=options.command or "run",
-            warn=warn,
-        ) as end,
-        errors_with_workflow(name, item.workflow.name, shared),
-    ):
-        try:
-            outcome = Runner(item, Backends(config, root), asker, options).run()
-            if shared:
-                named = with_workflow(outcome.message, name, item.workflow.name)
-                outcome = replace(outcome, message=named)
-            end.message = outcome.message
-        finally:
-            printer.close()
-    if show_status and not quiet:
-        # Re-read from disk: the recorded state is the redacted one.
-        status = status_of(item, item.load(read_journal=False))
-        print_item_status(err, status_with_workflow(status) if shared else status)
-    return outcome
-
-
 @app.command()
 def run(
     name: Annotated[str, typer.Argument(help="The work item to run (or resume).")],
@@ -417,6 +295,7 @@ def run(
     Running again after an interruption resumes from the recorded state, inside
     a loop too, without calling an agent whose answer is already recorded.
     """
+    from phasegate.cli.running import parse_answers, run_item
     from phasegate.engine.runner import PARTIAL_CHOICES, RunOptions
 
     if partial is not None and partial not in PARTIAL_CHOICES:

@@ -8,8 +8,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from phasegate.cli.app import JsonOption, RepoOption, TerminalAsker, _repo, app, err, out
+from phasegate.cli.app import JsonOption, RepoOption, _repo, app, err, out
 from phasegate.cli.output import warn, write_json
+from phasegate.cli.running import TerminalAsker
 from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
 
 if TYPE_CHECKING:  # imported where used: --help starts without the change workflow

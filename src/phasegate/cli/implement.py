@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from phasegate.cli.app import RepoOption, _repo, app, out, parse_answers, run_item
+from phasegate.cli.app import RepoOption, _repo, app, out
+from phasegate.cli.running import parse_answers, run_item
 from phasegate.errors import BadInputError, NotFoundError
 
 if TYPE_CHECKING:  # imported where used: --help starts without the engine
