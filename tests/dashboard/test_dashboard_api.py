@@ -402,6 +402,16 @@ def test_serve_refuses_a_non_loopback_host_without_allow_remote(tmp_path: Path) 
     assert "not a loopback address" in result.stderr and "--allow-remote" in result.stderr
 
 
+def test_serve_refuses_a_port_out_of_range(tmp_path: Path) -> None:
+    """A port above 65535 (or below 0) is bad input naming --port, not an internal error."""
+    root = new_repo(tmp_path / "repo")
+    for port in ("99999", "-1"):
+        result = phasegate(root, "serve", "--port", port)
+        assert result.returncode == 2, result.stderr
+        (line,) = result.stderr.strip().splitlines()
+        assert "--port" in line and "internal error" not in line
+
+
 def test_serve_with_allow_remote_prints_a_token_every_request_must_carry(tmp_path: Path) -> None:
     """A remote dashboard prints its token at start and refuses requests without it."""
     root = new_repo(tmp_path / "repo")

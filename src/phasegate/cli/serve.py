@@ -13,7 +13,10 @@ from phasegate.cli.output import out
 @app.command()
 def serve(
     port: Annotated[
-        int, typer.Option("--port", "-p", help="Port to listen on (0: any free port).", min=0)
+        int,
+        typer.Option(
+            "--port", "-p", help="Port to listen on (0: any free port).", min=0, max=65535
+        ),
     ] = 8765,
     host: Annotated[
         str,
