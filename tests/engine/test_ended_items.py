@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from engine_helpers import init_repo
 
-from phasegate.api import Repo
+from phasegate.api import Repo, open_repo
 from phasegate.engine.runner import RunOptions
 from phasegate.errors import BlockedError, ExitCode
 
@@ -71,3 +71,50 @@ def test_an_item_ended_stopped_says_so_and_is_left_as_it_was(tmp_path: Path) -> 
     expected = "y already ended at dropped (stopped); nothing to run"
     assert (again.status, again.message) == ("stopped", expected)
     assert _files(repo, "y") == before
+
+
+LOOP = """\
+name: looping
+items_dir: loops
+modes: {standard: {max_iterations: 1}}
+roles: {dev: {access: write}}
+nodes:
+  - id: plan
+    executor: dev
+    prompt: plan.md
+    outputs: [{file: plan.md, parser: markdown-tasks}]
+  - id: tasks
+    kind: foreach
+    items: {parser: markdown-tasks, file: plan.md}
+    body:
+      - id: work
+        executor: dev
+        prompt: work.md
+        checks: [{name: f, run: "false"}]
+      - id: task-done
+        kind: end
+  - id: done
+    kind: end
+"""
+
+
+def test_an_item_blocked_inside_a_loop_is_shown_blocked_not_running(tmp_path: Path) -> None:
+    """A task whose check keeps failing stops the run (exit 4): status then says the item
+    is blocked, and why, and lists the task as failed, not as running."""
+    root = init_repo(tmp_path / "repo")
+    folder = root / ".phasegate" / "workflows"
+    (folder / "prompts" / "looping").mkdir(parents=True)
+    (folder / "looping.yaml").write_text(LOOP)
+    (folder / "prompts" / "looping" / "plan.md").write_text("Plan.\n")
+    (folder / "prompts" / "looping" / "work.md").write_text("Work.\n")
+    (root / ".phasegate" / "config.yaml").write_text("roles:\n  default: {backend: auto}\n")
+    repo = open_repo(root)
+    repo.new("z", workflow="looping", description="z")
+    with pytest.raises(BlockedError, match="tasks ended checks-failed"):
+        repo.run("z")
+    status = repo.status("z")
+    assert status["blocked"] is not None and "check 'f' (false) failed" in status["blocked"]
+    assert status["nextCommand"] == "fix the block, then: phasegate run z"
+    (task,) = status["phases"][1]["items"]
+    assert task["status"] == "failed"
+    assert "checks-failed" in task["reason"]

@@ -158,6 +158,8 @@ def item_head(
             started = cursor is not None and cursor.get("started")
             if cursor is not None and cursor.get("blocked"):
                 blocked = str(cursor.get("blocked"))
+            elif started and isinstance(node, ForeachNode):
+                blocked = blocked_inside(state, f"{at}[")
             elif not started and (node.prerequisites.hard or node.prerequisites.soft):
                 files = artifacts() if callable(artifacts) else artifacts
                 result = validate_transition(
@@ -243,6 +245,17 @@ def item_status(
     return status
 
 
+def blocked_inside(state: EngineState, prefix: str) -> str | None:
+    """Why a node under ``prefix`` (a foreach's items) stopped the run, if one did: a node
+    that ended in an outcome mapped to ``@blocked`` keeps it until it is run again."""
+    for path in state.paths():
+        if path.startswith(prefix):
+            found = state.peek(path)
+            if found is not None and found.get("blocked") and found.get("outcome") is not None:
+                return str(found.get("blocked"))
+    return None
+
+
 def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, Any]]:
     """A foreach's items as ``status`` lists them: done, running, waiting, failed, pending.
 
@@ -261,7 +274,11 @@ def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, A
         raw = str(entry.get("status"))
         prefix = f"{path}[{key}]/"
         parked = str(entry.get("parked") or "")
-        if raw in ("running", "done") and any(w.startswith(prefix) for w in waiting):
+        stopped = blocked_inside(state, prefix) if raw == "running" else None
+        if stopped is not None:
+            shown = "failed"  # its last run stopped on a blocked outcome
+            parked = parked or stopped
+        elif raw in ("running", "done") and any(w.startswith(prefix) for w in waiting):
             shown = "waiting"
         elif raw in ("running", "done") and parked:
             shown = "waiting" if parked.startswith("waiting") else "failed"
