@@ -18,35 +18,26 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
+sys.path.insert(0, str(Path(__file__).parent.parent / "dashboard"))
+from dashboard_helpers import phasegate
 from engine_helpers import init_repo
 
 from phasegate.cli.output import json_text
-
-
-def _phasegate(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-    )
 
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository with three new items (only read by the tests)."""
     root = init_repo(tmp_path_factory.mktemp("json") / "repo")
-    assert _phasegate(root, "init", "--test-command", "true").returncode == 0
+    assert phasegate(root, "init", "--test-command", "true").returncode == 0
     for name in ("alpha", "beta", "gamma"):
-        made = _phasegate(root, "new", name, "--description", f"Item {name} — ünïcode")
+        made = phasegate(root, "new", name, "--description", f"Item {name} — ünïcode")
         assert made.returncode == 0, made.stderr
     return root
 
 
 def test_piped_status_json_is_one_item_per_line(root: Path) -> None:
-    done = _phasegate(root, "status", "--json")
+    done = phasegate(root, "status", "--json")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "[" and lines[-1] == "]"
@@ -60,7 +51,7 @@ def test_piped_status_json_is_one_item_per_line(root: Path) -> None:
 
 
 def test_piped_json_of_one_item_is_one_line(root: Path) -> None:
-    done = _phasegate(root, "status", "beta", "--json")
+    done = phasegate(root, "status", "beta", "--json")
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("\n") == 1
     assert json.loads(done.stdout)["id"] == "beta"

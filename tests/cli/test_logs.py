@@ -125,16 +125,21 @@ def test_logs_follow_prints_a_run_in_another_process_as_it_happens(repo: Path) -
                 proc.wait()
 
 
-def test_logs_follow_json_writes_one_event_a_line_as_they_come(repo: Path) -> None:
-    """-f --json streams the events as JSON Lines while a run appends them."""
-    follower = subprocess.Popen(
-        [sys.executable, "-m", "phasegate", "logs", ITEM, "-f", "--json"],
+def _following(repo: Path, *args: str) -> subprocess.Popen[str]:
+    """``phasegate logs ITEM -f --json`` (with ``args``) running, its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "phasegate", "logs", ITEM, *args, "-f", "--json"],
         cwd=repo,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
     )
+
+
+def test_logs_follow_json_writes_one_event_a_line_as_they_come(repo: Path) -> None:
+    """-f --json streams the events as JSON Lines while a run appends them."""
+    follower = _following(repo)
     try:
         lines = _lines(follower.stdout)
         assert json.loads(_next_line_with(lines, "item.created"))["item"] == ITEM
@@ -174,14 +179,7 @@ def test_logs_picks_the_workflow_of_a_name_two_workflows_have(named_alike: Path)
 
 def test_logs_follow_with_a_workflow_follows_that_item(named_alike: Path) -> None:
     """-f with --workflow follows the item of that workflow while a run appends to it."""
-    follower = subprocess.Popen(
-        [sys.executable, "-m", "phasegate", "logs", ITEM, "-w", "feature", "-f", "--json"],
-        cwd=named_alike,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    follower = _following(named_alike, "-w", "feature")
     try:
         lines = _lines(follower.stdout)
         assert json.loads(_next_line_with(lines, "item.created"))["workflow"] == "feature"

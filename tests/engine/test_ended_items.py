@@ -35,12 +35,19 @@ nodes:
 """
 
 
-def _repo(tmp_path: Path) -> Repo:
+def _with_workflow(tmp_path: Path, name: str, text: str, prompts: tuple[str, ...] = ()) -> Path:
+    """A repository holding the workflow ``name`` (``text``) and its prompt templates."""
     root = init_repo(tmp_path / "repo")
     folder = root / ".phasegate" / "workflows"
-    folder.mkdir(parents=True)
-    (folder / "halting.yaml").write_text(WORKFLOW)
-    return Repo(root)
+    (folder / "prompts" / name).mkdir(parents=True)
+    (folder / f"{name}.yaml").write_text(text)
+    for prompt in prompts:
+        (folder / "prompts" / name / prompt).write_text(f"{prompt}\n")
+    return root
+
+
+def _repo(tmp_path: Path) -> Repo:
+    return Repo(_with_workflow(tmp_path, "halting", WORKFLOW))
 
 
 def _files(repo: Repo, name: str) -> dict[str, bytes]:
@@ -101,12 +108,7 @@ nodes:
 def test_an_item_blocked_inside_a_loop_is_shown_blocked_not_running(tmp_path: Path) -> None:
     """A task whose check keeps failing stops the run (exit 4): status then says the item
     is blocked, and why, and lists the task as failed, not as running."""
-    root = init_repo(tmp_path / "repo")
-    folder = root / ".phasegate" / "workflows"
-    (folder / "prompts" / "looping").mkdir(parents=True)
-    (folder / "looping.yaml").write_text(LOOP)
-    (folder / "prompts" / "looping" / "plan.md").write_text("Plan.\n")
-    (folder / "prompts" / "looping" / "work.md").write_text("Work.\n")
+    root = _with_workflow(tmp_path, "looping", LOOP, ("plan.md", "work.md"))
     (root / ".phasegate" / "config.yaml").write_text("roles:\n  default: {backend: auto}\n")
     repo = open_repo(root)
     repo.new("z", workflow="looping", description="z")
