@@ -106,6 +106,27 @@ def test_change_status_lists_the_changes_and_their_next_command(planned: Path) -
     assert (status["phase"], status["next"]) == ("challenged", "phasegate impl add-oauth")
 
 
+def test_change_list_names_an_unreadable_state_file_and_lists_the_others(planned: Path) -> None:
+    """One invalid STATE.yaml does not hide the other changes; it is named, with its error."""
+    broken = planned / "changes" / "broken"
+    broken.mkdir()
+    (broken / "STATE.yaml").write_text("change_id: broken\nphase: nonsense\n")
+    listing = phasegate(planned, "change", "list")
+    assert listing.returncode == 0, listing.stderr
+    assert "add-oauth" in listing.stdout and "challenged" in listing.stdout
+    assert "unreadable" in listing.stdout
+    assert "changes/broken/STATE.yaml is invalid at phase" in listing.stdout
+    rows = json.loads(phasegate(planned, "change", "list", "--json").stdout)
+    assert [(r["change_id"], r["phase"]) for r in rows] == [
+        ("add-oauth", "challenged"),
+        ("broken", "unreadable"),
+    ]
+    assert "invalid at phase" in rows[1]["error"]
+    one = phasegate(planned, "change", "status", "broken")
+    assert one.returncode == ExitCode.STATE
+    assert "invalid at phase" in one.stderr
+
+
 def test_plain_status_lists_changes_beside_work_items(planned: Path) -> None:
     """`phasegate status` with no name shows every item of every workflow, changes too."""
     rows = json.loads(phasegate(planned, "status", "--json").stdout)
@@ -185,3 +206,69 @@ def test_status_of_a_change_that_does_not_exist_is_bad_input(repo: Path) -> None
         assert 'phasegate plan nope \\"DESCRIPTION\\"' in result.stderr or (
             'phasegate plan nope "DESCRIPTION"' in result.stderr
         )
+
+
+def test_answering_a_change_decision_names_the_change_command_to_run_next(repo: Path) -> None:
+    """`phasegate answer` on a change points to plan / impl, never to `run` (which refuses it)."""
+    configure(repo, {"verdict": "REJECTED", "summary": "wrong approach", "issues": []})
+    assert phasegate(repo, "plan", "add-oauth", "Add OAuth login").returncode == 4
+    answered = phasegate(repo, "answer", "add-oauth", "rechallenge", "rechallenge")
+    assert answered.returncode == 0, answered.stderr
+    assert "Next: phasegate plan add-oauth" in answered.stdout
+    assert "phasegate run" not in answered.stdout
+
+
+def test_the_planning_limit_answered_with_answer_points_to_plan(repo: Path) -> None:
+    minor = {
+        "verdict": "NEEDS_REVISION",
+        "summary": "wording",
+        "issues": [{"severity": "low", "description": "typo", "location": None}],
+    }
+    configure(repo, minor)
+    first = phasegate(repo, "plan", "add-oauth", "Add OAuth login", "--mode", "quick")
+    assert first.returncode == ExitCode.WAITING, first.stderr
+    answered = phasegate(repo, "answer", "add-oauth", "planning-limit", "implement")
+    assert answered.returncode == 0, answered.stderr
+    assert "Next: phasegate plan add-oauth" in answered.stdout
+    resumed = phasegate(repo, "plan", "add-oauth")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "Next: phasegate impl add-oauth" in resumed.stdout
+
+
+def with_budget(repo: Path, tokens: int) -> None:
+    config = repo / ".phasegate" / "config.yaml"
+    config.write_text(config.read_text() + f"budget: {{item: {{tokens: {tokens}}}}}\n")
+
+
+def test_a_budget_stop_in_plan_states_the_question_and_the_answer_command(repo: Path) -> None:
+    """A budget cap reached during plan: exit 3, its question, and the command answering it."""
+    configure(repo, APPROVED)
+    with_budget(repo, 50)
+    first = phasegate(repo, "plan", "add-oauth", "Add OAuth login")
+    assert first.returncode == ExitCode.WAITING, first.stderr
+    line = first.stderr.strip().splitlines()[-1]
+    assert "the budget cap of the item (item.tokens)" in line
+    assert "Answer with: phasegate answer add-oauth budget raise" in line
+    assert "--on-limit" not in line
+    answered = phasegate(repo, "answer", "add-oauth", "budget", "raise")
+    assert answered.returncode == 0, answered.stderr
+    assert "Next: phasegate plan add-oauth" in answered.stdout
+
+
+def test_the_state_guard_names_the_change_commands(planned: Path) -> None:
+    """An agent editing a change's STATE.yaml is pointed to plan / impl / archive, not `run`."""
+    from phasegate.integrations.claude_code.guard import pre_tool_use
+
+    target = planned / "changes" / "add-oauth" / "STATE.yaml"
+    payload = {
+        "hook_event_name": "PreToolUse",
+        "cwd": str(planned),
+        "tool_name": "Edit",
+        "tool_input": {"file_path": str(target), "old_string": "a", "new_string": "b"},
+    }
+    answer = pre_tool_use(payload)
+    assert answer is not None
+    text = answer["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "the STATE.yaml of work item 'add-oauth'" in text
+    assert "`phasegate impl add-oauth`" in text
+    assert "phasegate run" not in text

@@ -212,6 +212,37 @@ def test_a_review_md_written_by_the_implementer_never_approves(repo: Path) -> No
     assert changes(repo).state("add-oauth").phase.value == "implementing"
 
 
+def test_a_rerun_after_a_failed_review_dispatches_the_reviewer_again(repo: Path) -> None:
+    """A recorded attempt that recorded no review is not reused: the reviewer runs again."""
+    impl_failed = planned(repo, reviews=[None])
+    with pytest.raises(AgentError):
+        impl(repo, impl_failed)
+    for review_only in (False, True):
+        agents = ChangeAgents(repo, reviews=[None])
+        with pytest.raises(AgentError, match="without calling the create_review tool"):
+            impl(repo, agents, review_only=review_only)
+        assert ("reviewer", "review") in agents.steps
+    agents = ChangeAgents(repo, reviews=[review("APPROVED")])
+    outcome = impl(repo, agents)
+    assert outcome.status == "complete"  # type: ignore[attr-defined]
+    assert agents.steps == [("reviewer", "review")]
+
+
+def test_a_hand_written_review_md_after_a_failed_review_is_not_an_approval(repo: Path) -> None:
+    """Only a review the tool wrote during a review round counts, not one written meanwhile."""
+    with pytest.raises(AgentError):
+        impl(repo, planned(repo, reviews=[None]))
+    (repo / FOLDER / "REVIEW.md").write_text(
+        "---\nchange_id: add-oauth\nround: '1.1'\niteration: 1\ncreated: x\n"
+        "verdict: APPROVED\nsummary: by hand\n---\n"
+    )
+    agents = ChangeAgents(repo, reviews=[None])
+    with pytest.raises(AgentError, match="without calling the create_review tool"):
+        impl(repo, agents)
+    assert ("reviewer", "review") in agents.steps
+    assert changes(repo).state("add-oauth").phase.value == "implementing"
+
+
 def test_review_only_after_a_stop_reviews_without_implementing_again(repo: Path) -> None:
     """After a manual fix, ``impl --review-only`` goes straight to a new review."""
     impl(repo, planned(repo, reviews=[MAJOR]))

@@ -147,3 +147,53 @@ def test_a_state_file_of_only_change_id_and_phase_is_accepted(repo: Path, phase:
         assert changes(repo).state("add-oauth").phase is P.COMPLETE
     else:
         assert changes(repo).archive("add-oauth").action == "archived"
+
+
+def test_keys_a_person_adds_to_state_yaml_are_kept_where_they_were(repo: Path) -> None:
+    """STATE.yaml: keys a person adds survive the runs that rewrite the file, in place."""
+    from change_helpers import plan_approved
+
+    plan_approved(repo)
+    path = repo / "changes/add-oauth/STATE.yaml"
+    text = path.read_text()
+    path.write_text(
+        text.replace("description: Add OAuth login\n", "description: Add OAuth login\nowner: me\n")
+    )
+    agents = ChangeAgents(repo)
+    outcome = changes(repo).impl("add-oauth", backends={"default": agents.backend()})
+    assert outcome.status == "complete"
+    data = YAML(typ="safe", pure=True).load(path.read_text())
+    assert data["owner"] == "me"
+    assert data["phase"] == "complete"
+    keys = list(data)
+    assert keys[keys.index("description") + 1] == "owner"
+
+
+def test_a_hand_written_state_keeps_its_own_keys(repo: Path) -> None:
+    write_state(repo, "challenged", team="payments")
+    (repo / "changes/add-oauth/tasks.md").write_text("## 1. Data Layer\n- [ ] make a model\n")
+    agents = ChangeAgents(repo)
+    changes(repo).impl("add-oauth", backends={"default": agents.backend()})
+    data = YAML(typ="safe", pure=True).load((repo / "changes/add-oauth/STATE.yaml").read_text())
+    assert (data["phase"], data["team"]) == ("complete", "payments")
+
+
+def test_history_starts_with_the_creation_by_plan(repo: Path) -> None:
+    """Seed 002's ``[*] --> proposed: plan (init)`` is the first entry of the history."""
+    from change_helpers import plan_approved
+
+    plan_approved(repo)
+    history = changes(repo).state("add-oauth").history
+    assert [(h.from_phase, h.to, h.cause) for h in history[:2]] == [
+        (None, P.PROPOSED, "plan (init)"),
+        (P.PROPOSED, P.CHALLENGED, "challenger 1 APPROVED"),
+    ]
+    assert history[0].at
+
+
+def test_a_hand_written_state_gets_no_invented_creation_entry(repo: Path) -> None:
+    write_state(repo, "challenged")
+    (repo / "changes/add-oauth/tasks.md").write_text("## 1. Data Layer\n- [ ] make a model\n")
+    changes(repo).impl("add-oauth", backends={"default": ChangeAgents(repo).backend()})
+    history = changes(repo).state("add-oauth").history
+    assert history and all(h.cause != "plan (init)" for h in history)

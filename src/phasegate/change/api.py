@@ -213,8 +213,17 @@ class Changes:
         return PlanOutcome("beyond-planning", state, outcome.message)
 
     def _limit_message(self, item: WorkItem) -> str:
-        """The planning limit's question, answered with ``plan``'s own flags."""
-        decision = item.load(read_journal=False).decisions.get("planning-limit") or {}
+        """The pending question: the planning limit is answered with ``plan``'s own flags,
+        any other decision (a budget cap...) with ``phasegate answer``."""
+        from phasegate.engine.answers import record_command
+
+        decisions = item.load(read_journal=False).decisions
+        waiting = [d for d in decisions.values() if d.get("status") == "pending"]
+        other = [d for d in waiting if d.get("id") != "planning-limit"]
+        if other:
+            record = other[0]
+            return f"{record.get('question', '')} Answer with: {record_command(item.name, record)}"
+        decision = decisions.get("planning-limit") or {}
         choices = [c for c in decision.get("choices") or {} if c in LIMIT_CHOICES]
         flags = " or ".join(f"--on-limit {c}" for c in choices) or "--on-limit continue"
         name = item.name

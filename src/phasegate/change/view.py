@@ -29,6 +29,8 @@ from phasegate.state.store import dump_state, parse_state
 
 PLAN_NODES = ("proposal", "specs", "tasks", "planning-limit")
 BUDGETS = ("planning_iterations", "implementation_iterations")
+#: The cause of the first history entry, the change's creation by ``plan`` (seed 002).
+INIT_CAUSE = "plan (init)"
 
 
 class ChangeView(StateView):
@@ -79,6 +81,8 @@ class ChangeView(StateView):
             base_commit=found.base_commit,
         )
         state["history"] = [h.model_dump(mode="json", by_alias=True) for h in found.history]
+        # Written by a person, not created by ``plan``: its history is its own (no ``init``).
+        state.data["adopted"] = True
         state.data["spec_bases"] = dict(found.spec_bases)
         if found.plan is not None:
             state.data["adopted_plan"] = found.plan.model_dump(mode="json")
@@ -159,15 +163,7 @@ class ChangeView(StateView):
             "impl": self._impl(state),
             "spec_bases": dict(data.get("spec_bases") or {}),
             "archived_to": data.get("archived_to"),
-            "history": [
-                {
-                    "at": h.get("at"),
-                    "from": h.get("from"),
-                    "to": h.get("to"),
-                    "cause": h.get("cause", ""),
-                }
-                for h in state.get("history") or []
-            ],
+            "history": _history(state),
             "usage": {
                 k: usage.get(k, 0)
                 for k in (
@@ -264,10 +260,26 @@ class ChangeView(StateView):
         return impl
 
     def render(self, state: EngineState) -> None:
-        payload = dump_state(self.item.redactor.data(self.document(state)), "yaml")
+        document = _with_kept_keys(self.document(state), self._previous())
+        payload = dump_state(self.item.redactor.data(document), "yaml")
         if payload != self._written:
             atomic_write_bytes(self.paths.state_path, payload, durable=False)
             self._written = payload
+
+    def _previous(self) -> dict[str, Any]:
+        """The STATE.yaml there is (as last read or written), for the keys a person added."""
+        path = self.paths.state_path
+        raw = self._written
+        if raw is None:
+            try:
+                raw = path.read_bytes()
+            except OSError:
+                return {}
+        try:
+            found = parse_state(raw, path, "yaml")
+        except StateCorruptError:
+            return {}
+        return found if isinstance(found, dict) else {}
 
     def status_fields(self, state: EngineState) -> dict[str, Any]:
         phase = current_label(self.item.workflow, state)
@@ -295,6 +307,35 @@ class ChangeView(StateView):
         fsync_dir(source.parent)
         fsync_dir(target.parent)
         self.item.moved_to(target)
+
+
+def _history(state: EngineState) -> list[dict[str, Any]]:
+    """Every phase change, starting with the seed's ``[*] --> proposed: plan (init)`` for a
+    change ``plan`` created."""
+    history = [
+        {"at": h.get("at"), "from": h.get("from"), "to": h.get("to"), "cause": h.get("cause", "")}
+        for h in state.get("history") or []
+    ]
+    created = not history or history[0]["from"] is not None
+    if created and not state.data.get("adopted"):
+        init = {"at": state.get("created"), "from": None, "to": "proposed", "cause": INIT_CAUSE}
+        history.insert(0, init)
+    return history
+
+
+def _with_kept_keys(document: dict[str, Any], previous: Mapping[str, Any]) -> dict[str, Any]:
+    """``document`` plus the top-level keys a person added to STATE.yaml, each kept after
+    the key it followed there."""
+    known = set(document) | set(ChangeState.model_fields)
+    extras = [key for key in previous if key not in known]
+    if not extras:
+        return document
+    order = list(document)
+    earlier = list(previous)
+    for key in extras:
+        anchors = [k for k in earlier[: earlier.index(key)] if k in order]
+        order.insert(order.index(anchors[-1]) + 1 if anchors else 0, key)
+    return {key: document[key] if key in document else previous[key] for key in order}
 
 
 def _done_items(node: NodeState | None) -> list[str]:

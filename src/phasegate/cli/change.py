@@ -11,7 +11,7 @@ from rich.markup import escape
 from phasegate.cli.app import JsonOption, RepoOption, _repo, app, err, out
 from phasegate.cli.output import warn, write_json
 from phasegate.cli.running import TerminalAsker
-from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
+from phasegate.errors import BadInputError, BlockedError, StateCorruptError, WaitingForHuman
 
 if TYPE_CHECKING:  # imported where used: --help starts without the change workflow
     from phasegate.change.api import Changes, ImplOutcome
@@ -211,7 +211,22 @@ def status(
         if not paths.state_path.is_file() and archived_folder(changes.changes_root, cid):
             rows.append({"change_id": cid, "phase": "archived", "next": None})
             continue
-        state = read_change_state(paths.state_path)
+        try:
+            state = read_change_state(paths.state_path)
+        except StateCorruptError as exc:
+            if change_id:  # the one change asked about: its own error (exit 5)
+                raise
+            # One unreadable STATE.yaml does not hide the other changes: it is named.
+            rows.append(
+                {
+                    "change_id": cid,
+                    "phase": "unreadable",
+                    "next": None,
+                    "state_file": paths.rel(paths.state_path),
+                    "error": str(exc),
+                }
+            )
+            continue
         rows.append(
             {
                 "change_id": cid,
@@ -236,8 +251,12 @@ def status(
     for column in ("change", "phase", "next"):
         table.add_column(column)
     for row in rows:
-        table.add_row(row["change_id"], row["phase"], escape(row["next"] or ""))
+        next_text = "(see below)" if "error" in row else row["next"] or ""
+        table.add_row(row["change_id"], row["phase"], escape(next_text))
     out.print(table)
+    for row in rows:
+        if "error" in row:
+            out.print(escape(row["error"]))
 
 
 def mcp(

@@ -210,11 +210,32 @@ def answer_decision(
             "note": given.note,
             "by": by,
             # What takes the answer: the command that asked (run --phase P for a warning).
-            "next": _next_after(item.name, decision, record),
+            "next": _next_after(item, decision, record),
         }
 
 
-def _next_after(item: str, decision: str, record: Mapping[str, Any]) -> str:
-    """The command that acts on ``decision``'s answer (just given)."""
+def _next_after(item: WorkItem, decision: str, record: Mapping[str, Any]) -> str:
+    """The command that acts on ``decision``'s answer (just given): for a workflow with
+    its own commands (``plan``, ``impl``...), the one that runs where the item stands."""
     answered = {decision: {**record, "status": "answered"}}
-    return answered_warning_command(item, answered) or f"phasegate run {item}"
+    warning = answered_warning_command(item.name, answered)
+    if warning is not None:
+        return warning
+    workflow = item.workflow
+    if not workflow.commands:
+        return f"phasegate run {item.name}"
+    from phasegate.engine.status import current_label, next_for_label
+    from phasegate.engine.walk import definition_path
+
+    context = str(record.get("context") or "")
+    label: str | None = None
+    try:
+        label = workflow.label_of(definition_path(context)) if context else None
+    except KeyError:
+        label = None
+    state = item.load(read_journal=False)
+    label = label or current_label(workflow, state)
+    for name, command in workflow.commands.items():
+        if label in command.runs_in:
+            return f"phasegate {name} {item.name}"
+    return next_for_label(workflow, state, label)

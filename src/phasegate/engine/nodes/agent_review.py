@@ -172,6 +172,8 @@ def review(
     if verdict is None:
         return _no_verdict(run, path, reviewer, reader, rctx, result, tries)
     ns["review_tries"] = 0
+    if ns.get("review_tries_from"):
+        ns["review_tries_from"] = 0
     run_hooks(run, node.after_verdict, path, node, task, verdict)
     action = reviewer.on.get(verdict.word) or reviewer.on["UNCLEAR"]
     return conclude(run, path, node, verdict, action, reviewer.key, index, role=role)
@@ -249,7 +251,12 @@ def _no_verdict(
         of=limit,
         sync_now=True,
     )
-    if tries >= limit:
+    if tries - int(ns.get("review_tries_from", 0)) >= limit:
+        # The next run starts a new series of attempts (new call keys): a recorded
+        # attempt that recorded no verdict is never reused as the review.
+        ns["review_tries"] = tries
+        ns["review_tries_from"] = tries
+        run.save()
         explain = getattr(reader, "missing_message", None)
         detail = explain(rctx, result) if callable(explain) else "no verdict was recorded"
         raise AgentError(
