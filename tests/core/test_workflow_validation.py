@@ -423,3 +423,132 @@ def test_invalid_phase_name_is_refused(write_workflow, demo_yaml: str, edit_text
     text = edit_text(demo_yaml, "- name: polish", "- name: Polish Up")
     problems = problems_of(write_workflow(text))
     assert any("phases[1].name: 'Polish Up' is not a valid name" in p for p in problems)
+
+
+#: A gate (asked in every run), a command and a label: each text holds only known
+#: placeholders. The tests below spoil one of them.
+GATE_WORKFLOW = """\
+name: gated
+modes:
+  standard: {max_iterations: 1}
+roles:
+  executor: {access: write}
+labels:
+  asking: {next: "phasegate run {{ item }}"}
+commands:
+  go:
+    start: write
+    runs_in: [asking]
+    otherwise:
+      "*": {message: "{{ item }} is at {{ label }}. Next: {{ next }}"}
+nodes:
+  - id: write
+    executor: executor
+    outputs: ["notes-{{ item }}.md"]
+    on: {pass: ask}
+  - id: ask
+    label: asking
+    kind: gate
+    decision: "ask-{{ item }}"
+    question: "Is {{ item }} ({{ description }}) done?"
+    show: ["notes-{{ item }}.md"]
+    choices:
+      yes: {to: done, description: "{{ item }} is done"}
+      no: {to: write, unavailable: "not now for {{ item }}"}
+  - id: done
+    kind: end
+"""
+
+
+def _gated(write_workflow, text: str = GATE_WORKFLOW) -> Path:
+    return write_workflow(text, name="gated", templates={"write.md": "Write {{ item }}.\n"})
+
+
+def test_a_gate_workflow_with_known_placeholders_is_valid(write_workflow) -> None:
+    assert load_workflow(_gated(write_workflow)).name == "gated"
+
+
+def test_unknown_placeholder_in_a_gate_question_is_refused(
+    write_workflow, edit_text: Edit, line_number: LineOf
+) -> None:
+    """It would be asked empty (``q ?``): refused on load, as in a prompt template."""
+    text = edit_text(GATE_WORKFLOW, "done?", "done {{ nosuch }}?")
+    path = _gated(write_workflow, text)
+    problem = only_problem(path)
+    assert problem.startswith(
+        f"{path}:{line_number(text, 'question:')}: nodes[1].question: unknown placeholder 'nosuch'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ('"ask-{{ item }}"', '"ask-{{ bogus }}"', "nodes[1].decision"),
+        ('show: ["notes-{{ item }}.md"]', 'show: ["{{ bogus }}.md"]', "nodes[1].show[0]"),
+        ('"{{ item }} is done"', '"{{ bogus }}"', "nodes[1].choices.yes.description"),
+        ('"not now for {{ item }}"', '"{{ bogus }}"', "nodes[1].choices.no.unavailable"),
+        ("Next: {{ next }}", "{{ bogus }}", "commands.go.otherwise.*.message"),
+        ('{next: "phasegate run {{ item }}"}', '{next: "{{ bogus }}"}', "labels.asking.next"),
+        ('outputs: ["notes-{{ item }}.md"]', 'outputs: ["{{ bogus }}.md"]', "nodes[0].outputs[0]"),
+        ("Is {{ item }}", "Is {{ detail }}", "nodes[1].question"),  # no detail predicate
+    ],
+)
+def test_unknown_placeholder_in_any_filled_text_is_refused(
+    write_workflow, edit_text: Edit, old: str, new: str, field: str
+) -> None:
+    text = edit_text(GATE_WORKFLOW, old, new)
+    if field == "nodes[0].outputs[0]":
+        text = edit_text(text, 'show: ["notes-{{ item }}.md"]', 'show: ["{{ item }}.md"]')
+    problem = only_problem(_gated(write_workflow, text))
+    assert f": {field}: unknown placeholder " in problem, problem
+    assert "(known here: " in problem
+
+
+def test_unknown_placeholder_in_a_gate_inside_a_foreach_is_located(write_workflow) -> None:
+    text = GATE_WORKFLOW.replace(
+        "  - id: done\n",
+        """\
+  - id: each
+    kind: foreach
+    items: {parser: markdown-tasks, file: "notes-{{ item }}.md"}
+    body:
+      - id: check
+        kind: gate
+        decision: "check-{{ task }}"
+        question: "{{ task_title }} {{ typo }}?"
+        choices: {ok: task-done}
+      - id: task-done
+        kind: end
+    on: {done: done}
+  - id: done
+""",
+    ).replace("yes: {to: done,", "yes: {to: each,")
+    problems = problems_of(_gated(write_workflow, text))
+    assert [p for p in problems if "nodes[2].body[0].question: unknown placeholder 'typo'" in p]
+
+
+def test_gate_variables_are_what_a_gate_fills() -> None:
+    """The names a gate's texts may use are the ones the engine gives them."""
+    from types import SimpleNamespace
+
+    from phasegate.engine.nodes.gate import gate_values
+    from phasegate.workflow.prompts import GATE_VARIABLES
+
+    state = SimpleNamespace(get=lambda key, default=None: default, mode="standard")
+    run = SimpleNamespace(
+        state=state,
+        label=lambda path: path,
+        item=SimpleNamespace(name="x", item_dir=Path("work/x")),
+        workflow=SimpleNamespace(name="w"),
+        rel=lambda path, folder: str(folder),
+    )
+    assert set(gate_values(run, "ask", None)) == GATE_VARIABLES  # type: ignore[arg-type]
+
+
+def test_cli_validate_refuses_an_unknown_gate_placeholder(
+    write_workflow, edit_text: Edit, capsys
+) -> None:
+    path = _gated(write_workflow, edit_text(GATE_WORKFLOW, "done?", "done {{ nosuch }}?"))
+    assert cli(["validate", str(path)]) == ExitCode.BAD_INPUT
+    err = capsys.readouterr().err
+    assert "nodes[1].question: unknown placeholder 'nosuch'" in err

@@ -92,6 +92,12 @@ def validate(
     overrides = root / CONFIG_DIR / "prompts" if root else None
     try:
         loaded = load_workflow(path.resolve(), "repo", overrides)
+        if root is not None:  # its items folder must be its own among the repo's workflows
+            from phasegate.workflow.registry import WorkflowRegistry
+
+            shared = WorkflowRegistry(root).shared_folder(loaded)
+            if shared is not None:
+                raise WorkflowProblems(path, [shared])
     except WorkflowProblems as exc:
         if as_json:
             write_json({"file": str(path), "valid": False, "problems": exc.problems})

@@ -17,10 +17,17 @@ from pydantic import ValidationError
 from phasegate.errors import WorkflowError
 from phasegate.workflow.graph import graph_problems
 from phasegate.workflow.loaded import LoadedWorkflow as LoadedWorkflow
-from phasegate.workflow.model import AgentNode, Workflow
+from phasegate.workflow.model import AgentNode, GateNode, Workflow
 from phasegate.workflow.node_rules import Location
 from phasegate.workflow.phases import LinearWorkflow, linear_problems, node_location, to_nodes
-from phasegate.workflow.prompts import find_template, unknown_placeholders
+from phasegate.workflow.prompts import (
+    CALL_VARIABLES,
+    GATE_VARIABLES,
+    LABEL_NEXT_VARIABLES,
+    REFUSAL_VARIABLES,
+    find_template,
+    unknown_placeholders,
+)
 from phasegate.workflow.sources import prompt_search_path
 from phasegate.yaml_errors import yaml_problem
 
@@ -153,6 +160,10 @@ def load_workflow_data(
         )
     search = _prompt_path(path, workflow.name, prompt_overrides)
     problems += _template_problems(path, document, workflow, search, linear)
+    problems += [
+        _located(path, document, node_location(loc) if linear else loc, message)
+        for loc, message in placeholder_problems(workflow)
+    ]
     if problems:
         raise WorkflowProblems(path, problems)
     return LoadedWorkflow(workflow, path, source, search), data
@@ -224,6 +235,64 @@ def templates_of(workflow: Workflow) -> list[tuple[Location, str, str]]:
 
     visit(workflow.nodes, ("nodes",))
     return wanted
+
+
+def texts_of(workflow: Workflow) -> list[tuple[Location, str, frozenset[str]]]:
+    """``(location, text, names it may use)`` of every text of the workflow whose
+    placeholders are filled when it is used (a gate's question, a refusal's message...)."""
+    found: list[tuple[Location, str, frozenset[str]]] = []
+    for label, info in workflow.labels.items():
+        found.append((("labels", label, "next"), info.next, LABEL_NEXT_VARIABLES))
+    for command, settings in workflow.commands.items():
+        for label, refusal in settings.otherwise.items():
+            where: Location = ("commands", command, "otherwise", label, "message")
+            found.append((where, refusal.message, REFUSAL_VARIABLES))
+    calls = frozenset(CALL_VARIABLES)
+
+    def visit(nodes: Any, base: Location) -> None:
+        for index, node in enumerate(nodes):
+            at: Location = (*base, index)
+            if isinstance(node, GateNode):
+                known = GATE_VARIABLES | {"detail"} if node.detail else GATE_VARIABLES
+                if node.decision is not None:
+                    found.append(((*at, "decision"), node.decision, known))
+                found.append(((*at, "question"), node.question, known))
+                found.extend(((*at, "show", i), f, known) for i, f in enumerate(node.show))
+                found.append(((*at, "unanswered", "message"), node.unanswered.message, known))
+                for name, choice in node.choices.items():
+                    found.append(((*at, "choices", name, "description"), choice.description, known))
+                    found.append(((*at, "choices", name, "unavailable"), choice.unavailable, known))
+            elif isinstance(node, AgentNode):
+                found.extend(((*at, "inputs", i), f.file, calls) for i, f in enumerate(node.inputs))
+                found.extend(
+                    ((*at, "outputs", i), f.file, calls) for i, f in enumerate(node.outputs)
+                )
+            body = getattr(node, "body", None)
+            if body is not None:
+                visit(body, (*at, "body"))
+
+    visit(workflow.nodes, ("nodes",))
+    return found
+
+
+def placeholder_problems(workflow: Workflow) -> list[tuple[Location, str]]:
+    """``(location, message)`` of every placeholder of the workflow's texts that is never
+    filled where the text is used (it would be shown empty)."""
+    problems: list[tuple[Location, str]] = []
+    for loc, text, known in texts_of(workflow):
+        if "{{" not in text:
+            continue
+        bad = unknown_placeholders(text, known)
+        if bad:
+            names = ", ".join(repr(name) for name in bad)
+            problems.append(
+                (
+                    loc,
+                    f"unknown placeholder{'s' if len(bad) > 1 else ''} {names} "
+                    f"(known here: {', '.join(sorted(known))})",
+                )
+            )
+    return problems
 
 
 def _template_problems(

@@ -33,8 +33,20 @@ CALL_VARIABLES = (
     "task_title",
 )
 
-#: Names a template (and a templated string of a workflow) may use.
+#: Names a template may use.
 TEMPLATE_VARIABLES = frozenset({*CALL_VARIABLES, "next", "label", "command"})
+
+#: Names a gate's texts (question, decision, files shown, messages) may use; ``detail``
+#: too when the gate names a ``detail`` predicate.
+GATE_VARIABLES = frozenset(
+    {"item", "description", "workflow", "phase", "label", "mode", "item_dir", "task", "task_title"}
+)
+#: Names the message of a command's refusal (``commands.NAME.otherwise``) may use.
+REFUSAL_VARIABLES = frozenset(
+    {"item", "label", "phase", "description", "workflow", "command", "next"}
+)
+#: Names a label's ``next`` command may use.
+LABEL_NEXT_VARIABLES = frozenset({"item", "label"})
 
 
 #: (name, search path) -> (the search folders' modification times, what was found).
@@ -81,9 +93,9 @@ def _find_template(name: str, search_path: Sequence[Path]) -> Path | None:
     return None
 
 
-def unknown_placeholders(text: str) -> list[str]:
-    """Placeholders in ``text`` that no call can fill."""
-    return sorted({m for m in PLACEHOLDER.findall(text) if m not in TEMPLATE_VARIABLES})
+def unknown_placeholders(text: str, known: frozenset[str] = TEMPLATE_VARIABLES) -> list[str]:
+    """Placeholders in ``text`` that no call can fill (none of ``known``)."""
+    return sorted({m for m in PLACEHOLDER.findall(text) if m not in known})
 
 
 def render(text: str, values: Mapping[str, object]) -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
+import re
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from phasegate.errors import NotFoundError
+from phasegate.errors import NotFoundError, PhasegateError, WorkflowError
 from phasegate.workflow.sources import BUILTIN_DIR as BUILTIN_DIR
 from phasegate.workflow.sources import REPO_PROMPTS, prompt_search_path, workflow_files
 from phasegate.workflow.sources import REPO_WORKFLOWS as REPO_WORKFLOWS
@@ -21,11 +23,18 @@ class WorkflowRegistry:
     ``.phasegate/prompts/<workflow>/`` override the shipped ones file by file.
     A workflow that loaded once is read back from the cache of validated
     workflows while nothing it depends on changed (:mod:`phasegate.workflow.cache`).
+    Each workflow keeps its work items in a folder of its own: a workflow whose
+    items folder (its ``items_dir``, or the config's ``workflows.NAME.items_dir``)
+    is another's too does not load (WorkflowError naming both and the folder).
     """
 
     def __init__(self, repo_root: Path | None = None) -> None:
         self.repo_root = repo_root
         self._cache: dict[str, LoadedWorkflow] = {}
+        #: Workflow name -> its items folder (normalised), of every workflow that loads.
+        self._folders: dict[str, str] | None = None
+        #: Workflow name -> the items folder the config sets for it.
+        self._overrides: dict[str, str] = {}
 
     def files(self) -> dict[str, tuple[Path, str]]:
         """Workflow name -> (file, source), repo files shadowing built-ins."""
@@ -35,7 +44,68 @@ class WorkflowRegistry:
         return sorted(self.files())
 
     def get(self, name: str) -> LoadedWorkflow:
-        """Load and validate workflow ``name`` (cached)."""
+        """Load and validate workflow ``name`` (cached); WorkflowError when it does not
+        load or shares its items folder with another workflow."""
+        loaded = self._load(name)
+        problem = self.shared_folder(loaded)
+        if problem is not None:
+            raise WorkflowError(problem)
+        return loaded
+
+    def shared_folder(self, loaded: LoadedWorkflow) -> str | None:
+        """The problem (one line) when another workflow of the repository keeps its items
+        in ``loaded``'s items folder; ``None`` when the folder is its own.
+
+        ``loaded`` may be read from any file: a workflow of the same name is the one it
+        replaces, not another.
+        """
+        folders = self._items_folders()
+        if loaded.name in folders:
+            folder = folders[loaded.name]
+        else:
+            folder = _normalised(self._overrides.get(loaded.name) or loaded.workflow.items_dir)
+        others = [n for n, f in folders.items() if f == folder and n != loaded.name]
+        if not others:
+            return None
+        names = " and ".join(repr(n) for n in sorted([loaded.name, *others]))
+        if loaded.name in self._overrides and self.repo_root is not None:
+            from phasegate.config import config_path
+
+            where = f"{config_path(self.repo_root)}: workflows.{loaded.name}.items_dir: "
+        else:
+            where = f"{_where_items_dir(loaded.path)}items_dir: "
+        return (
+            f"{where}workflows {names} both keep their work items in {folder!r}; "
+            "give each a folder of its own with items_dir in the workflow file "
+            "(or workflows.NAME.items_dir in .phasegate/config.yaml)"
+        )
+
+    def _items_folders(self) -> dict[str, str]:
+        """Workflow name -> items folder of every workflow that loads (the config's
+        ``items_dir`` overrides applied; none is checked while the config does not load)."""
+        if self._folders is not None:
+            return self._folders
+        if self.repo_root is not None:
+            from phasegate.config import load_config
+
+            try:
+                config = load_config(self.repo_root)
+            except PhasegateError:
+                self._folders = {}  # the commands that read the config report it
+                return self._folders
+            self._overrides = {n: s.items_dir for n, s in config.workflows.items() if s.items_dir}
+        folders: dict[str, str] = {}
+        for name in self.names():
+            try:
+                workflow = self._load(name).workflow
+            except PhasegateError:
+                continue  # a workflow that does not load reports its own problem
+            folders[name] = _normalised(self._overrides.get(name) or workflow.items_dir)
+        self._folders = folders
+        return folders
+
+    def _load(self, name: str) -> LoadedWorkflow:
+        """Load and validate workflow ``name`` (cached), whatever its items folder."""
         if name in self._cache:
             return self._cache[name]
         files = self.files()
@@ -84,3 +154,24 @@ class WorkflowRegistry:
         if workflow.name != path.stem:
             return None
         return LoadedWorkflow(workflow, path, source, search)
+
+
+def _normalised(folder: str) -> str:
+    """``folder`` as one spelling (``./work/``, ``work`` and ``work//`` are one folder)."""
+    return PurePosixPath(os.path.normpath(folder.replace("\\", "/"))).as_posix()
+
+
+_ITEMS_DIR_LINE = re.compile(rb"^items_dir\s*:", re.MULTILINE)
+
+
+def _where_items_dir(path: Path) -> str:
+    """``path:line: `` of the workflow file's ``items_dir`` (``path: `` when it has none)."""
+    try:
+        text = path.read_bytes()
+    except OSError:
+        return f"{path}: "
+    found = _ITEMS_DIR_LINE.search(text)
+    if found is None:
+        return f"{path}: "
+    line = text.count(b"\n", 0, found.start()) + 1
+    return f"{path}:{line}: "
