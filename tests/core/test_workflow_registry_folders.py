@@ -171,3 +171,27 @@ def test_cli_run_refuses_instead_of_taking_anothers_item(
     assert code == ExitCode.BAD_INPUT
     assert "workflows 'alpha' and 'beta' both keep their work items in 'work'" in err
     assert not (repo / "work").exists()
+
+
+def test_cli_status_warns_of_the_workflows_it_cannot_list(
+    repo: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """`status` still lists the items of the workflows that load, and says on stderr which
+    workflows' items it cannot list and why (rather than "no work items")."""
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "i"], check=True)
+    (repo / ".phasegate").mkdir()
+    _config(repo, "roles: {default: {backend: auto}}\n")
+    assert cli(["new", "f1", "-d", "t", "--repo", str(repo)]) == 0
+    _add(repo, "alpha")
+    _add(repo, "beta")
+    capsys.readouterr()
+    for extra in ([], ["--json"]):
+        assert cli(["status", *extra, "--repo", str(repo)]) == 0
+        captured = capsys.readouterr()
+        assert "f1" in captured.out
+        warnings = captured.err.strip().splitlines()
+        assert len(warnings) == 2, captured.err
+        for line, name in zip(warnings, ("alpha", "beta"), strict=True):
+            assert line.startswith("phasegate: warning: ")
+            assert line.endswith(f"(the items of workflow {name!r} are not listed)")

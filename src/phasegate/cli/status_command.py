@@ -13,7 +13,7 @@ from phasegate.cli.app import (
     app,
     out,
 )
-from phasegate.cli.output import write_json
+from phasegate.cli.output import warn, write_json
 from phasegate.repo_paths import CONFIG_DIR
 
 
@@ -63,13 +63,16 @@ def status(
             print_item_status(out, data)
         return
     if as_json:
-        items = iter_items(root, registry, config)
+        items = None
         if (root / CONFIG_DIR).is_dir():
             from phasegate.integrations.claude_code.layout import load_layout
 
             layout = load_layout(root)  # lists the items without loading every workflow
             if not layout.get("problems"):
                 items = iter(layout_items(root, layout.get("workflows", {})))
+        if items is None:
+            _warn_unlisted(registry)
+            items = iter_items(root, registry, config)
         with _no_collection():
             found = [(workflow_name, item_name) for workflow_name, item_name, _ in items]
             shared = shared_names(found)
@@ -84,7 +87,20 @@ def status(
                 ]
             )
         return
+    _warn_unlisted(registry)
     _print_rows(item_rows(root, registry, config))
+
+
+def _warn_unlisted(registry: Any) -> None:
+    """A warning on stderr for each workflow that does not load: its items cannot be
+    listed (they are not gone; fixing the workflow lists them again)."""
+    from phasegate.errors import WorkflowError
+
+    for workflow_name in registry.names():
+        try:
+            registry.get(workflow_name)
+        except WorkflowError as exc:
+            warn(f"{exc} (the items of workflow {workflow_name!r} are not listed)")
 
 
 @contextmanager
