@@ -239,3 +239,23 @@ def test_new_worktree_after_install_gets_the_hooks_too(repo: Repo) -> None:
     assert json.loads(local.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == (
         f"{CMD} hook pre-tool-use"
     )
+
+
+def test_cli_install_writes_every_slash_command_the_docs_list(repo: Repo) -> None:
+    """docs/claude-code.md names one command per phase of the feature workflow, finish
+    included (seed 000's /finish): ``install claude-code`` writes exactly those."""
+    import re
+
+    docs = (Path(__file__).parents[2] / "docs" / "claude-code.md").read_text()
+    row = next(
+        line for line in docs.splitlines() if "`.claude/commands/phasegate-<phase>.md`" in line
+    )
+    listed = re.findall(r"`([a-z-]+)`", row.split("workflow (", 1)[1].split(")", 1)[0])
+    assert "finish" in listed
+    result = cli(repo.root, "install", "claude-code")
+    assert result.returncode == 0, result.stderr
+    written = sorted(p.name for p in (repo.root / ".claude/commands").glob("*.md"))
+    expected = ["phasegate-run.md", "phasegate-status.md", *(f"phasegate-{p}.md" for p in listed)]
+    assert written == sorted(expected)
+    finish = (repo.root / ".claude/commands/phasegate-finish.md").read_text()
+    assert "run $ARGUMENTS --phase finish" in finish

@@ -1,11 +1,11 @@
 """The ``auto`` backend: smoke-run any workflow without a model and without a script.
 
 Every executor call writes the node's declared outputs (the valid example its
-parser offers, else placeholder text); every review gives the answer the
-workflow maps to ``pass`` (through the MCP tool the reviewer must call, when
-the verdict is read from a file a tool writes). Gates still stop for a person. Bind it with
-``roles: {default: {backend: auto}}`` to walk a workflow end to end and see
-every node, edge and state file it produces.
+parser offers, else placeholder text; a folder gets a ``placeholder.md``); every
+review gives the answer the workflow maps to ``pass`` (through the MCP tool the
+reviewer must call, when the verdict is read from a file a tool writes). Gates
+still stop for a person. Bind it with ``roles: {default: {backend: auto}}`` to
+walk a workflow end to end and see every node, edge and state file it produces.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class AutoBackend(Backend):
             target = (root / name).resolve()
             if not any(target == base or base in target.parents for base in allowed):
                 raise ValueError(f"output {name!r} lies outside the work tree")
-            if name.endswith("/"):
+            if name.endswith("/") or target.is_dir():  # a folder: the gate wants a file in it
                 target.mkdir(parents=True, exist_ok=True)
                 target = target / "placeholder.md"
             target.parent.mkdir(parents=True, exist_ok=True)

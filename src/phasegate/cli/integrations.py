@@ -83,7 +83,7 @@ def install_command(
     """
     from phasegate.integrations.claude_code.install import default_command, install
     from phasegate.integrations.claude_code.layout import load_layout
-    from phasegate.workflow.model import AgentNode
+    from phasegate.workflow.model import ActionNode, AgentNode
     from phasegate.workflow.registry import WorkflowRegistry
 
     _target(target)
@@ -92,7 +92,9 @@ def install_command(
         # Install and uninstall recognise their own entries by it.
         raise BadInputError(f"--command {command!r} must run phasegate (name it in the command)")
     workflow = WorkflowRegistry(root).get(COMMANDS_WORKFLOW).workflow
-    phases = [(n.id, n.description) for n in workflow.nodes if isinstance(n, AgentNode)]
+    # Every phase `run --phase` runs: the agents' and finish (an action), as in seed 000.
+    runnable = (AgentNode, ActionNode)
+    phases = [(n.id, n.description) for n in workflow.nodes if isinstance(n, runnable)]
     cmd = command or default_command()
     report = install(root, cmd, phases, guard=guard, mcp=_mcp_available())
     load_layout(root)  # so the first session does not pay for building it

@@ -182,5 +182,11 @@ class TeamView(StateView):
         self.render(state)
 
     def status_fields(self, state: EngineState) -> dict[str, Any]:
-        name, _ = current_state(self.item.workflow, state)
-        return {"currentState": name, "stateFile": str(self.path)}
+        from phasegate.engine.status import current_label
+
+        workflow = self.item.workflow
+        name, _ = current_state(workflow, state)
+        # The phase is the state the session is at, DONE once completed: "the last phase
+        # started" would name INTAKE_LEAN, lean mode's first step but last in the graph.
+        phase = "DONE" if state.status == "completed" else current_label(workflow, state)
+        return {"currentState": name, "currentPhase": phase, "stateFile": str(self.path)}

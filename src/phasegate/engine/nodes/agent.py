@@ -113,7 +113,11 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         mcp_servers=mcp_servers(run, workflow_role),
         task=task.key if task else None,
         hints={
-            "outputs": [run.rel(path, run.item.item_dir / o) for o in outputs],
+            # A folder output keeps its trailing "/" (the auto backend writes a file in it).
+            "outputs": [
+                run.rel(path, run.item.item_dir / o) + ("/" if o.endswith("/") else "")
+                for o in outputs
+            ],
             "examples": output_examples(run, node, prompts),
         },
         workdir=run.workspace_dir(path),
