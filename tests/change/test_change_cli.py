@@ -172,9 +172,9 @@ def test_the_limit_without_a_terminal_exits_3_with_the_question(repo: Path) -> N
     assert "challenged (iteration limit reached with minor issues" in accepted.stdout
 
 
-def test_on_limit_continue_extends_the_budget_once(repo: Path) -> None:
-    """One answer, one extension: `plan --on-limit continue` grants one more set of revision
-    rounds; at the limit again the plan stops for a person (exit 3) instead of looping."""
+def _at_the_planning_limit(repo: Path) -> None:
+    """``add-oauth`` planned in quick mode against a challenger that keeps finding a typo:
+    the plan stops at its iteration limit for a person (exit 3)."""
     minor = {
         "verdict": "NEEDS_REVISION",
         "summary": "wording",
@@ -183,6 +183,12 @@ def test_on_limit_continue_extends_the_budget_once(repo: Path) -> None:
     configure(repo, minor)
     first = phasegate(repo, "plan", "add-oauth", "Add OAuth login", "--mode", "quick")
     assert first.returncode == ExitCode.WAITING, first.stderr
+
+
+def test_on_limit_continue_extends_the_budget_once(repo: Path) -> None:
+    """One answer, one extension: `plan --on-limit continue` grants one more set of revision
+    rounds; at the limit again the plan stops for a person (exit 3) instead of looping."""
+    _at_the_planning_limit(repo)
     extended = phasegate(repo, "plan", "add-oauth", "--on-limit", "continue")
     assert extended.returncode == ExitCode.WAITING, extended.stderr
     assert "--on-limit implement or --on-limit continue" in extended.stderr
@@ -219,14 +225,7 @@ def test_answering_a_change_decision_names_the_change_command_to_run_next(repo: 
 
 
 def test_the_planning_limit_answered_with_answer_points_to_plan(repo: Path) -> None:
-    minor = {
-        "verdict": "NEEDS_REVISION",
-        "summary": "wording",
-        "issues": [{"severity": "low", "description": "typo", "location": None}],
-    }
-    configure(repo, minor)
-    first = phasegate(repo, "plan", "add-oauth", "Add OAuth login", "--mode", "quick")
-    assert first.returncode == ExitCode.WAITING, first.stderr
+    _at_the_planning_limit(repo)
     answered = phasegate(repo, "answer", "add-oauth", "planning-limit", "implement")
     assert answered.returncode == 0, answered.stderr
     assert "Next: phasegate plan add-oauth" in answered.stdout
