@@ -129,3 +129,14 @@ def test_ensure_change_id_keeps_other_frontmatter_keys(tmp_path: Path) -> None:
     assert front == {"change_id": "add-oauth", "version": 2}
     assert body == NO_FRONTMATTER
     assert ensure_change_id(path, "add-oauth") is None
+
+
+def test_broken_frontmatter_is_described_in_one_line_with_its_file_line() -> None:
+    """The reason given for unreadable frontmatter names the line of the file (the
+    frontmatter starts on line 2) and none of the parser's own framing."""
+    text = "---\nchange_id: add-oauth\nlayers: [unclosed\n---\n" + NO_FRONTMATTER
+    data, body, problem = split_frontmatter(text)
+    assert data is None and body == NO_FRONTMATTER
+    assert problem is not None and "\n" not in problem
+    assert problem.startswith("invalid YAML frontmatter on line 4: ")
+    assert "<unicode string>" not in problem

@@ -224,3 +224,15 @@ def test_qa_and_security_apply_by_the_documented_rules() -> None:
     assert risky_task(TeamTask(id="T", title="Hash passwords"))
     assert not risky_task(TeamTask(id="T", title="Rename a variable", risk_flags=("perf",)))
     assert not risky_task(TeamTask(id="T", title="Login page", security=False))
+
+
+def test_tasks_yaml_that_is_not_yaml_is_described_by_its_line(tmp_path: Path) -> None:
+    """The PLAN gate's reason names the line of tasks.yaml and the problem, without the
+    parser's own framing, so it reads as one line in the gate's feedback."""
+    path = tmp_path / "tasks.yaml"
+    path.write_text("tasks:\n  - id: T1\n    title: [unclosed\n", encoding="utf-8")
+    tasks, problems = read_tasks(path)
+    assert tasks == []
+    (problem,) = problems
+    assert problem.startswith("it is not valid YAML (line 4): ")
+    assert "<unicode string>" not in problem and "\n" not in problem

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from phasegate.yaml_errors import yaml_error_detail
+
 _FENCE = "---"
 
 
@@ -32,7 +34,10 @@ def _parse(raw: str, body: str) -> tuple[dict[str, Any] | None, str, str | None]
     try:
         data = YAML(typ="safe", pure=True).load(raw)
     except Exception as exc:  # any YAML failure means the same to the reader
-        return None, body, f"invalid YAML frontmatter ({' '.join(str(exc).split())[:200]})"
+        # The frontmatter's text starts on the file's second line, after the opening fence.
+        line, problem = yaml_error_detail(exc, first_line=2)
+        where = f" on line {line}" if line is not None else ""
+        return None, body, f"invalid YAML frontmatter{where}: {problem[:200]}"
     if data is None:
         return {}, body, None
     if not isinstance(data, dict):

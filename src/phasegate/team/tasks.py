@@ -33,6 +33,7 @@ from typing import Any
 
 from phasegate.engine.prompting import read_file
 from phasegate.state.atomic import atomic_write_text
+from phasegate.yaml_errors import yaml_error_detail
 
 STATUSES = ("not-started", "in-progress", "implemented", "completed", "blocked")
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
@@ -97,8 +98,9 @@ def load_document(path: Path) -> tuple[Any, list[str]]:
     try:
         document = _yaml().load(text)
     except Exception as exc:
-        reason = " ".join(str(exc).split())
-        return None, [f"it is not valid YAML ({reason})"]
+        line, problem = yaml_error_detail(exc)
+        where = f" (line {line})" if line is not None else ""
+        return None, [f"it is not valid YAML{where}: {problem}"]
     entries = document.get("tasks") if isinstance(document, dict) else document
     if not isinstance(entries, list) or not entries:
         return None, ["it must hold 'tasks:', a list of tasks"]
