@@ -5,7 +5,9 @@ its workflow, so that running the suggestion picks the item instead of failing w
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,7 +16,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent / "dashboard"))
 from dashboard_helpers import ITEM, new_repo, phasegate
 
-from phasegate.cli.suggested_commands import with_workflow
+from phasegate.integrations.claude_code.hook import session_context
+from phasegate.suggested_commands import with_workflow
 
 
 @pytest.fixture
@@ -114,6 +117,71 @@ def test_decisions_and_answer_name_the_workflow_of_a_shared_name(repo: Path) -> 
     assert answered.returncode == 0, answered.stderr
     assert f"Next: phasegate run {ITEM} --workflow feature --phase design" in answered.stdout
     assert _run(repo, f"phasegate run {ITEM} --workflow feature --phase design") == 0
+
+
+def test_new_of_an_existing_shared_name_says_how_to_continue_that_one(repo: Path) -> None:
+    """ "already exists; continue it with ..." names the workflow, and the command works."""
+    _new_in_review_loop(repo)
+    again = phasegate(repo, "new", ITEM, "-w", "review-loop", "-d", "again")
+    assert again.returncode == 2
+    suggested = f"phasegate run {ITEM} --workflow review-loop"
+    assert f"continue it with '{suggested}'" in again.stderr
+    assert _run(repo, f"phasegate status {ITEM} --workflow review-loop") == 0
+
+
+def test_a_waiting_run_prints_an_answer_command_naming_the_workflow(repo: Path) -> None:
+    """``run --wait`` at a decision prints the command to answer it; pasted elsewhere, it
+    answers this item's decision and the waiting run goes on."""
+    _new_in_review_loop(repo)
+    waiting = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "phasegate",
+            "run",
+            ITEM,
+            "-w",
+            "feature",
+            "--phase",
+            "design",
+            "--wait",
+        ],
+        cwd=repo,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+    )
+    try:
+        assert waiting.stderr is not None
+        lines = []
+        for line in waiting.stderr:
+            lines.append(line)
+            if "waiting for an answer:" in line:
+                break
+        command = lines[-1].split("waiting for an answer:", 1)[1].strip()
+        expected = f"phasegate answer {ITEM} --workflow feature transition-warning proceed"
+        assert command == expected, "".join(lines)
+        assert _run(repo, command) == 0
+        # The waiting run takes the answer and goes on into the design phase.
+        went_on = next(line for line in waiting.stderr if "design" in line)
+        assert went_on.startswith("▶ design"), went_on
+    finally:
+        waiting.kill()
+        waiting.wait()
+
+
+def test_the_session_start_hook_names_the_workflow_of_a_shared_name(repo: Path) -> None:
+    """The context Claude Code sessions get tells the next command of each item of a shared
+    name with its workflow; a name only one workflow has keeps its short command."""
+    _new_in_review_loop(repo)
+    _new_in_review_loop(repo, "only-here")
+    context = session_context({"cwd": str(repo)}, environ={})
+    assert f"- Next command: phasegate run {ITEM} --workflow feature" in context
+    assert f"- Next command: phasegate run {ITEM} --workflow review-loop" in context
+    assert "- Next command: phasegate run only-here\n" in context + "\n"
+    assert f"phasegate run {ITEM}\n" not in context + "\n"
 
 
 @pytest.mark.parametrize(

@@ -186,10 +186,14 @@ def new(
     repo: RepoOption = None,
 ) -> None:
     """Create a work item under a workflow."""
-    from phasegate.cli.suggested_commands import named_elsewhere, with_workflow
     from phasegate.config import load_config
     from phasegate.engine.items import create_item
     from phasegate.integrations.claude_code.install import sync_worktrees
+    from phasegate.suggested_commands import (
+        errors_with_workflow,
+        named_elsewhere,
+        with_workflow,
+    )
     from phasegate.workflow.registry import WorkflowRegistry
 
     root = _repo(repo)
@@ -203,23 +207,25 @@ def new(
         if loaded.workflow.name != "implement":
             raise BadInputError(f"--plan is for the implement workflow, not {workflow!r}")
         _, data["plan"] = plan_item(root, config, plan or name, name)
-    item = create_item(
-        root,
-        name,
-        loaded,
-        config,
-        mode=mode,
-        description=description,
-        worktree=worktree,
-        data=data,
-    )
+    shared = named_elsewhere(root, name, loaded.workflow.name, registry, config)
+    with errors_with_workflow(name, loaded.workflow.name, shared):  # "continue it with ..."
+        item = create_item(
+            root,
+            name,
+            loaded,
+            config,
+            mode=mode,
+            description=description,
+            worktree=worktree,
+            data=data,
+        )
     state = item.load(read_journal=False)
     commands = list(loaded.workflow.commands)
     # A workflow with commands runs its items through them.
     how = f"phasegate run {name} --command {commands[0]}" if commands else f"phasegate run {name}"
     if loaded.workflow.name == "implement":
         how = f"phasegate implement {name}"
-    if named_elsewhere(root, name, loaded.workflow.name, registry, config):
+    if shared:
         how = with_workflow(how, name, loaded.workflow.name)
     out.print(
         f"Created {name} ({workflow}, mode {state.mode}) in "

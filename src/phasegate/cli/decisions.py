@@ -26,10 +26,10 @@ def decisions(
     repo: RepoOption = None,
 ) -> None:
     """List the decisions waiting for a person: question, files, choices, the answer command."""
-    from phasegate.cli.suggested_commands import named_elsewhere, shared_names, with_workflow
     from phasegate.config import load_config
     from phasegate.engine.answers import pending, record_command
     from phasegate.engine.items import iter_items, locate_item
+    from phasegate.suggested_commands import named_elsewhere, shared_names, with_workflow
     from phasegate.workflow.registry import WorkflowRegistry
 
     root = _repo(repo)
@@ -107,10 +107,10 @@ def answer(
     repo: RepoOption = None,
 ) -> None:
     """Answer a pending decision; the next run (or one waiting with --wait) acts on it."""
-    from phasegate.cli.suggested_commands import named_elsewhere, with_workflow
     from phasegate.config import load_config
     from phasegate.engine.answers import answer_decision
     from phasegate.engine.items import locate_item
+    from phasegate.suggested_commands import named_elsewhere, with_workflow
     from phasegate.workflow.registry import WorkflowRegistry
 
     root = _repo(repo)

@@ -12,6 +12,7 @@ import re
 import signal
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -60,6 +61,8 @@ class ProgressPrinter:
         #: The reader of the progress lines went away: the run stops.
         self.output_closed = False
         self._stopped = False
+        #: Rewrites the commands a line suggests (to name the item's workflow).
+        self.commands: Callable[[str], str] | None = None
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.output_closed:
@@ -109,6 +112,8 @@ class ProgressPrinter:
         key = _item_of(event) if event is not None and self._rows is not None else None
         if key is not None and not self._live:
             text = f"[{escape(key)}] " + text.lstrip()
+        if self.commands is not None:
+            text = self.commands(text)
         self.console.print(text, highlight=False)
 
     # -- a parallel foreach --------------------------------------------------------------

@@ -81,12 +81,6 @@ def run_item(
     from dataclasses import replace
 
     from phasegate.cli.progress import ProgressPrinter
-    from phasegate.cli.suggested_commands import (
-        errors_with_workflow,
-        named_elsewhere,
-        status_with_workflow,
-        with_workflow,
-    )
     from phasegate.cli.views import print_item_status
     from phasegate.config import load_config
     from phasegate.engine.calls import Backends
@@ -94,6 +88,12 @@ def run_item(
     from phasegate.engine.items import locate_item
     from phasegate.engine.runner import NoTerminal, Runner
     from phasegate.notify import notifying
+    from phasegate.suggested_commands import (
+        errors_with_workflow,
+        named_elsewhere,
+        status_with_workflow,
+        with_workflow,
+    )
     from phasegate.workflow.registry import WorkflowRegistry
 
     config = load_config(root)
@@ -104,6 +104,8 @@ def run_item(
         root, name, item.workflow.name, registry, config
     )
     printer = (progress or ProgressPrinter)(err, quiet=quiet)
+    if shared:
+        printer.commands = lambda text: with_workflow(text, name, item.workflow.name)
     item.sink = printer
     asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
     with (

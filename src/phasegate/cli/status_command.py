@@ -36,15 +36,15 @@ def status(
             _print_rows(rows)
             return
     from phasegate.cli.item_rows import full_status, item_rows, layout_items
-    from phasegate.cli.suggested_commands import (
-        named_elsewhere,
-        shared_names,
-        status_with_workflow,
-    )
     from phasegate.cli.views import print_item_status
     from phasegate.config import load_config
     from phasegate.engine.item_status import status_of
     from phasegate.engine.items import iter_items, locate_item
+    from phasegate.suggested_commands import (
+        named_elsewhere,
+        shared_names,
+        status_with_workflow,
+    )
     from phasegate.workflow.registry import WorkflowRegistry
 
     config = load_config(root)

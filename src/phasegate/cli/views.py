@@ -198,7 +198,7 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
     pipe or a file each line is as long as it needs to be, so ``grep`` finds whole lines.
     A command for an item whose name another workflow has too names the item's workflow.
     """
-    from phasegate.cli.suggested_commands import shared_names, status_with_workflow
+    from phasegate.suggested_commands import shared_names, status_with_workflow
 
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
     for column in ("item", "workflow", "status", "phase"):

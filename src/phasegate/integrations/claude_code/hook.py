@@ -32,6 +32,7 @@ from phasegate.engine.index import identity, read_index
 from phasegate.integrations.claude_code import EVENTS as EVENTS
 from phasegate.integrations.claude_code.layout import ENGINE_FILE, Layout, item_folders, load_layout
 from phasegate.repo_paths import CONFIG_DIR, find_repo_quick
+from phasegate.suggested_commands import with_workflow
 
 #: Set in the environment of agents phasegate runs itself: their sessions get no context
 #: (they must not drive the workflow they are a step of).
@@ -181,7 +182,9 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
     layout: Layout = load_layout(repo)
     index: dict[str, Any] = read_index(repo)
     active: list[tuple[bool, float, str, str, dict[str, Any] | None, Path, str | None]] = []
+    workflows_of: dict[str, set[str]] = {}
     for wf_name, name, folder in item_folders(repo, layout):
+        workflows_of.setdefault(name, set()).add(wf_name)
         problem: str | None = None
         brief: dict[str, Any] | None = None
         mtime = 0.0
@@ -213,6 +216,8 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
             break
         workflow = layout["workflows"][wf_name]
         lines, inside = _detailed(repo, cwd, wf_name, name, workflow, brief, folder, problem)
+        if len(workflows_of[name]) > 1:  # a command naming it must name its workflow too
+            lines = [with_workflow(line, name, wf_name) for line in lines]
         here = here or inside
         if brief and brief.get("worktree") and not inside and not problem:
             warnings.append((name, (repo / str(brief["worktree"])).resolve()))

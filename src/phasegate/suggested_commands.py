@@ -4,7 +4,8 @@ An item is found by its name alone unless another workflow has an item of the
 same name; then a command naming it must also name its workflow, or it stops
 with "pick one with --workflow". The engine writes an item's next command
 knowing that item only (and the item index keeps it), so the commands are
-given their ``--workflow`` here, where the command line knows the other items.
+given their ``--workflow`` here, where the command line (or the hook, or the
+dashboard) knows the other items.
 """
 
 from __future__ import annotations
