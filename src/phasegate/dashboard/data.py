@@ -13,29 +13,36 @@ Contract
     (the current phase or node, as a label), ``status``, ``iterations``
     (review iterations so far), ``calls``, ``tokens`` (in + out), ``costUsd``,
     ``nextCommand``; or ``id``, ``workflow``, ``error`` for an unreadable one.
-``item_detail(root, item) -> dict``
+``item_detail(root, item, workflow=None) -> dict``
     The list fields of one item plus ``description``, ``mode``, ``phases``,
     ``unresolvedConcerns``, ``usage``, ``budget`` (spend against each cap, or
     ``None``) and ``stateFile`` (what ``phasegate status ITEM --json`` prints,
     where the workflow has it).
-``journal_events(root, item, offset=0) -> (events, new_offset)``
+``journal_events(root, item, offset=0, workflow=None) -> (events, new_offset)``
     The journal's complete events from byte ``offset`` on, and the offset to
     read from next. A torn last line (a write cut short) is not an event and
     is read again once complete; an offset past the end (the journal was
     replaced) reads from the start.
-``artifacts(root, item) -> list[(name, path)]``
+``artifacts(root, item, workflow=None) -> list[(name, path)]``
     The item folder's Markdown files (review history included), ``name``
     relative to the folder.
-``decisions(root, item) -> list[dict]``
+``decisions(root, item, workflow=None) -> list[dict]``
     The item's human decisions (gates), oldest first, each ``{id, item,
     question, choices: [str], files: [str], status: "pending" | "answered",
     asked_at, answer?: {choice, note, by, at}}``.
-``answer(root, item, decision_id, choice, note, by) -> dict``
+``answer(root, item, decision_id, choice, note, by, workflow=None) -> dict``
     Record the answer (persisted before anything acts on it) and return the
     decision. Raises :class:`BadInputError` for an unknown id or a choice that
     is not one of the canonical choices (the message lists them), and
     :class:`AlreadyAnsweredError` when it was answered already: two answers
     given at once are recorded once, and the other one gets that error.
+
+An item is found by its name alone, as on the command line, unless ``workflow`` is
+given: a name two workflows have needs it (without it, the error is the one
+``phasegate`` gives: "... pick one with --workflow"), and an unknown workflow is
+a :class:`NotFoundError`. The commands suggested for an item whose
+name another workflow has too (``nextCommand``, a pending decision's
+``command``) name its workflow, so that they work as pasted.
 
 Decisions are the engine's gates (:mod:`phasegate.engine.gates`): a gate's
 pending decision is in the item's engine state, and an answer is journaled
@@ -52,6 +59,7 @@ from typing import Any
 from phasegate.config import load_config
 from phasegate.errors import (
     BadInputError,
+    NotFoundError,
     PhasegateError,
     StateCorruptError,
 )
@@ -83,24 +91,36 @@ def _registry(root: Path) -> Any:
     return WorkflowRegistry(root)
 
 
-_LOCATED: dict[tuple[Path, str], _Located] = {}
+_LOCATED: dict[tuple[Path, str, str | None], _Located] = {}
 
 
-def _locate(root: Path, item: str) -> _Located:
-    """Where ``item`` lives; remembered, because an open page asks several times a second."""
-    known = _LOCATED.get((root, item))
+def _locate(root: Path, item: str, workflow: str | None = None) -> _Located:
+    """Where ``item`` (of ``workflow``, if given) lives; remembered, because an open page
+    asks several times a second."""
+    key = (root, item, workflow or None)
+    known = _LOCATED.get(key)
     if known is not None and known.item_dir.is_dir():
         return known
-    found = _work_item(root, item)
+    found = _work_item(root, item, workflow)
     located = _Located(item, found.workflow.name, found.item_dir, found.journal.path)
-    _LOCATED[(root, item)] = located
+    _LOCATED[key] = located
     return located
 
 
-def _work_item(root: Path, item: str) -> Any:
+def _work_item(root: Path, item: str, workflow: str | None = None) -> Any:
     from phasegate.engine.items import locate_item
 
-    return locate_item(root, item, _registry(root), load_config(root), command="dashboard")
+    registry = _registry(root)
+    try:
+        return locate_item(
+            root, item, registry, load_config(root), workflow or None, command="dashboard"
+        )
+    except NotFoundError:
+        if not workflow or workflow not in registry.names():
+            raise  # no item of that name at all, or no such workflow: the error says which
+        raise NotFoundError(
+            f"workflow {workflow!r} has no work item named {item!r} in {root}"
+        ) from None
 
 
 # -- items ----------------------------------------------------------------------
@@ -133,25 +153,36 @@ def _row(status: dict[str, Any]) -> dict[str, Any]:
 def list_items(root: Path) -> list[dict[str, Any]]:
     """Every work item of the repository at ``root`` (see the module docstring)."""
     from phasegate.engine.items import iter_items, locate_item
+    from phasegate.suggested_commands import shared_names, status_with_workflow
 
     config = load_config(root)
     registry = _registry(root)
+    found_items = [(workflow, name) for workflow, name, _ in iter_items(root, registry, config)]
+    # A name two workflows have is found by its name and workflow: its commands say which.
+    shared = shared_names(found_items)
     rows: list[dict[str, Any]] = []
-    for workflow, name, _ in iter_items(root, registry, config):
+    for workflow, name in found_items:
         try:
             found = locate_item(root, name, registry, config, workflow, command="dashboard")
-            rows.append(_row(found.status(found.load(read_journal=False))))
+            status = found.status(found.load(read_journal=False))
+            rows.append(_row(status_with_workflow(status) if name in shared else status))
         except PhasegateError as exc:
             rows.append({"id": name, "workflow": workflow, "error": str(exc)})
     return Redactor().data(rows)  # type: ignore[no-any-return]
 
 
-def item_detail(root: Path, item: str) -> dict[str, Any]:
+def item_detail(root: Path, item: str, workflow: str | None = None) -> dict[str, Any]:
     """One work item in detail (see the module docstring); NotFoundError if there is none."""
     from phasegate.engine.item_status import status_of
+    from phasegate.suggested_commands import named_elsewhere, status_with_workflow
 
-    found = _work_item(root, item)
+    found = _work_item(root, item, workflow)
     status = status_of(found, found.load(read_journal=False))
+    # Without a workflow the item was found by its name alone: no other workflow has it.
+    if workflow and named_elsewhere(
+        root, item, found.workflow.name, _registry(root), load_config(root)
+    ):
+        status = status_with_workflow(status)
     detail = {**status, **_row(status)}
     return Redactor().data(detail)  # type: ignore[no-any-return]
 
@@ -159,9 +190,11 @@ def item_detail(root: Path, item: str) -> dict[str, Any]:
 # -- journal and artifacts ----------------------------------------------------------
 
 
-def journal_events(root: Path, item: str, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+def journal_events(
+    root: Path, item: str, offset: int = 0, workflow: str | None = None
+) -> tuple[list[dict[str, Any]], int]:
     """The complete journal events from byte ``offset`` on, and the next offset."""
-    return read_journal(_locate(root, item).journal_path, offset)
+    return read_journal(_locate(root, item, workflow).journal_path, offset)
 
 
 def read_journal(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
@@ -203,9 +236,9 @@ def read_journal(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int
     return events, offset + end + 1
 
 
-def artifacts(root: Path, item: str) -> list[tuple[str, Path]]:
+def artifacts(root: Path, item: str, workflow: str | None = None) -> list[tuple[str, Path]]:
     """The Markdown files of the item's folder (its artifacts and review history)."""
-    folder = _locate(root, item).item_dir
+    folder = _locate(root, item, workflow).item_dir
     found = sorted(
         (p.relative_to(folder).as_posix(), p)
         for p in folder.rglob("*.md")
@@ -218,9 +251,9 @@ def artifacts(root: Path, item: str) -> list[tuple[str, Path]]:
 # -- decisions ------------------------------------------------------------------------
 
 
-def decisions(root: Path, item: str) -> list[dict[str, Any]]:
+def decisions(root: Path, item: str, workflow: str | None = None) -> list[dict[str, Any]]:
     """The item's decisions, oldest first (see the module docstring)."""
-    found = _work_item(root, item)
+    found = _work_item(root, item, workflow)
     state = found.load()
     out: list[dict[str, Any]] = []
     for record in state.decisions.values():
@@ -259,7 +292,13 @@ def decisions(root: Path, item: str) -> list[dict[str, Any]]:
 
 
 def answer(
-    root: Path, item: str, decision_id: str, choice: str, note: str | None, by: str
+    root: Path,
+    item: str,
+    decision_id: str,
+    choice: str,
+    note: str | None,
+    by: str,
+    workflow: str | None = None,
 ) -> dict[str, Any]:
     """Record the answer to a pending decision, once (see the module docstring).
 
@@ -269,7 +308,7 @@ def answer(
     """
     from phasegate.engine.answers import answer_decision
 
-    found = _work_item(root, item)
+    found = _work_item(root, item, workflow)
     given = answer_decision(found, decision_id, choice, note or "", by)  # type: ignore[arg-type]
-    recorded = next((d for d in decisions(root, item) if d["id"] == decision_id), None)
+    recorded = next((d for d in decisions(root, item, workflow) if d["id"] == decision_id), None)
     return recorded if recorded is not None else Redactor().data(given)

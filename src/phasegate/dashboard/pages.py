@@ -17,6 +17,7 @@ from markdown_it import MarkdownIt
 
 from phasegate.dashboard.events import EventEntry
 from phasegate.engine.budget import budget_lines
+from phasegate.suggested_commands import shared_names
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
@@ -26,9 +27,11 @@ def render_markdown(text: str) -> str:
     return str(_MARKDOWN.render(text))
 
 
-def item_url(item: str, *rest: str) -> str:
-    """The page of ``item`` (or a path below it)."""
-    return "/".join(["/items", quote(item, safe=""), *(quote(p, safe="/") for p in rest)])
+def item_url(item: str, *rest: str, workflow: str | None = None) -> str:
+    """The page of ``item`` (or a path below it); with ``workflow``, of its item of that
+    name (which a name two workflows have needs)."""
+    path = "/".join(["/items", quote(item, safe=""), *(quote(p, safe="/") for p in rest)])
+    return path + (f"?workflow={quote(workflow, safe='')}" if workflow else "")
 
 
 def layout(title: str, body: str, *, repo: str) -> str:
@@ -67,9 +70,13 @@ def items_page(items: Sequence[Mapping[str, Any]], repo: str) -> str:
             "<code>phasegate new NAME --description '...'</code>.</p>"
         )
         return layout("Work items", body, repo=repo)
+    # A name two workflows have: its links say which workflow's item they open.
+    shared = shared_names((str(row["workflow"]), str(row["id"])) for row in items)
     rows: list[str] = []
     for row in items:
-        link = f'<a href="{item_url(str(row["id"]))}">{escape(str(row["id"]))}</a>'
+        name = str(row["id"])
+        url = item_url(name, workflow=str(row["workflow"]) if name in shared else None)
+        link = f'<a href="{escape(url)}">{escape(name)}</a>'
         if "error" in row:
             rows.append(
                 f'<tr class="unreadable"><td data-label="item">{link}</td>'
@@ -197,9 +204,14 @@ def entries_html(entries: Iterable[EventEntry]) -> str:
 
 
 def decisions_html(
-    item: str, decisions: Sequence[Mapping[str, Any]], artifact_names: Iterable[str]
+    item: str,
+    decisions: Sequence[Mapping[str, Any]],
+    artifact_names: Iterable[str],
+    workflow: str | None = None,
 ) -> str:
-    """The item's decisions: pending ones with a form to answer them, answered ones below."""
+    """The item's decisions: pending ones with a form to answer them, answered ones below.
+
+    ``workflow``: the one the page names (its links and forms keep it)."""
     known = set(artifact_names)
     pending = [d for d in decisions if d.get("status") == "pending"]
     answered = [d for d in decisions if d.get("status") != "pending"]
@@ -209,7 +221,8 @@ def decisions_html(
     for decision in pending:
         did = str(decision["id"])
         files = "".join(
-            f'<li><a href="{item_url(item, "artifacts", f)}">{escape(f)}</a></li>'
+            f'<li><a href="{escape(item_url(item, "artifacts", f, workflow=workflow))}">'
+            f"{escape(f)}</a></li>"
             if f in known
             else f"<li><code>{escape(f)}</code></li>"
             for f in decision.get("files") or []
@@ -222,7 +235,8 @@ def decisions_html(
             f'<div class="decision pending" data-id="{escape(did)}">'
             f'<p class="question">{escape(str(decision.get("question") or ""))}</p>'
             + (f'<ul class="files">{files}</ul>' if files else "")
-            + f'<form class="answer" method="post" action="{item_url(item, "decisions", did)}">'
+            + '<form class="answer" method="post" '
+            f'action="{escape(item_url(item, "decisions", did, workflow=workflow))}">'
             f'<label>Note <input type="text" name="note" autocomplete="off"></label>'
             f'<span class="choices">{buttons}</span></form>'
             '<p class="message" role="status"></p></div>'
@@ -244,12 +258,14 @@ def fragment_version(html: str) -> str:
     return hashlib.sha256(html.encode("utf-8")).hexdigest()[:16]
 
 
-def artifacts_html(item: str, names: Sequence[str]) -> str:
+def artifacts_html(item: str, names: Sequence[str], workflow: str | None = None) -> str:
     """Links to the item's Markdown files."""
     if not names:
         return '<h2>Artifacts</h2><p class="empty">No artifacts yet.</p>'
     links = "".join(
-        f'<li><a href="{item_url(item, "artifacts", n)}">{escape(n)}</a></li>' for n in names
+        f'<li><a href="{escape(item_url(item, "artifacts", n, workflow=workflow))}">'
+        f"{escape(n)}</a></li>"
+        for n in names
     )
     return f'<h2>Artifacts</h2><ul class="artifacts">{links}</ul>'
 
@@ -261,11 +277,14 @@ def item_page(
     decisions: Sequence[Mapping[str, Any]],
     artifact_names: Sequence[str],
     repo: str,
+    workflow: str | None = None,
 ) -> str:
-    """One item: summary, decisions, timeline (live), artifacts, phases."""
+    """One item: summary, decisions, timeline (live), artifacts, phases.
+
+    ``workflow``: the one the page was opened with (its links and forms keep it)."""
     item = str(detail["id"])
-    events_url = item_url(item, "events")
-    panel = decisions_html(item, decisions, artifact_names)
+    events_url = item_url(item, "events", workflow=workflow)
+    panel = decisions_html(item, decisions, artifact_names, workflow)
     body = (
         f'<section id="summary">{summary_html(detail)}</section>'
         f'<section id="decisions" data-version="{fragment_version(panel)}">{panel}</section>'
@@ -273,16 +292,17 @@ def item_page(
         '<span id="live" class="live" title="new events appear here as they happen"></span>'
         f'</h2><ol id="timeline" data-events="{escape(events_url)}" data-offset="{offset}">'
         f"{entries_html(entries)}</ol></section>"
-        f'<aside><section id="artifacts">{artifacts_html(item, artifact_names)}</section>'
+        f'<aside><section id="artifacts">{artifacts_html(item, artifact_names, workflow)}</section>'
         f"{phases_html(detail)}</aside></div>"
     )
     return layout(item, body, repo=repo)
 
 
-def artifact_page(item: str, name: str, text: str, repo: str) -> str:
-    """One Markdown file of an item, rendered."""
+def artifact_page(item: str, name: str, text: str, repo: str, workflow: str | None = None) -> str:
+    """One Markdown file of an item, rendered (``workflow``: the one its page names)."""
+    back = escape(item_url(item, workflow=workflow))
     body = (
-        f'<nav class="crumbs"><a href="{item_url(item)}">{escape(item)}</a> / {escape(name)}</nav>'
+        f'<nav class="crumbs"><a href="{back}">{escape(item)}</a> / {escape(name)}</nav>'
         f'<article class="markdown">{render_markdown(text)}</article>'
     )
     return layout(f"{name} · {item}", body, repo=repo)

@@ -5,6 +5,10 @@ Read-only except answering decisions. Every read goes through
 as server-sent events, read from the journal by byte offset while a run in
 another process appends to it.
 
+Items are addressed by name (``/items/NAME``, ``/api/items/NAME/...``); every
+item route takes ``?workflow=W`` too, which a name two workflows have needs,
+and the pages of an item opened with it keep it in their links and forms.
+
 Who may use it is checked by :class:`~phasegate.dashboard.guard.Guard`.
 """
 
@@ -59,6 +63,11 @@ def _status_of(exc: PhasegateError) -> int:
     return 500
 
 
+def _workflow(request: Request) -> str | None:
+    """The workflow ``?workflow=`` names: which item a name two workflows have means."""
+    return request.query_params.get("workflow") or None
+
+
 def _read_entries(reader: EventReader, events: list[dict[str, Any]]) -> list[EventEntry]:
     return [entry for entry in map(reader.read, events) if entry is not None]
 
@@ -80,77 +89,84 @@ def create_app(
         items = await anyio.to_thread.run_sync(data.list_items, root)
         return page(pages.items_page(items, repo))
 
-    def _item_parts(item: str) -> tuple[dict[str, Any], list[EventEntry], int, Any, list[str]]:
-        detail = data.item_detail(root, item)
-        events, offset = data.journal_events(root, item, 0)
-        names = [name for name, _ in data.artifacts(root, item)]
+    def _item_parts(
+        item: str, workflow: str | None
+    ) -> tuple[dict[str, Any], list[EventEntry], int, Any, list[str]]:
+        detail = data.item_detail(root, item, workflow)
+        events, offset = data.journal_events(root, item, 0, workflow)
+        names = [name for name, _ in data.artifacts(root, item, workflow)]
         entries = _read_entries(EventReader(), events)
-        return detail, entries, offset, data.decisions(root, item), names
+        return detail, entries, offset, data.decisions(root, item, workflow), names
 
     async def item_page(request: Request) -> Response:
-        item = request.path_params["item"]
+        item, workflow = request.path_params["item"], _workflow(request)
         detail, entries, offset, decisions, names = await anyio.to_thread.run_sync(
-            _item_parts, item
+            _item_parts, item, workflow
         )
-        return page(pages.item_page(detail, entries, offset, decisions, names, repo))
+        return page(pages.item_page(detail, entries, offset, decisions, names, repo, workflow))
 
-    def _artifact_text(item: str, name: str) -> str:
-        for known, path in data.artifacts(root, item):
+    def _artifact_text(item: str, name: str, workflow: str | None) -> str:
+        for known, path in data.artifacts(root, item, workflow):
             if known == name:
                 return Redactor().text(path.read_text("utf-8", errors="replace"))
         raise NotFoundError(f"work item {item!r} has no artifact {name!r}")
 
     async def artifact_page(request: Request) -> Response:
         item, name = request.path_params["item"], request.path_params["name"]
-        text = await anyio.to_thread.run_sync(_artifact_text, item, name)
-        return page(pages.artifact_page(item, name, text, repo))
+        workflow = _workflow(request)
+        text = await anyio.to_thread.run_sync(_artifact_text, item, name, workflow)
+        return page(pages.artifact_page(item, name, text, repo, workflow))
 
-    def _decisions_fragment(item: str) -> str:
-        names = [name for name, _ in data.artifacts(root, item)]
-        return pages.decisions_html(item, data.decisions(root, item), names)
+    def _decisions_fragment(item: str, workflow: str | None) -> str:
+        names = [name for name, _ in data.artifacts(root, item, workflow)]
+        return pages.decisions_html(item, data.decisions(root, item, workflow), names, workflow)
 
     async def item_events(request: Request) -> Response:
-        item = request.path_params["item"]
+        item, workflow = request.path_params["item"], _workflow(request)
         start = request.headers.get("last-event-id") or request.query_params.get("offset") or "0"
         try:
             offset = max(0, int(start))
         except ValueError:
             raise BadInputError(f"offset {start!r} is not a number") from None
         # Fails here (a clean 404 or 400) rather than inside the stream.
-        await anyio.to_thread.run_sync(data.journal_events, root, item, offset)
+        await anyio.to_thread.run_sync(data.journal_events, root, item, offset, workflow)
         reader = EventReader()
-        primer, _ = await anyio.to_thread.run_sync(data.journal_events, root, item, 0)
+        primer, _ = await anyio.to_thread.run_sync(data.journal_events, root, item, 0, workflow)
         _read_entries(reader, primer)  # so finished calls name their backend
         return StreamingResponse(
-            _stream(item, offset, reader),
+            _stream(item, workflow, offset, reader),
             media_type="text/event-stream",
             headers={"x-accel-buffering": "no"},
         )
 
-    async def _stream(item: str, offset: int, reader: EventReader) -> AsyncIterator[str]:
+    async def _stream(
+        item: str, workflow: str | None, offset: int, reader: EventReader
+    ) -> AsyncIterator[str]:
         yield "retry: 1000\n\n"
         try:
-            async for message in _follow(item, offset, reader):
+            async for message in _follow(item, workflow, offset, reader):
                 yield message
         except PhasegateError as exc:  # e.g. the journal turned corrupt: say so, stop
             yield _sse("problem", {"message": str(exc)})
 
-    async def _follow(item: str, offset: int, reader: EventReader) -> AsyncIterator[str]:
+    async def _follow(
+        item: str, workflow: str | None, offset: int, reader: EventReader
+    ) -> AsyncIterator[str]:
         shown_decisions: str | None = None
         quiet_since = time.monotonic()
         while not stopping():
             events, new_offset = await anyio.to_thread.run_sync(
-                data.journal_events, root, item, offset
+                data.journal_events, root, item, offset, workflow
             )
             if new_offset != offset:
                 offset = new_offset
                 html = pages.entries_html(_read_entries(reader, events))
                 yield _sse("entries", {"html": html, "count": len(events)}, offset)
-                detail = await anyio.to_thread.run_sync(data.item_detail, root, item)
+                detail = await anyio.to_thread.run_sync(data.item_detail, root, item, workflow)
                 summary = {"html": pages.summary_html(detail), "phases": pages.phases_html(detail)}
                 yield _sse("summary", summary)
                 quiet_since = time.monotonic()
-            fragment = await anyio.to_thread.run_sync(_decisions_fragment, item)
+            fragment = await anyio.to_thread.run_sync(_decisions_fragment, item, workflow)
             if fragment != shown_decisions:
                 shown_decisions = fragment
                 version = pages.fragment_version(fragment)
@@ -162,56 +178,64 @@ def create_app(
 
     async def answer_form(request: Request) -> Response:
         item, decision_id = request.path_params["item"], request.path_params["decision_id"]
+        workflow = _workflow(request)
         form = await request.form()
         choice, note = str(form.get("choice") or ""), str(form.get("note") or "") or None
         wants_json = "application/json" in request.headers.get("accept", "")
         try:
             decision = await anyio.to_thread.run_sync(
-                data.answer, root, item, decision_id, choice, note, "dashboard"
+                data.answer, root, item, decision_id, choice, note, "dashboard", workflow
             )
         except PhasegateError as exc:
             if wants_json:
                 return _json_error(exc)
             return page(pages.error_page(_status_of(exc), str(exc), repo), _status_of(exc))
         if wants_json:
-            fragment = await anyio.to_thread.run_sync(_decisions_fragment, item)
+            fragment = await anyio.to_thread.run_sync(_decisions_fragment, item, workflow)
             version = pages.fragment_version(fragment)
             return JSONResponse({"decision": decision, "html": fragment, "version": version})
-        return RedirectResponse(pages.item_url(item) + "#decisions", status_code=303)
+        back = pages.item_url(item, workflow=workflow) + "#decisions"
+        return RedirectResponse(back, status_code=303)
 
     async def api_items(request: Request) -> Response:
         return JSONResponse(await anyio.to_thread.run_sync(data.list_items, root))
 
     async def api_item(request: Request) -> Response:
-        item = request.path_params["item"]
-        return JSONResponse(await anyio.to_thread.run_sync(data.item_detail, root, item))
+        item, workflow = request.path_params["item"], _workflow(request)
+        return JSONResponse(await anyio.to_thread.run_sync(data.item_detail, root, item, workflow))
 
     async def api_events(request: Request) -> Response:
-        item = request.path_params["item"]
+        item, workflow = request.path_params["item"], _workflow(request)
         raw = request.query_params.get("offset", "0")
         if not raw.isdigit():
             raise BadInputError(f"offset {raw!r} is not a number")
-        events, offset = await anyio.to_thread.run_sync(data.journal_events, root, item, int(raw))
+        events, offset = await anyio.to_thread.run_sync(
+            data.journal_events, root, item, int(raw), workflow
+        )
         return JSONResponse({"events": events, "offset": offset})
 
     async def api_artifacts(request: Request) -> Response:
-        item = request.path_params["item"]
-        found = await anyio.to_thread.run_sync(data.artifacts, root, item)
+        item, workflow = request.path_params["item"], _workflow(request)
+        found = await anyio.to_thread.run_sync(data.artifacts, root, item, workflow)
         return JSONResponse(
-            [{"name": n, "url": pages.item_url(item, "artifacts", n)} for n, _ in found]
+            [
+                {"name": n, "url": pages.item_url(item, "artifacts", n, workflow=workflow)}
+                for n, _ in found
+            ]
         )
 
     async def api_artifact(request: Request) -> Response:
         item, name = request.path_params["item"], request.path_params["name"]
-        text = await anyio.to_thread.run_sync(_artifact_text, item, name)
+        text = await anyio.to_thread.run_sync(_artifact_text, item, name, _workflow(request))
         return JSONResponse({"name": name, "markdown": text, "html": pages.render_markdown(text)})
 
     async def api_decisions(request: Request) -> Response:
-        item = request.path_params["item"]
-        return JSONResponse(await anyio.to_thread.run_sync(data.decisions, root, item))
+        item, workflow = request.path_params["item"], _workflow(request)
+        return JSONResponse(await anyio.to_thread.run_sync(data.decisions, root, item, workflow))
 
     async def api_answer(request: Request) -> Response:
         item, decision_id = request.path_params["item"], request.path_params["decision_id"]
+        workflow = _workflow(request)
         try:
             body = await request.json()
         except json.JSONDecodeError:
@@ -220,7 +244,7 @@ def create_app(
             raise BadInputError('the body must be a JSON object {"choice": ..., "note": ...}')
         note = str(body["note"]) if body.get("note") else None
         decision = await anyio.to_thread.run_sync(
-            data.answer, root, item, decision_id, body["choice"], note, "dashboard"
+            data.answer, root, item, decision_id, body["choice"], note, "dashboard", workflow
         )
         return JSONResponse(decision)
 

@@ -25,7 +25,10 @@
   function follow() {
     if (!timeline || !window.EventSource) return;
     const live = document.getElementById("live");
-    const url = timeline.dataset.events + "?offset=" + encodeURIComponent(timeline.dataset.offset);
+    // The events address may name the item's workflow already (?workflow=...).
+    const events = timeline.dataset.events;
+    const url = events + (events.indexOf("?") < 0 ? "?" : "&") + "offset=" +
+      encodeURIComponent(timeline.dataset.offset);
     const source = new EventSource(url);
     source.onopen = function () {
       if (live) { live.textContent = "live"; live.classList.add("on"); }
