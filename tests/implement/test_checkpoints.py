@@ -11,7 +11,7 @@ import pytest
 from implement_helpers import PLAN, Team, journal, key, new_item, run
 
 from phasegate.engine.state import read_state_file
-from phasegate.errors import BlockedError
+from phasegate.errors import BlockedError, ConfigError
 from phasegate.implement.plan import parse_plan
 
 CHECKPOINT = "Validation: run the unit tests of the dispatcher"
@@ -95,6 +95,24 @@ def test_the_checks_setting_chooses_the_checkpoint_commands(webhooks: Path) -> N
     assert run(new_item(webhooks, config), team()).status == "completed"
     finished = [e for e in journal(webhooks) if e["event"] == "check.finished"]
     assert [e["check"] for e in finished] == ["lint"]
+
+
+def test_a_check_naming_no_command_stops_the_run_before_any_agent(webhooks: Path) -> None:
+    """A `checks:` name missing from `commands:` (a typo) would be skipped and the checkpoint
+    counted as passed: the run refuses it with its field before any agent runs."""
+    config = {
+        "commands": {"test": check(0), "lint": check(0)},
+        "workflows": {"implement": {"settings": {"checks": ["lint", "tets"]}}},
+    }
+    agents = team()
+    with pytest.raises(ConfigError) as refused:
+        run(new_item(webhooks, config), agents)
+    assert str(refused.value).endswith(
+        "config.yaml: workflows.implement.settings.checks.1: no command 'tets' in commands "
+        "(known: test, lint)"
+    )
+    assert agents.calls() == []
+    assert not ticked(webhooks, CHECKPOINT)
 
 
 def test_a_checkpoint_without_configured_checks_is_not_ticked(webhooks: Path) -> None:

@@ -134,3 +134,33 @@ def test_a_json_verdict_is_preferred_to_fuzzy_text() -> None:
 def test_free_text_from_a_schema_enforcing_backend_is_unclear() -> None:
     """A backend made to answer in a schema that answers prose is not read fuzzily."""
     assert read("LGTM", enforced=True)[0] == "UNCLEAR"
+
+
+@pytest.mark.parametrize(
+    ("text", "feedback"),
+    [
+        ("-1", "-1"),
+        ("-1\nCompare signatures in constant time.", "Compare signatures in constant time."),
+    ],
+)
+def test_minus_one_is_a_revision_not_a_json_number(text: str, feedback: str) -> None:
+    """REVISION_PATTERNS' /^-1$/: only a JSON object is a structured answer, so `-1` (valid
+    JSON, a number) is free text and asks for a revision, as `+1` approves."""
+    assert read(text) == ("NEEDS_REVISION", feedback)
+    assert read("+1")[0] == "APPROVED"
+
+
+def test_a_fenced_json_value_that_is_no_object_leaves_the_text_to_the_fuzzy_rules() -> None:
+    """A fenced JSON list is not a verdict: the first line decides."""
+    text = 'NEEDS_REVISION\nThe failing inputs:\n\n```json\n["", "\\u0000"]\n```'
+    assert read(text)[0] == "NEEDS_REVISION"
+
+
+def test_a_first_line_approval_naming_a_bug_is_where_phasegate_is_stricter_than_the_seed() -> None:
+    """docs/implement-workflow.md: seed 004's rule approves on the first line whatever follows;
+    phasegate reads an approval whose rest names a bug as UNCLEAR (never approval)."""
+    text = "APPROVED\nBut there is a critical bug: missing rate limiting."
+    assert detect_review_status(text) == "APPROVED"  # the seed's own function, exactly
+    word, feedback = read(text)
+    assert word == "UNCLEAR"
+    assert feedback.endswith("But there is a critical bug: missing rate limiting.")

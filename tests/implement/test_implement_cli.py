@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import shlex
 import subprocess
 import sys
 import time
@@ -233,3 +234,97 @@ def test_a_bad_setting_names_its_field(tmp_path: Path) -> None:
     result = cli(root, "implement", "006")
     assert result.returncode == 2
     assert "workflows.implement.settings.escalation.default_action: " in result.stderr
+
+
+def test_a_check_naming_no_command_is_refused_before_any_agent(tmp_path: Path) -> None:
+    """`checks: [tets]` with no `tets` in `commands:` is refused in one line naming the file
+    and the field (exit 2): nothing is created, no agent runs, no checkpoint "passes"."""
+    config = {
+        **SCRIPTED,
+        "commands": {"test": "true"},
+        "workflows": {"implement": {"settings": {"checks": ["tets"]}}},
+    }
+    root = make_repo(tmp_path / "repo", ONE_TASK, config=config)
+    (root / ".phasegate" / "agents.yaml").write_text(json.dumps(APPROVING))
+    result = cli(root, "implement", "006")
+    assert result.returncode == 2, result.stdout
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("phasegate: error: ") and line.endswith(
+        ".phasegate/config.yaml: workflows.implement.settings.checks.0: no command 'tets' "
+        "in commands (known: test)"
+    )
+    assert not (root / ".phasegate" / "calls.jsonl").exists()
+    assert not (root / ".phasegate" / "implement").exists()
+
+
+def dispatched_tasks(root: Path, role: str) -> list[str]:
+    lines = (root / ".phasegate" / "calls.jsonl").read_text().splitlines()
+    return [json.loads(x)["task"] for x in lines if json.loads(x)["role"] == role]
+
+
+def test_a_task_added_after_completion_is_run_by_implementing_again(tmp_path: Path) -> None:
+    """Seed 004's /s:implement works through the plan's open tasks: a completed item whose
+    PLAN.md gained a task is reopened and runs that task alone (not "already complete")."""
+    root = scripted_repo(tmp_path, APPROVING)
+    assert cli(root, "implement", "006").returncode == 0
+    plan = root / PLAN
+    added = "Document the signature header"
+    plan.write_text(
+        plan.read_text() + f"\n## Phase 2: Docs\n\n- [ ] **{added}** [`agent: the-developer`]\n"
+    )
+    status = json.loads(cli(root, "status", "006", "--json").stdout)
+    assert status["status"] == "active"
+    assert ("Document the signature header", "pending") in [
+        (t["title"], t["state"]) for t in status["tasks"]
+    ]
+    again = cli(root, "implement", "006")
+    assert again.returncode == 0, again.stderr
+    assert "already complete" not in again.stdout
+    assert f"has open tasks again after the item completed: {added}" in again.stderr
+    assert f"- [x] **{added}**" in plan.read_text()
+    assert dispatched_tasks(root, "the-developer") == [SIGN, key(added)]
+    status = json.loads(cli(root, "status", "006", "--json").stdout)
+    assert status["status"] == "completed"
+    assert {t["state"] for t in status["tasks"]} == {"done"}
+    third = cli(root, "implement", "006")
+    assert third.returncode == 0 and third.stdout.strip() == "006 is already complete"
+
+
+def test_a_task_unticked_after_completion_is_implemented_and_reviewed_afresh(
+    tmp_path: Path,
+) -> None:
+    """A box unticked by hand reopens the item; the task's review sees only what the new
+    run changed, not the first run's work again."""
+    root = scripted_repo(tmp_path, APPROVING)
+    assert cli(root, "implement", "006").returncode == 0
+    script = {
+        "the-developer": {"implement": [{"write": {"src/verify.py": "import hmac\n"}}]},
+        "*": {"*": [{"text": "APPROVED"}]},
+    }
+    (root / ".phasegate" / "agents.yaml").write_text(json.dumps(script))
+    plan = root / PLAN
+    plan.write_text(plan.read_text().replace("- [x] **Sign", "- [ ] **Sign"))
+    again = cli(root, "implement", "006")
+    assert again.returncode == 0, again.stderr
+    assert "- [x] **Sign outgoing payloads**" in plan.read_text()
+    assert dispatched_tasks(root, "the-developer") == [SIGN, SIGN]
+    selected = [e for e in implement_journal(root) if e["event"] == "reviewer.selected"]
+    assert [e["files"] for e in selected] == [["src/sign.py"], ["src/verify.py"]]
+
+
+def implement_journal(root: Path) -> list[dict[str, Any]]:
+    path = root / ".phasegate" / "implement" / "006" / ".journal.jsonl"
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def test_a_notification_names_the_implement_command(tmp_path: Path) -> None:
+    """config notify: the event of `phasegate implement` says `implement`, not `run`."""
+    root = scripted_repo(tmp_path, APPROVING)
+    heard = tmp_path / "heard.log"
+    line = (
+        f'echo "$PHASEGATE_EVENT|$PHASEGATE_ITEM|$PHASEGATE_COMMAND" >> {shlex.quote(str(heard))}'
+    )
+    config = root / ".phasegate" / "config.yaml"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "notify": {"command": line}}))
+    assert cli(root, "implement", "006").returncode == 0
+    assert heard.read_text().splitlines() == ["completed|006|implement"]

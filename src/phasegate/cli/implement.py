@@ -137,7 +137,13 @@ def implement(
     ensure_item(root, config, name, plan, None)
     options = RunOptions(answers=parse_answers(answer), wait=wait, command=None, jobs=jobs)
     outcome = run_item(
-        root, name, options, workflow=WORKFLOW, quiet=quiet, progress=ImplementProgress
+        root,
+        name,
+        options,
+        workflow=WORKFLOW,
+        quiet=quiet,
+        progress=ImplementProgress,
+        command="implement",
     )
     if outcome.status in ("stopped", "completed"):
         out.print(escape(outcome.message))

@@ -76,8 +76,13 @@ def run_item(
     quiet: bool = False,
     show_status: bool = True,
     progress: type[ProgressPrinter] | None = None,
+    command: str | None = None,
 ) -> RunOutcome:
-    """Run (or resume) ``name`` with progress on stderr; the CLI commands share this."""
+    """Run (or resume) ``name`` with progress on stderr; the CLI commands share this.
+
+    ``command`` is the phasegate command a notification names (default: the workflow
+    command of ``options``, else ``run``).
+    """
     from dataclasses import replace
 
     from phasegate.cli.progress import ProgressPrinter
@@ -114,7 +119,7 @@ def run_item(
             config,
             item=name,
             workflow=item.workflow.name,
-            command=options.command or "run",
+            command=command or options.command or "run",
             warn=warn,
         ) as end,
         errors_with_workflow(name, item.workflow.name, shared),

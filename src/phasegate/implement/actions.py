@@ -19,6 +19,7 @@ from phasegate.implement.parallel import restore_plan
 from phasegate.implement.settings import ACTIONS
 from phasegate.implement.snapshots import snapshot
 from phasegate.implement.where import (
+    REOPENED,
     agent_node,
     implementer_of,
     load_plan,
@@ -52,6 +53,12 @@ class LoadContext(Action):
             )
         docs = load_documents(ctx.workdir / spec_dir_rel(ctx.state))
         ctx.state.node(ctx.path)["documents"] = docs
+        reopened = ctx.state.data.pop(REOPENED, None)
+        again = (
+            [f"{where} has open tasks again after the item completed: {', '.join(reopened)}"]
+            if reopened
+            else []
+        )
         ctx.record(
             "implement.context",
             plan=where,
@@ -60,7 +67,7 @@ class LoadContext(Action):
             open=len([t for t in plan.tasks() if not t.done and not t.checkpoint]),
             documents={name: len(text) for name, text in docs.items()},
             agents=found.names(),
-            notes=[*plan.notes(where), *found.problems],
+            notes=[*again, *plan.notes(where), *found.problems],
         )
         return "done"
 

@@ -13,7 +13,8 @@ workflows:
         actions: [skip_with_warning, accept_as_is, abort_process]
 ```
 
-Every value is checked when a run starts; a bad one names its field.
+Every value is checked when a run starts; a bad one names its field. Each name in
+``checks`` must be a key of the config's ``commands:``.
 """
 
 from __future__ import annotations
@@ -78,13 +79,23 @@ def implement_settings(config: Config, repo: Path | None = None) -> ImplementSet
     """The settings from ``config`` (defaults where not given); a bad value is a ConfigError."""
     found = config.workflows.get("implement")
     raw = dict(found.settings) if found is not None else {}
+    where = config_path(repo) if repo is not None else ".phasegate/config.yaml"
     try:
-        return ImplementSettings.model_validate(raw)
+        settings = ImplementSettings.model_validate(raw)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"])
         message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
-        where = config_path(repo) if repo is not None else ".phasegate/config.yaml"
         raise ConfigError(
             f"{where}: workflows.implement.settings{'.' + field if field else ''}: {message}"
         ) from None
+    # A check without a command would be skipped, and a checkpoint that ran nothing
+    # of what it names must never count as passed: a misspelt name is refused here.
+    for index, name in enumerate(settings.checks or ()):
+        if name not in config.commands:
+            known = ", ".join(config.commands) or "none"
+            raise ConfigError(
+                f"{where}: workflows.implement.settings.checks.{index}: no command {name!r} "
+                f"in commands (known: {known})"
+            )
+    return settings

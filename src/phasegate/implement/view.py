@@ -11,7 +11,9 @@ is atomic and made under a lock, so two items never lose each other's session.
 Before a run, the file must be readable (a corrupt one stops the run, exit 5,
 and is never overwritten), the settings are read into the item's data (the
 engine reads the review budget and time limits there), and PLAN.md's
-checkboxes are read again: a task ticked by hand since is not done again.
+checkboxes are read again: a task ticked by hand since is not done again, and a
+completed item whose plan has open tasks again (added, or unticked) is reopened at
+its first node, so the run does them.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from phasegate.implement import cycles
 from phasegate.implement.plan import Plan, parse_plan
 from phasegate.implement.settings import implement_settings
 from phasegate.implement.status import task_rows
-from phasegate.implement.where import PHASES, TASKS, plan_rel
+from phasegate.implement.where import CONTEXT_NODE, PHASES, REOPENED, TASKS, plan_rel
 from phasegate.state.atomic import atomic_write_bytes
 from phasegate.state.journal import utc_now
 
@@ -83,6 +85,8 @@ class ImplementView(StateView):
         plan = self._plan(state)
         if plan is not None:
             self._ticked_by_hand(state, plan)
+            if state.status == "completed":
+                self._reopen(state, plan)
 
     def _plan(self, state: EngineState) -> Plan | None:
         try:
@@ -112,6 +116,41 @@ class ImplementView(StateView):
                 if now is not None and now.done and task.get("status") == "pending":
                     task["done"] = True
                     state.touched(f"{PHASES}[{phase_key}]/{TASKS}")
+
+    def _reopen(self, state: EngineState, plan: Plan) -> None:
+        """A completed item whose PLAN.md has open tasks again (added, or unticked by hand)
+        goes back to its first node: the run reads the plan anew and does the open tasks,
+        the ticked ones skipped (seed 004: ``/s:implement`` works through the open tasks).
+
+        Only the state in memory changes here: a run commits it, a ``status`` shows it.
+        """
+        from phasegate.engine.walk import enter_node  # only here: status reads stay light
+
+        open_tasks = [t for t in plan.tasks() if not t.done and not t.checkpoint]
+        if not open_tasks:
+            return
+        for task in open_tasks:
+            entry = cycles.peek_task(state, task.key)
+            if entry is not None:  # an unticked task: what it changes is measured afresh
+                entry.pop("_base_tree", None)
+        titles = [t.title for t in open_tasks]
+        cause = f"{plan_rel(state)} has {len(titles)} open task(s) again"
+        history = state.d.setdefault("history", [])
+        history.append(
+            {
+                "at": utc_now(),
+                "from": state.data.get("end_label") or "done",
+                "to": CONTEXT_NODE,
+                "cause": cause,
+            }
+        )
+        state.status = "active"
+        state["completed"] = None
+        state["summary"] = None
+        state.data.pop("end_label", None)
+        state.data[REOPENED] = titles
+        state.at = CONTEXT_NODE
+        enter_node(self.item.workflow, state, CONTEXT_NODE)
 
     # -- rendering -------------------------------------------------------------------------
 

@@ -18,6 +18,8 @@ PHASES = "phases"
 TASKS = "tasks"
 AGENT_NODE = "implement"
 CONTEXT_NODE = "context"
+#: In the item's data: the open tasks a completed item was reopened for (see the view).
+REOPENED = "reopened_for"
 
 
 def plan_rel(state: EngineState) -> str:

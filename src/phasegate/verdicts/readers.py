@@ -266,8 +266,9 @@ class FuzzyReader(VerdictReader):
     """Seed 004's fuzzy approval detection (a JSON verdict in the answer wins), with one
     rule more: a first-line approval whose rest names a blocker or an issue is unclear.
 
-    Structured output and a JSON document in the answer are read first; free
-    text then goes through :func:`~phasegate.verdicts.text.detect_review_status`.
+    Structured output and a JSON object in the answer are read first (any other JSON
+    value, such as ``-1``, is free text); free text then goes through
+    :func:`~phasegate.verdicts.text.detect_review_status`.
     """
 
     name = "fuzzy"
@@ -283,7 +284,9 @@ class FuzzyReader(VerdictReader):
             revise_word="NEEDS_REVISION",
             structured_enforced=ctx.structured_enforced,
         )
-        if result.structured is not None or json_document(result.text) is not None:
+        # Only a JSON object is a structured answer: ``-1`` (a JSON number) is free text,
+        # seed 004's REVISION_PATTERNS' ``/^-1$/``.
+        if result.structured is not None or isinstance(json_document(result.text), Mapping):
             return WordsReader().read(result, inner)
         if ctx.structured_enforced:
             return unclear(FREE_TEXT)
