@@ -6,6 +6,7 @@ agent works."""
 from __future__ import annotations
 
 import itertools
+import time
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +68,44 @@ def test_one_state_commit_per_agent_call_and_the_state_shows_the_node_at_work(
     )
     for at, started, path in seen:
         assert (at, started) == (path, True)
+
+
+def test_after_fast_calls_a_slow_one_is_shown_once_it_outlasts_the_window(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Group commit holds the steps back while agents answer fast; when the next call is
+    slow, the held-back commit is written once the call outlasts the window, so the
+    state file shows the node at work (it used to show the earlier node until the slow
+    call returned)."""
+    monkeypatch.setenv("PHASEGATE_COALESCE_SECONDS", "0.1")
+    root = init_repo(tmp_path / "repo")
+    folder = root / ".phasegate" / "workflows"
+    (folder / "prompts" / "loop").mkdir(parents=True)
+    (folder / "prompts" / "loop" / "executor.md").write_text("Write {{ artifact_path }}.\n")
+    (folder / "prompts" / "loop" / "reviewer.md").write_text("Review {{ phase }}.\n")
+    (folder / "loop.yaml").write_text(WORKFLOW)
+    repo = make_repo(root)
+    repo.new("demo", workflow="loop", description="Add a greeting")
+    item = repo.item("demo")
+    shown: list[tuple[Any, bool]] = []
+
+    def on_disk(path: str) -> tuple[Any, bool]:
+        engine = read_state_file(item.item_dir / ".engine.json").to_dict()
+        return engine["at"], (engine["nodes"].get(path) or {}).get("started") is not None
+
+    def agent(request: AgentRequest) -> ScriptedReply:
+        phase = request.labels["phase"]
+        path = request.labels["path"]
+        if request.role == "executor" and phase == "p3":
+            # The slow call: it waits (at most 10 s) for the state file to show it.
+            deadline = time.monotonic() + 10
+            while on_disk(path) != (path, True) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            shown.append(on_disk(path))
+        if request.role == "executor":
+            return ScriptedReply(write={f"{{item_dir}}/{phase}.md": f"# {phase}\n"})
+        return ScriptedReply(structured={"approved": True, "issues": [], "summary": "s"})
+
+    backend = ScriptedBackend(handler=agent)
+    assert repo.run("demo", backends={"default": backend}).status == "completed"
+    assert shown == [("p3", True)]

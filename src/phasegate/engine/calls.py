@@ -20,7 +20,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,13 +126,18 @@ class Backends:
         override = self._override(role, plays)
         if override is not None:
             return override
-        binding = self.config.binding(self._bound(role, plays))
+        bound = self._bound(role, plays)
+        binding = self.config.binding(bound)
         key = f"{binding.backend}|{sorted(binding.backend_settings().items())!r}"
         if key not in self._cache:
             settings: dict[str, Any] = dict(self.config.backends.get(binding.backend, {}))
             settings.update(binding.backend_settings())
             settings.setdefault("base_dir", str(self.repo))
-            self._cache[key] = create_backend(binding.backend, settings)
+            try:
+                self._cache[key] = create_backend(binding.backend, settings)
+            except BackendUnavailable as exc:
+                # A binary set on the role is named where it was set, not under backends.
+                raise BackendUnavailable(self.config.setting_where(str(exc), bound)) from None
         return self._cache[key]
 
     def timeout(self, role: str, plays: str | None = None) -> float:
@@ -166,6 +171,11 @@ class CallSpec:
     plays: str | None = None
     #: A timed-out attempt is the call's result (not retried): the node decides.
     timeout_ends: bool = False
+
+
+def _plays(spec: CallSpec) -> dict[str, Any]:
+    """``{"plays": ROLE}`` for an agent chosen at run time, journaled with its dispatch."""
+    return {"plays": spec.plays} if spec.plays else {}
 
 
 class CallStopped(Exception):
@@ -314,56 +324,60 @@ def _attempt(
         # The steps before this call are committed first, so a run that dies in the
         # call finds its dispatch in the journal's tail (and journals it abandoned).
         item.before_slow_work()
-    item.record(
-        "agent.dispatched",
-        key=spec.key,
-        attempt=attempt_id,
-        role=spec.role,
-        backend=backends.describe(spec.role, spec.plays),
-        phase=spec.label,
-        path=spec.path,
-        iteration=spec.iteration,
-        stage=spec.stage,
-        access=spec.access.value,
-        tries=tries,
-        prompt_chars=len(request.prompt_text()),
-    )
-    crash_point("dispatch.before_call")
-    started = time.monotonic()
-    try:
-        # Whatever the agent changes of phasegate's own files is put back (engine/protect.py).
-        result = guarded_call(
-            item,
-            lambda: backend.run(request),
-            key=spec.key,
-            attempt=attempt_id,
-            role=spec.role,
-            exempt=backend.own_files(),
-        )
-    except KeyboardInterrupt as exc:
-        # Ctrl-C or a stop signal: the agent's process tree is already killed.
+    # After fast steps the state is committed late, should this call take long.
+    with nullcontext() if in_worker else item.waiting():
         item.record(
-            "agent.abandoned",
+            "agent.dispatched",
             key=spec.key,
             attempt=attempt_id,
             role=spec.role,
+            # The workflow role an agent chosen at run time plays: its budget cap counts it.
+            **_plays(spec),
+            backend=backends.describe(spec.role, spec.plays),
             phase=spec.label,
+            path=spec.path,
             iteration=spec.iteration,
-            reason="phasegate was stopped",
-            signal=getattr(exc, "signal_name", "SIGINT"),
-            killed=len(getattr(exc, "killed", ())),
-            sync_now=True,
+            stage=spec.stage,
+            access=spec.access.value,
+            tries=tries,
+            prompt_chars=len(request.prompt_text()),
         )
-        raise
-    except ConnectionError as exc:
-        # A backend should report its agent's failures, but a broken pipe (the
-        # agent's process gone while we write its stdin) can still escape one:
-        # it is a failed attempt to retry, not a crash of phasegate.
-        result = AgentResult(
-            text="",
-            exit_status=1,
-            error=f"lost the connection to the agent ({exc.__class__.__name__}: {exc})",
-        )
+        crash_point("dispatch.before_call")
+        started = time.monotonic()
+        try:
+            # Whatever the agent changes of phasegate's own files is put back (engine/protect.py).
+            result = guarded_call(
+                item,
+                lambda: backend.run(request),
+                key=spec.key,
+                attempt=attempt_id,
+                role=spec.role,
+                exempt=backend.own_files(),
+            )
+        except KeyboardInterrupt as exc:
+            # Ctrl-C or a stop signal: the agent's process tree is already killed.
+            item.record(
+                "agent.abandoned",
+                key=spec.key,
+                attempt=attempt_id,
+                role=spec.role,
+                phase=spec.label,
+                iteration=spec.iteration,
+                reason="phasegate was stopped",
+                signal=getattr(exc, "signal_name", "SIGINT"),
+                killed=len(getattr(exc, "killed", ())),
+                sync_now=True,
+            )
+            raise
+        except ConnectionError as exc:
+            # A backend should report its agent's failures, but a broken pipe (the
+            # agent's process gone while we write its stdin) can still escape one:
+            # it is a failed attempt to retry, not a crash of phasegate.
+            result = AgentResult(
+                text="",
+                exit_status=1,
+                error=f"lost the connection to the agent ({exc.__class__.__name__}: {exc})",
+            )
     if not in_worker:
         item.slow_work_done(time.monotonic() - started)
     crash_point("dispatch.after_call")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,7 +109,9 @@ def run_check_round(
     started = time.monotonic()
     workdir = round_.workdir or item.workdir(state)
     try:
-        outcomes = [_run_one(item, workdir, command) for command in round_.commands]
+        # After fast steps the state is committed late, should the checks take long.
+        with nullcontext() if in_worker else item.waiting():
+            outcomes = [_run_one(item, workdir, command) for command in round_.commands]
     except KeyboardInterrupt as exc:
         item.record(
             "check.abandoned",

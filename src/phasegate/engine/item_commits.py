@@ -98,6 +98,7 @@ class ItemCommits:
         self._view_state: tuple[Path, ...] | None = None
         #: Guards phasegate's files while agents run; told of every state commit.
         self.write_guard: WriteGuard | None = None
+        self._late: _LateCommit | None = None
 
     def hold(self, key: str) -> None:
         """The result just journaled under ``key`` is not applied yet (see :meth:`applied`)."""
@@ -138,6 +139,7 @@ class ItemCommits:
         replays it (see :mod:`phasegate.engine.recorded`). ``durable`` also fsyncs
         the state file (gates, the end of a run).
         """
+        self._raise_late_failure()
         if lazy and not durable:
             if self._grouped:
                 self._pending = state  # one commit per round of results (see grouped())
@@ -158,6 +160,7 @@ class ItemCommits:
 
     def flush(self) -> None:
         """Write a coalesced state commit now, if one is waiting."""
+        self._raise_late_failure()
         if self._pending is not None:
             self.journal.sync()
             self._commit(self._pending, durable=True)
@@ -255,3 +258,88 @@ class ItemCommits:
     def slow_work_done(self, seconds: float) -> None:
         """Remember how long the last agent call or check took (see :meth:`save`)."""
         self._fast_work = seconds < self._coalesce
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        """Around an agent call or check the engine's thread waits on (its dispatch record
+        included): a commit that group commit held back is written once the work has
+        outlasted the coalescing window, so that after fast steps too the state files show
+        where the item stands while slow work runs.
+
+        The late commit is written on another thread while this one waits; it keeps the
+        journal position before the work's own records (as :meth:`before_slow_work`
+        does), and the waiting thread goes on only once it is written. A commit that
+        fails there (a full disk) is raised by the next save, after the work's result is
+        journaled.
+        """
+        if self._pending is None or self._grouped:
+            yield
+            return
+        with self._unapplied_lock:
+            self._unapplied.setdefault(_WAITING, self.journal.size())
+        late = self._late
+        if late is None:
+            late = self._late = _LateCommit(self)
+        late.arm(time.monotonic() + self._coalesce)
+        try:
+            yield
+        finally:
+            late.disarm()
+            self.applied(_WAITING)
+
+    def _raise_late_failure(self) -> None:
+        late = self._late
+        if late is not None and late.failure is not None:
+            failure, late.failure = late.failure, None
+            raise failure
+
+
+#: The hold (see :meth:`ItemCommits.hold`) on the journal position while work is waited on.
+_WAITING = "waiting:engine"
+
+
+class _LateCommit:
+    """A thread that writes an item's held-back commit once the work the engine's thread
+    waits on outlasts its deadline (see :meth:`ItemCommits.waiting`)."""
+
+    def __init__(self, commits: ItemCommits) -> None:
+        self._commits = commits
+        self._cond = threading.Condition()
+        self._deadline: float | None = None
+        self._busy = False
+        self.failure: Exception | None = None
+        threading.Thread(target=self._loop, name="phasegate-late-commit", daemon=True).start()
+
+    def arm(self, deadline: float) -> None:
+        with self._cond:
+            self._deadline = deadline
+            self._cond.notify()
+
+    def disarm(self) -> None:
+        """No late commit from now on; one being written is waited for."""
+        with self._cond:
+            self._deadline = None
+            while self._busy:
+                self._cond.wait()
+
+    def _loop(self) -> None:
+        with self._cond:
+            while True:
+                if self._deadline is None:
+                    self._cond.wait()
+                    continue
+                remaining = self._deadline - time.monotonic()
+                if remaining > 0:
+                    self._cond.wait(remaining)
+                    continue
+                self._deadline = None
+                self._busy = True
+                self._cond.release()
+                try:
+                    self._commits.flush()
+                except Exception as exc:  # the engine's thread raises it (see waiting())
+                    self.failure = exc
+                finally:
+                    self._cond.acquire()
+                    self._busy = False
+                    self._cond.notify_all()
