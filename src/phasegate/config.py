@@ -185,6 +185,19 @@ class Config(BaseModel):
             "to .phasegate/config.yaml"
         )
 
+    def setting_where(self, message: str, role: str) -> str:
+        """``message`` of a backend serving ``role``, with a setting the role's own binding
+        sets (``roles.ROLE.binary``) named there rather than under ``backends.NAME``."""
+        key = role if role in self.roles else "default"
+        binding = self.roles.get(key)
+        if binding is None:
+            return message
+        for setting in binding.backend_settings():
+            message = message.replace(
+                f"(backends.{binding.backend}.{setting})", f"(roles.{key}.{setting})"
+            )
+        return message
+
 
 def config_path(repo: Path) -> Path:
     return repo / CONFIG_DIR / CONFIG_FILE
@@ -213,8 +226,35 @@ def load_config(repo: Path) -> Config:
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"])
-        message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
-        raise ConfigError(f"{path}: {field}: {message}") from None
+        raise ConfigError(f"{path}: {field}: {_message(error)}") from None
+
+
+#: What a section given as something else than a mapping should look like.
+_MAPPING_EXAMPLES = {
+    "roles": "a mapping such as {backend: claude, model: sonnet}",
+    "budget": "a mapping such as {usd: 1, tokens: 200000}",
+}
+
+
+def _message(error: Any) -> str:
+    """One validation error in the user's terms (no class names of phasegate's own)."""
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        loc = [str(p) for p in error["loc"]]
+        section = loc[0] if loc else ""
+        if section == "workflows" and "budget" in loc:
+            section = "budget"
+        expected = "a mapping"
+        if len(loc) >= 2 and section == "roles":
+            expected = _MAPPING_EXAMPLES["roles"]
+        elif section == "budget" and loc[-1] != "budget" and loc[-1] != "roles":
+            expected = _MAPPING_EXAMPLES["budget"]
+        value = error.get("input")
+        got = f" (got {value!r})" if isinstance(value, str | int | float | bool) else ""
+        return f"must be {expected}{got}"
+    return str(error["msg"])
 
 
 def detect_test_command(repo: Path) -> str | None:
@@ -362,5 +402,5 @@ def render_default_config(test_command: str | None, clis: tuple[str, ...] | None
         "# stops the run at the `budget` decision (README: Budget caps).\n"
         "# budget:\n"
         "#   item: {usd: 5, tokens: 2000000}\n"
-        "#   roles: {reviewer: {usd: 1}}\n"
+        "#   roles: {final-reviewer: {usd: 1}}   # a workflow role, or an agent's name\n"
     )

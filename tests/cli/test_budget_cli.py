@@ -120,7 +120,7 @@ def test_an_amount_that_is_not_a_number_is_refused_and_the_decision_stays_open(
         ("{item: {dollars: 5}}", "budget.item.dollars", "unknown field"),
         ("{items: {usd: 5}}", "budget.items", "unknown field"),
         ("{roles: {reviewer: {usd: .inf}}}", "budget.roles.reviewer.usd", "finite"),
-        ("{roles: [reviewer]}", "budget.roles", "valid dictionary"),
+        ("{roles: [reviewer]}", "budget.roles", "must be a mapping"),
     ],
 )
 def test_bad_budget_values_are_reported_with_file_and_field(
@@ -149,4 +149,8 @@ def test_the_budget_example_phasegate_init_writes_is_valid_once_uncommented(
     assert phasegate(root, "new", "item").returncode == 0
     data = json.loads(phasegate(root, "status", "item", "--json").stdout)
     caps = [(cap["cap"], cap["limit"]) for cap in data["budget"]["caps"]]
-    assert caps == [("roles.reviewer.usd", 1.0), ("item.usd", 5.0), ("item.tokens", 2000000.0)]
+    assert caps == [
+        ("roles.final-reviewer.usd", 1.0),
+        ("item.usd", 5.0),
+        ("item.tokens", 2000000.0),
+    ]

@@ -98,10 +98,18 @@ def answer(
     name: Annotated[str, typer.Argument(help="The work item.")],
     decision: Annotated[str, typer.Argument(help="The decision's id (see phasegate decisions).")],
     choice: Annotated[
-        str, typer.Argument(help="One of the decision's choices; 'CHOICE: note' adds a note.")
+        str,
+        typer.Argument(
+            help="One of the decision's choices; 'CHOICE: note' adds a note (or use --note)."
+        ),
     ],
     note: Annotated[
-        str, typer.Option("--note", "-n", help="A note with the answer (what to change...).")
+        str,
+        typer.Option(
+            "--note",
+            "-n",
+            help="A note with the answer (what to change...); not together with 'CHOICE: note'.",
+        ),
     ] = "",
     workflow: WorkflowOption = None,
     repo: RepoOption = None,

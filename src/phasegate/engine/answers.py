@@ -54,6 +54,8 @@ class Question:
     explicit: bool = False
     #: Choices whose note, when given, must be an amount (see :func:`parse_amount`).
     amount_notes: Sequence[str] = ()
+    #: The amounts of ``amount_notes`` are whole numbers (a tokens cap's raise).
+    whole_amounts: bool = False
 
 
 def split_choice(raw: str) -> tuple[str, str]:
@@ -82,17 +84,27 @@ def canonical(question: Mapping[str, Any], raw: str, note: str = "") -> Answer:
             f"{raw!r} is not a choice of decision {question.get('id')!r} "
             f"(choices: {', '.join(choices)})"
         )
-    text = (note or inline_note).strip()
+    note, inline_note = note.strip(), inline_note.strip()
+    if note and inline_note:
+        raise BadInputError(
+            f"two notes for decision {question.get('id')!r}: {inline_note!r} in "
+            f"'{choice}: ...' and {note!r} from --note; give one of them"
+        )
+    text = note or inline_note
     if choice in (question.get("notes_required") or []) and not text:
         raise BadInputError(
             f"choice {choice!r} of decision {question.get('id')!r} needs a note saying what "
             f"(e.g. '{choice}: what to change', or --note TEXT)"
         )
-    if text and choice in (question.get("amount_notes") or []) and parse_amount(text) is None:
-        raise BadInputError(
-            f"the note of choice {choice!r} of decision {question.get('id')!r} must be a "
-            f"positive amount (e.g. '{choice}: 2.5'), not {text!r}"
-        )
+    if text and choice in (question.get("amount_notes") or []):
+        value = parse_amount(text)
+        whole = bool(question.get("whole_amounts"))
+        if value is None or (whole and value != int(value)):
+            kind, example = ("whole", "500000") if whole else ("positive", "2.5")
+            raise BadInputError(
+                f"the note of choice {choice!r} of decision {question.get('id')!r} must be a "
+                f"{kind} amount (e.g. '{choice}: {example}'), not {text!r}"
+            )
     return Answer(choice, text)
 
 

@@ -5,7 +5,8 @@
     budget:
       item: {usd: 5, tokens: 2000000}     # the whole work item
       roles:
-        reviewer: {usd: 1}                # what one role may spend on the item
+        reviewer: {usd: 1}                # what one role may spend on the item (and the
+                                          # agents playing it: implement's reviewers)
     workflows:
       change:
         budget: {item: {usd: 10}}         # this workflow's items: overrides cap by cap
@@ -20,7 +21,16 @@ during it, or it is still running) counts as the role's mean reported call.
 not made when, for a cap that applies to it (the item's caps and its role's),
 the spend has reached the cap, or the spend plus the estimate of the call
 would pass it. The estimate is the mean of the role's reported calls on this
-item (nothing before its first one reported).
+item (nothing before its first one reported); an agent playing a workflow role
+that has not reported yet is estimated at that workflow role's mean call.
+
+**A role's cap** names a role the way ``roles:`` does when it binds backends:
+the cap of a workflow role (``implementer``, ``reviewer``, ``chain-reviewer``...)
+counts that role's calls and those of every agent chosen at run time to play
+it (an implement task's agent, the reviewer the selector picked); an agent's
+own name caps that agent alone. A ``budget.roles`` key that names no role of
+any workflow, nor an agent (``.claude/agents`` or ``roles:``), stops the run
+before anything is done (:func:`check_role_keys`).
 
 A cap a person raised at the ``budget`` gate (:mod:`phasegate.engine.budget_gate`)
 is recorded in the item's engine state under ``budget.raises``, never in config.
@@ -28,7 +38,7 @@ is recorded in the item's engine state under ``budget.raises``, never in config.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +46,7 @@ from typing import Any
 from phasegate.config import BudgetCap, BudgetSettings, Config
 from phasegate.engine.spend import Metric, Spend, read_spend
 from phasegate.engine.state import EngineState
+from phasegate.errors import ConfigError
 
 METRICS: tuple[Metric, ...] = ("usd", "tokens")
 #: The decision a reached cap asks (``phasegate answer ITEM budget raise``).
@@ -66,8 +77,14 @@ class Cap:
     def scope(self) -> str:
         return "the item" if self.role is None else f"role {self.role}"
 
-    def applies_to(self, role: str) -> bool:
-        return self.role is None or self.role == role
+    def applies_to(self, role: str, plays: str | None = None) -> bool:
+        """Whether the cap counts a call of ``role`` (an agent playing ``plays``)."""
+        return self.role is None or self.role == role or (plays is not None and self.role == plays)
+
+
+def shown(value: float, metric: Metric) -> float | int:
+    """``value`` as status shows it: whole tokens, USD to the millionth (no float dust)."""
+    return round(value) if metric == "tokens" else round(value, 6)
 
 
 def amount(value: float, metric: Metric) -> str:
@@ -205,14 +222,15 @@ class Allowed:
     max_usd: float | None
 
 
-def check(caps: list[Cap], spend: Spend, role: str) -> Reached | Allowed:
-    """Apply the rule (see the module docstring) to a call of ``role``."""
+def check(caps: list[Cap], spend: Spend, role: str, plays: str | None = None) -> Reached | Allowed:
+    """Apply the rule (see the module docstring) to a call of ``role`` (an agent chosen at
+    run time playing the workflow role ``plays``)."""
     left: float | None = None
     for cap in caps:
-        if not cap.applies_to(role):
+        if not cap.applies_to(role, plays):
             continue
         spent = spend.spent(cap.role, cap.metric)
-        estimate = spend.estimate(role, cap.metric)
+        estimate = spend.estimate(role, cap.metric, plays)
         if spent >= cap.limit - _EPS or spent + estimate > cap.limit + _EPS:
             return Reached(cap, spent, estimate)
         if cap.metric == "usd":
@@ -236,11 +254,11 @@ def budget_status(config: Config, workflow: str, state: EngineState, journal: Pa
                 "cap": cap.key,
                 "role": cap.role,
                 "unit": cap.metric,
-                "configured": cap.configured,
-                "raised": cap.raised,
-                "limit": cap.limit,
-                "spent": round(spent, 6) if cap.metric == "usd" else round(spent),
-                "remaining": round(max(cap.limit - spent, 0.0), 6),
+                "configured": shown(cap.configured, cap.metric),
+                "raised": shown(cap.raised, cap.metric),
+                "limit": shown(cap.limit, cap.metric),
+                "spent": shown(spent, cap.metric),
+                "remaining": shown(max(cap.limit - spent, 0.0), cap.metric),
                 "reached": spent >= cap.limit - _EPS,
             }
         )
@@ -270,3 +288,56 @@ def budget_lines(budget: dict[str, Any] | None) -> list[str]:
             f"({share:.0%}{raised}){mark}"
         )
     return lines
+
+
+# -- which roles a cap may name ---------------------------------------------------------
+
+
+def check_role_keys(config: Config, repo: Path, workflow: str, roles: Iterable[str]) -> None:
+    """Refuse (ConfigError, exit 2) a ``budget.roles`` key that caps nothing: it names no
+    role of any workflow of the repository, nor an agent (``.claude/agents``, ``roles:``).
+
+    ``workflow`` is the running one and ``roles`` its roles (always known here); a key
+    under ``workflows.NAME.budget.roles`` must name a role of NAME, or an agent.
+    """
+    sections = {
+        name: found.budget.roles
+        for name, found in config.workflows.items()
+        if found.budget is not None and found.budget.roles
+    }
+    if not config.budget.roles and not sections:
+        return
+    from phasegate.config import config_path
+    from phasegate.errors import PhasegateError
+    from phasegate.implement.agents import find_agents
+    from phasegate.workflow.registry import WorkflowRegistry
+
+    registry = WorkflowRegistry(repo)
+    by_workflow: dict[str, set[str]] = {workflow: set(roles)}
+    for name in registry.names():
+        if name not in by_workflow:
+            try:
+                by_workflow[name] = set(registry.get(name).workflow.roles)
+            except PhasegateError:
+                continue  # a workflow that does not load reports its own problem
+    agents = set(find_agents(repo, config).agents) | (set(config.roles) - {"default"})
+    every = set().union(*by_workflow.values())
+    where = config_path(repo)
+
+    def refuse(field: str, key: str, known: set[str]) -> None:
+        names = ", ".join(sorted(known)) or "none"
+        raise ConfigError(
+            f"{where}: {field}.{key}: names no workflow role nor agent, so it would cap "
+            f"nothing (roles: {names}; agents: {', '.join(sorted(agents)) or 'none'})"
+        )
+
+    for key in config.budget.roles:
+        if key not in every and key not in agents:
+            refuse("budget.roles", key, every)
+    for name, caps in sections.items():
+        known = by_workflow.get(name)
+        if known is None:
+            continue  # no such workflow here (or it does not load)
+        for key in caps:
+            if key not in known and key not in agents:
+                refuse(f"workflows.{name}.budget.roles", key, known)

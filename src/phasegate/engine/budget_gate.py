@@ -9,7 +9,7 @@ nothing is dispatched: the decision ``budget`` is asked like every gate
 
 - ``raise``: the cap goes up by its configured amount (a $5 cap becomes $10),
   or by the amount a note gives (``raise: 2.5``, in the cap's unit: USD, or
-  tokens), for this item only; the run goes on;
+  tokens: a whole number), for this item only; the run goes on;
 - ``stop``: the run stops (exit 4) without calling the agent; running again
   asks again.
 
@@ -32,6 +32,7 @@ from phasegate.engine.budget import (
     budget_record,
     caps_of,
     check,
+    check_role_keys,
     configured,
     pending_raise,
     unacted_answer,
@@ -54,7 +55,10 @@ class BudgetGuard:
 
     def __init__(self, run: Run) -> None:
         self.run = run
-        self.enabled = configured(run.item.config, run.item.workflow.name)
+        item = run.item
+        # A role cap that names no role nor agent would cap nothing: refused before any work.
+        check_role_keys(item.config, item.repo, item.workflow.name, item.workflow.roles)
+        self.enabled = configured(item.config, item.workflow.name)
         #: Gates are asked on the engine's thread only: the one that built the guard.
         self._engine_thread = threading.get_ident()
 
@@ -71,7 +75,7 @@ class BudgetGuard:
                 self.add_raise(answered[2])
                 answered = None
             caps = caps_of(run.item.config, run.item.workflow.name, run.state)
-            found = check(caps, read_spend(run.item.journal.path), spec.role)
+            found = check(caps, read_spend(run.item.journal.path), spec.role, spec.plays)
             if isinstance(found, Allowed):
                 if answered is not None:
                     self.acted(answered[2])  # a stop no longer needed (the cap was changed)
@@ -94,7 +98,8 @@ class BudgetGuard:
         cap, unit = found.cap, found.cap.metric
         line = (
             f"{self.run.item.name}: the budget cap of {cap.scope} ({cap.key}) is "
-            f"{amount(cap.limit, unit)} and {amount(found.spent, unit)} is spent"
+            f"{amount(cap.limit, unit)} and {amount(found.spent, unit)} "
+            f"{'are' if unit == 'tokens' else 'is'} spent"
         )
         if found.spent < cap.limit and found.estimate:
             line += f"; the next call is estimated at {amount(found.estimate, unit)}"
@@ -114,7 +119,7 @@ class BudgetGuard:
             choices={
                 "raise": (
                     f"raise it by {amount(cap.configured, unit)} for this item (another "
-                    f"amount as a note, in {'tokens' if unit == 'tokens' else 'USD'}: "
+                    f"amount as a note, in {'whole tokens' if unit == 'tokens' else 'USD'}: "
                     "'raise: AMOUNT')"
                 ),
                 "stop": "stop here; no agent is called",
@@ -123,6 +128,7 @@ class BudgetGuard:
             unanswered_message=reached,
             context=spec.path,
             amount_notes=("raise",),
+            whole_amounts=unit == "tokens",
         )
         answer = ask(run, question)
         if answer.by == "flag":

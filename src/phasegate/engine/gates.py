@@ -76,6 +76,7 @@ def ask(run: Run, q: Question) -> Answer:
             "default": q.default,
             "context": q.context,
             **({"amount_notes": list(q.amount_notes)} if q.amount_notes else {}),
+            **({"whole_amounts": True} if q.whole_amounts else {}),
             "status": "pending",
             "asked_at": str(needed["ts"]) if needed and needed.get("ts") else utc_now(),
             "answer": None,
@@ -186,7 +187,8 @@ def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> A
     if q.files:
         offered.insert(max(len(offered) - 1, 0), "view")  # view comes before the last choice
     timed = _timed_choice(run, q, record or {})
-    default = None if q.explicit else (q.recommendation or q.default or offered[0])
+    # Enter takes the recommendation, else the default; without either it takes nothing.
+    default = None if q.explicit else (q.recommendation or q.default)
     for _ in range(q.attempts):
         if timed is not None:
             found = timed(text, offered, default)
@@ -208,6 +210,7 @@ def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> A
                     "choices": q.choices,
                     "notes_required": q.notes_required,
                     "amount_notes": q.amount_notes,
+                    "whole_amounts": q.whole_amounts,
                 },
                 picked,
             )

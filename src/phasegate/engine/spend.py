@@ -4,7 +4,9 @@ Each ``agent.finished`` event (failed attempts too) adds the cost and the
 tokens (input plus output) its backend reported, to the role that made the
 call. An attempt dispatched that never reported (phasegate was killed during
 it, or it is still running) counts as the mean of the role's reported calls
-(nothing while the role has none).
+(nothing while the role has none). An agent chosen at run time that plays a
+workflow role (its ``agent.dispatched`` event has ``plays``) counts for that
+role too, as the role->backend binding does (``roles.reviewer`` serves it).
 A journal is read once: each later read takes only the lines added since.
 """
 
@@ -42,6 +44,8 @@ class Spend:
     """An item's spend by role, read from its journal."""
 
     roles: Mapping[str, RoleSpend]
+    #: Workflow role -> the agents chosen at run time that played it.
+    players: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def _mean(self, role: str, metric: Metric) -> float:
         found = self.roles.get(role)
@@ -49,19 +53,31 @@ class Spend:
             return 0.0
         return found.total(metric) / found.reported
 
-    def estimate(self, role: str, metric: Metric) -> float:
-        """What the next call of ``role`` is expected to spend."""
-        return self._mean(role, metric)
+    def estimate(self, role: str, metric: Metric, plays: str | None = None) -> float:
+        """What the next call of ``role`` is expected to spend: its mean call; for an agent
+        without a reported call yet that plays a workflow role, that role's mean call (of
+        every agent that played it)."""
+        found = self.roles.get(role)
+        if (found is not None and found.reported) or plays is None:
+            return self._mean(role, metric)
+        players = [self.roles[n] for n in self.names(plays) if n in self.roles]
+        reported = sum(p.reported for p in players)
+        return sum(p.total(metric) for p in players) / reported if reported else 0.0
 
     def spent(self, role: str | None, metric: Metric) -> float:
-        """What ``role`` (``None``: the whole item) spent, unreported attempts estimated."""
-        names = list(self.roles) if role is None else [role]
+        """What ``role`` (``None``: the whole item) spent, unreported attempts estimated;
+        a workflow role's spend includes that of the agents that played it."""
+        names = list(self.roles) if role is None else self.names(role)
         total = 0.0
         for name in names:
             found = self.roles.get(name)
             if found is not None:
                 total += found.total(metric) + len(found.open) * self._mean(name, metric)
         return total
+
+    def names(self, role: str) -> list[str]:
+        """``role`` and the agents that played it (the roles a cap of ``role`` counts)."""
+        return [role, *sorted(self.players.get(role, frozenset()) - {role})]
 
     def summary(self) -> dict[str, Any]:
         """The item's totals, as ``status --json`` shows them under ``budget.spent``."""
@@ -87,6 +103,7 @@ class SpendLedger:
         self._inode = inode
         self._roles: dict[str, RoleSpend] = {}
         self._owner: dict[str, str] = {}  # attempt id -> role
+        self._players: dict[str, set[str]] = {}  # workflow role -> agents that played it
 
     def read(self) -> Spend:
         """The spend recorded so far (complete lines only: a line being written waits)."""
@@ -107,7 +124,10 @@ class SpendLedger:
                     if b'"agent.' in line:
                         self._add(line)
                 self._offset += end + 1
-            return Spend({k: _copy(v) for k, v in self._roles.items()})
+            return Spend(
+                {k: _copy(v) for k, v in self._roles.items()},
+                {k: frozenset(v) for k, v in self._players.items()},
+            )
 
     def _add(self, line: bytes) -> None:
         try:
@@ -123,6 +143,9 @@ class SpendLedger:
             spend.attempts += 1
             spend.open.add(attempt)
             self._owner[attempt] = role
+            plays = event.get("plays")
+            if isinstance(plays, str) and plays and plays != role:
+                self._players.setdefault(plays, set()).add(role)
         elif name == "agent.finished":
             role = self._owner.get(attempt, str(event.get("role")))
             spend = self._roles.setdefault(role, RoleSpend())
