@@ -174,6 +174,9 @@ def test_stop_signal_kills_the_agents_whole_tree_before_phasegate_exits(
         "run the same command again to resume"
     ) in text
     assert "Traceback" not in text and "internal error" not in text
+    # The call it stopped is dispatched by the next run, not by this one, which exits.
+    assert "was stopped with phasegate; the next run dispatches it again" in text
+    assert "dispatching it again" not in text
 
 
 def test_sigkill_of_phasegate_still_kills_the_agents_whole_tree(

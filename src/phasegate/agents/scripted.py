@@ -30,6 +30,7 @@ rather than by call count makes a resumed run get the same answers.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -65,37 +66,92 @@ class ScriptedReply:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str) -> ScriptedReply:
-        """Build a reply from one script entry, naming ``where`` on bad keys."""
-        allowed = {"text", "write", "delete", "verdict", "json", "fail", "sleep"}
-        allowed |= {"cost_usd", "usage"}
-        unknown = sorted(set(data) - allowed)
+        """Build a reply from one script entry, naming ``where`` on bad keys or values."""
+        if not isinstance(data, Mapping):
+            raise ConfigError(
+                f"{where}: a scripted reply must be a mapping of reply keys "
+                f"({', '.join(REPLY_KEYS)}), not {_shown(data)}"
+            )
+        unknown = sorted(str(key) for key in set(data) - set(REPLY_KEYS))
         if unknown:
             raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} in scripted reply")
         fail = data.get("fail")
-        structured = data.get("verdict", data.get("json"))
+        key = "verdict" if "verdict" in data else "json"
+        structured = data.get(key)
+        if structured is not None and not isinstance(structured, Mapping):
+            raise ConfigError(
+                f"{where}: {key} must be a mapping (the structured answer, e.g. "
+                f"{{verdict: OK, summary: ...}}; a text answer goes in text), not "
+                f"{_shown(structured)}"
+            )
         error = None
         exit_status = 0
         if fail is not None:
-            fail = fail if isinstance(fail, Mapping) else {"error": str(fail)}
-            exit_status = int(fail.get("exit", 1))
-            error = str(fail.get("error", "scripted failure"))
+            fail = fail if isinstance(fail, Mapping) else {"error": _scalar(fail, where, "fail")}
+            unknown = sorted(str(key) for key in set(fail) - {"exit", "error"})
+            if unknown:
+                raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)} in fail")
+            code = fail.get("exit", 1)
+            if isinstance(code, bool) or not isinstance(code, int) or not 1 <= code <= 255:
+                raise ConfigError(f"{where}: fail.exit must be a whole number 1-255, not {code!r}")
+            exit_status = code
+            error = _scalar(fail.get("error", "scripted failure"), where, "fail.error")
+        write = data.get("write") or {}
+        if not isinstance(write, Mapping):
+            raise ConfigError(
+                f"{where}: write must be a mapping of path: content, not {_shown(write)}"
+            )
+        delete = data.get("delete") or ()
+        if isinstance(delete, str):
+            delete = (delete,)
+        if not isinstance(delete, list | tuple):
+            raise ConfigError(f"{where}: delete must be a list of paths, not {_shown(delete)}")
         return cls(
-            text=str(data.get("text", "")),
-            write={str(k): str(v) for k, v in (data.get("write") or {}).items()},
-            delete=tuple(str(p) for p in data.get("delete") or ()),
+            text=_scalar(data.get("text", ""), where, "text"),
+            write={
+                _scalar(k, where, "a write path"): _scalar(v, where, f"write[{k!r}]")
+                for k, v in write.items()
+            },
+            delete=tuple(_scalar(p, where, "a delete path") for p in delete),
             structured=structured,
             exit_status=exit_status,
             error=error,
-            sleep=float(data.get("sleep", 0.0)),
+            sleep=_number(data.get("sleep"), f"{where}: sleep") or 0.0,
             cost_usd=_number(data.get("cost_usd"), f"{where}: cost_usd"),
             usage=_usage(data.get("usage"), where),
         )
 
 
+#: The keys a scripted reply may have.
+REPLY_KEYS = ("text", "write", "delete", "verdict", "json", "fail", "sleep", "cost_usd", "usage")
+
+
+def _shown(value: object) -> str:
+    """What a wrong value is, for a message: its kind and (short) text."""
+    kinds: dict[type, str] = {str: "text", list: "a list", dict: "a mapping"}
+    kind = kinds.get(type(value), type(value).__name__)
+    text = repr(value)
+    return f"{kind} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def _scalar(raw: object, where: str, what: str) -> str:
+    """``raw`` as text: a string or a number (YAML reads ``text: 42`` as a number)."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return str(raw)
+    raise ConfigError(f"{where}: {what} must be text, not {_shown(raw)}")
+
+
 def _number(raw: object, where: str) -> float | None:
     if raw is None:
         return None
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0:
+    if (
+        isinstance(raw, bool)
+        or not isinstance(raw, int | float)
+        or not math.isfinite(raw)
+        or raw < 0
+    ):
         raise ConfigError(f"{where} must be a number of at least 0, not {raw!r}")
     return float(raw)
 
@@ -217,13 +273,18 @@ class ScriptedBackend(Backend):
                 break
         if replies is None:
             return None
+        iteration = max(1, int(request.labels.get("iteration", "1") or 1))
+        where = f"{self._script_path or 'script'}: {request.role}.{phase or '*'}[{iteration}]"
         if isinstance(replies, Mapping):
             replies = [replies]
+        if not isinstance(replies, list | tuple):
+            raise ConfigError(
+                f"{where}: the replies must be a reply (a mapping) or a list of replies, "
+                f"not {_shown(replies)}"
+            )
         if not replies:
             return None
-        iteration = max(1, int(request.labels.get("iteration", "1") or 1))
         entry = replies[min(iteration, len(replies)) - 1]
-        where = f"{self._script_path or 'script'}: {request.role}.{phase or '*'}[{iteration}]"
         return ScriptedReply.from_mapping(entry, where)
 
     def run(self, request: AgentRequest) -> AgentResult:

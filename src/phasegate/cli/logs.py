@@ -1,6 +1,5 @@
 """``phasegate logs ITEM [-f] [--json]``: a work item's journal, readable or as recorded."""
 
-import json
 import sys
 import time
 from typing import TYPE_CHECKING, Annotated, Any
@@ -9,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from phasegate.cli.app import RepoOption, WorkflowOption, _repo, app
-from phasegate.cli.output import out
+from phasegate.cli.output import json_line, out
 
 #: How often ``--follow`` looks for new events (seconds).
 FOLLOW_INTERVAL = 0.25
@@ -40,7 +39,7 @@ def format_entry(entry: "EventEntry") -> str:
 def _show(events: list[dict[str, Any]], reader: "EventReader", as_json: bool) -> None:
     if as_json:
         for event in events:
-            sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+            sys.stdout.write(json_line(event) + "\n")
         sys.stdout.flush()
         return
     for event in events:

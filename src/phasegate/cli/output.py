@@ -4,16 +4,25 @@
 Colour follows ``--color auto|always|never``: ``auto`` colours a terminal
 only, and not at all when ``NO_COLOR`` is set; ``always`` colours even a
 file or a pipe; ``never`` writes no escape code at all.
+
+Whatever the mode, the text itself never carries a control character to the
+terminal: agents' words, descriptions and file contents may hold escape sequences
+(clear the screen, set the window title), so each control character other than a
+newline or a tab is printed visibly, as ``\\x1b`` (see :func:`printable`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from rich.console import Console
+from rich.segment import Segment
+from rich.text import Text
 
 ColorMode = Literal["auto", "always", "never"]
 COLOR_MODES: tuple[ColorMode, ...] = ("auto", "always", "never")
@@ -24,9 +33,43 @@ class OutputClosed(Exception):
     command ends with exit code 141, as a command killed by SIGPIPE does."""
 
 
+#: The control characters a terminal acts on (C0 but newline and tab, DEL, C1), each
+#: mapped to its visible form: ESC becomes the four characters ``\\x1b``.
+_CONTROL = {
+    code: f"\\x{code:02x}"
+    for code in (*range(0x00, 0x20), *range(0x7F, 0xA0))
+    if code not in (0x09, 0x0A)
+}
+_HAS_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character a terminal would act on made visible
+    (``\\x1b`` for ESC; a CRLF line end is a plain newline). Newlines and tabs stay."""
+    if _HAS_CONTROL.search(text) is None:
+        return text
+    return text.replace("\r\n", "\n").translate(_CONTROL)
+
+
 class _Console(Console):
     """A console whose reader going away is :class:`OutputClosed` (not an ``OSError``, which
-    typer would turn into exit code 1; not rich's own exit 1)."""
+    typer would turn into exit code 1; not rich's own exit 1), and whose text never
+    carries a control character (:func:`printable`): only rich's own styles and cursor
+    moves reach the terminal as escape codes."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        # Before the text is laid out, so a table's columns fit what is shown.
+        return super().render_str(printable(text), **kwargs)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        # Text built elsewhere (a rich Text, a prompt): made visible as it is written.
+        # Control segments are rich's own (cursor moves of a live display): kept.
+        return super()._render_buffer(
+            Segment(printable(segment.text), segment.style)
+            if not segment.control and _HAS_CONTROL.search(segment.text)
+            else segment
+            for segment in buffer
+        )
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
@@ -78,14 +121,31 @@ def write_json(data: Any) -> None:
     sys.stdout.flush()
 
 
+#: DEL and the C1 controls, which JSON leaves as they are: written as ``\\u009b`` instead.
+_JSON_CONTROL = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+_HAS_JSON_CONTROL = re.compile(r"[\x7f-\x9f]")
+
+
+def _json_safe(text: str) -> str:
+    return text if _HAS_JSON_CONTROL.search(text) is None else text.translate(_JSON_CONTROL)
+
+
+def json_line(data: Any) -> str:
+    """``data`` as one line of JSON (no newline) holding no control character a terminal
+    acts on: JSON escapes C0 itself, and DEL and C1 (only ever inside a string) are
+    escaped too, which reads back as the same value."""
+    return _json_safe(json.dumps(data, ensure_ascii=False))
+
+
 def json_text(data: Any, *, pretty: bool) -> str:
-    """What :func:`write_json` writes, newline included."""
+    """What :func:`write_json` writes, newline included (no raw control character either)."""
     if pretty:
-        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+        return _json_safe(json.dumps(data, ensure_ascii=False, indent=2)) + "\n"
     if isinstance(data, list) and data:
         encode = json.JSONEncoder(ensure_ascii=False).encode
-        return "[\n" + ",\n".join(encode(entry) for entry in data) + "\n]\n"
-    return json.dumps(data, ensure_ascii=False) + "\n"
+        text = "[\n" + ",\n".join(encode(entry) for entry in data) + "\n]\n"
+        return _json_safe(text)
+    return json_line(data) + "\n"
 
 
 def write_json_error(message: str, exit_code: int) -> None:

@@ -68,9 +68,9 @@ class ProgressPrinter:
         if self.output_closed:
             self._stop_for_closed_output()
             return
-        if self.quiet:
-            return
         name = str(event.get("event", ""))
+        if self.quiet and name != "decision.invalid":  # a person at the prompt hears why
+            return
         handler = getattr(self, "_on_" + name.replace(".", "_"), None)
         if handler is not None:
             try:
@@ -233,6 +233,10 @@ class ProgressPrinter:
     def _on_decision_needed(self, e: dict[str, Any]) -> None:
         self._line(f"[yellow]? {escape(str(e.get('id')))}: {escape(str(e.get('question')))}[/]")
 
+    def _on_decision_invalid(self, e: dict[str, Any]) -> None:
+        # An answer typed at the prompt and refused: say why before it is asked again.
+        self._line(f"[yellow]  answer refused: {escape(str(e.get('reason')))}[/]")
+
     def _on_decision_waiting(self, e: dict[str, Any]) -> None:
         self._line(f"  waiting for an answer: {escape(str(e.get('command')))}")
 
@@ -300,7 +304,9 @@ class ProgressPrinter:
         )
 
     def _on_agent_abandoned(self, e: dict[str, Any]) -> None:
-        self._line(f"  ↺ call {e.get('attempt')} was interrupted; dispatching it again")
+        from phasegate.dashboard.events import abandoned_call
+
+        self._line(f"  ↺ {escape(abandoned_call(e))}")
 
     def _on_check_finished(self, e: dict[str, Any]) -> None:
         if e.get("skipped"):

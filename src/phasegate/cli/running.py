@@ -4,7 +4,7 @@ final status. Shared by ``run``, ``implement`` and the change workflow's command
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,19 +14,33 @@ from phasegate.errors import BadInputError
 if TYPE_CHECKING:
     from phasegate.cli.progress import ProgressPrinter
     from phasegate.engine.runner import RunOptions, RunOutcome
+    from phasegate.workflow.model import Workflow
 
 
 class TerminalAsker:
-    """Asks on the terminal (only used when stdin is a TTY)."""
+    """Asks on the terminal (only used when stdin is a TTY).
+
+    An empty answer (Enter) takes ``default``, which the prompt shows. Without a default
+    (a gate with neither ``default`` nor ``recommend``, or an ``explicit`` one) an empty
+    answer takes nothing: the prompt says so, names the choices and asks again.
+    """
 
     interactive = True
 
     def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
+        from rich.markup import escape
         from rich.prompt import Prompt
 
         err.print(question, markup=False)
-        prompt = f"Answer ({' / '.join(choices)})"
-        return Prompt.ask(prompt, default=default, console=err) or ""
+        prompt = escape(f"Answer ({' / '.join(choices)})")
+        while True:
+            if default:
+                answer = Prompt.ask(prompt, default=default, console=err) or ""
+            else:
+                answer = Prompt.ask(prompt, console=err) or ""
+            if answer.strip() or default:
+                return answer
+            err.print(_no_default(choices), markup=False)
 
     def confirm(self, question: str, default: bool) -> bool:
         from rich.prompt import Confirm
@@ -38,33 +52,99 @@ class TerminalAsker:
     ) -> str | None:
         """Ask, waiting at most ``seconds`` for a line; ``None`` when none came in time."""
         import select
+        import time
 
         err.print(question, markup=False)
         shown = f" [{default}]" if default else ""
-        err.print(
-            f"Answer ({' / '.join(choices)}){shown}, within {max(seconds, 0):.0f}s: ",
-            end="",
-            markup=False,
-        )
-        ready, _, _ = select.select([sys.stdin], [], [], max(seconds, 0.0))
-        if not ready:
-            err.print("", markup=False)
-            return None
-        line = sys.stdin.readline()
-        if not line:
-            return None
-        return line.strip() or (default or "")
+        deadline = time.monotonic() + max(seconds, 0.0)
+        while True:
+            left = max(deadline - time.monotonic(), 0.0)
+            err.print(
+                f"Answer ({' / '.join(choices)}){shown}, within {left:.0f}s: ",
+                end="",
+                markup=False,
+            )
+            ready, _, _ = select.select([sys.stdin], [], [], left)
+            if not ready:
+                err.print("", markup=False)
+                return None
+            line = sys.stdin.readline()
+            if not line:
+                return None
+            if line.strip() or default:
+                return line.strip() or (default or "")
+            err.print(_no_default(choices), markup=False)
+
+
+def _no_default(choices: Sequence[str]) -> str:
+    return f"There is no default answer here: type one of {', '.join(choices)}."
+
+
+def utf8_argument(value: str, what: str) -> str:
+    """``value`` of a command-line argument, refused (exit 2) unless it is UTF-8 text.
+
+    Python reads bytes that are not UTF-8 into lone surrogates, which nothing can store.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        where = exc.start
+        byte = ord(value[where]) - 0xDC00 if "\udc80" <= value[where] <= "\udcff" else None
+        what_byte = f"byte 0x{byte:02x}" if byte is not None else "a character"
+        raise BadInputError(
+            f"{what} is not valid UTF-8 text ({what_byte} at character {where + 1}); "
+            "give it as UTF-8"
+        ) from None
+    return value
 
 
 def parse_answers(values: list[str] | None) -> dict[str, str]:
     """``--answer ID=CHOICE`` options as a mapping (bad ones are refused)."""
     answers: dict[str, str] = {}
     for raw in values or []:
+        utf8_argument(raw, "--answer")
         decision, sep, choice = raw.partition("=")
         if not sep or not decision.strip() or not choice.strip():
             raise BadInputError(f"--answer {raw!r}: write it as DECISION=CHOICE")
         answers[decision.strip()] = choice.strip()
     return answers
+
+
+#: The decisions phasegate itself may ask during any run (a budget cap, a warned
+#: transition, a phase found half done).
+OWN_DECISIONS = ("budget", "transition-warning", "partial-phase")
+
+
+def check_answer_ids(workflow: Workflow, answers: Mapping[str, str]) -> None:
+    """Refuse (exit 2, before the run starts) an ``--answer`` whose decision id no run of
+    ``workflow`` can ask: not a gate's ``decision`` (a templated one matches whatever its
+    placeholders fill in), not one of :data:`OWN_DECISIONS`, not a parallel merge's
+    ``conflict-KEY``."""
+    import re
+
+    from phasegate.workflow.model import ForeachNode, GateNode
+    from phasegate.workflow.prompts import PLACEHOLDER
+
+    if not answers:
+        return
+    patterns: list[str] = [re.escape(own) for own in OWN_DECISIONS]
+    named: list[str] = []
+    for _, node in workflow.walk():
+        if isinstance(node, GateNode):
+            template = node.decision or node.id
+            named.append(template)
+            parts = PLACEHOLDER.split(template)  # literal, name, literal, name, ...
+            patterns.append(".*".join(re.escape(part) for part in parts[::2]))
+        elif isinstance(node, ForeachNode):
+            patterns.append("conflict-.+")
+    possible = re.compile("|".join(f"(?:{p})" for p in patterns), re.DOTALL)
+    for decision in answers:
+        if possible.fullmatch(decision) is None:
+            known = ", ".join(dict.fromkeys([*named, *OWN_DECISIONS]))
+            raise BadInputError(
+                f"--answer {decision}=...: workflow {workflow.name!r} has no decision "
+                f"{decision!r} (its decisions: {known})"
+            )
 
 
 def run_item(
@@ -104,6 +184,7 @@ def run_item(
     config = load_config(root)
     registry = WorkflowRegistry(root)
     item = locate_item(root, name, registry, config, workflow, command=options.command)
+    check_answer_ids(item.workflow, options.answers)
     # Without a workflow given the item was found by its name alone: no other workflow has it.
     shared = workflow is not None and named_elsewhere(
         root, name, item.workflow.name, registry, config

@@ -114,8 +114,7 @@ class EventReader:
         return EventEntry(kind="agent", what=what, **base)
 
     def _agent_abandoned(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
-        what = f"call {e.get('attempt')} was interrupted; dispatching it again"
-        return EventEntry(kind="agent", what=what, **base)
+        return EventEntry(kind="agent", what=abandoned_call(e), **base)
 
     # -- reviews and checks ---------------------------------------------------------
 
@@ -265,3 +264,16 @@ def _generic(event: Mapping[str, Any]) -> str:
         if k not in skip and isinstance(v, str | int | float | bool) and v not in ("", None)
     ]
     return str(event.get("event")) + (": " + ", ".join(fields[:6]) if fields else "")
+
+
+#: The reason an ``agent.abandoned`` event gives when phasegate itself was stopped.
+STOPPED = "phasegate was stopped"
+
+
+def abandoned_call(e: Mapping[str, Any]) -> str:
+    """What an ``agent.abandoned`` event means: journaled when phasegate is stopped during
+    a call (the next run dispatches it again), and by the run that then does so."""
+    call = f"call {e.get('attempt')}" if e.get("attempt") else f"{e.get('role')}'s call"
+    if e.get("reason") == STOPPED:
+        return f"{call} was stopped with phasegate; the next run dispatches it again"
+    return f"{call} was interrupted; dispatching it again"
