@@ -175,6 +175,18 @@ def test_arguments_that_are_not_utf8_are_bad_input_naming_the_option(tmp_path: P
     assert ran.returncode == ExitCode.BAD_INPUT, ran.stderr
     (line,) = error_lines(ran.stderr)
     assert "--answer is not valid UTF-8 text" in line
+    for args, what in (([b"fix: \xff"], "the answer"), ([b"fix", "--note", b"\xff"], "--note")):
+        answered = subprocess.run(
+            [sys.executable, "-m", "phasegate", "answer", "g1", "go-g1", *args],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+        assert answered.returncode == ExitCode.BAD_INPUT, answered.stderr
+        (line,) = error_lines(answered.stderr)
+        assert f"{what} is not valid UTF-8 text" in line
 
 
 # -- a scripted agent's script ----------------------------------------------------------

@@ -115,12 +115,15 @@ def answer(
     repo: RepoOption = None,
 ) -> None:
     """Answer a pending decision; the next run (or one waiting with --wait) acts on it."""
+    from phasegate.cli.running import utf8_argument
     from phasegate.config import load_config
     from phasegate.engine.answers import answer_decision
     from phasegate.engine.items import locate_item
     from phasegate.suggested_commands import named_elsewhere, with_workflow
     from phasegate.workflow.registry import WorkflowRegistry
 
+    utf8_argument(choice, "the answer")
+    utf8_argument(note, "--note")
     root = _repo(repo)
     config = load_config(root)
     registry = WorkflowRegistry(root)
