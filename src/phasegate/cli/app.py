@@ -118,6 +118,8 @@ def init(
         git_toplevel,
         render_default_config,
     )
+    from phasegate.engine.confine import check_folder_possible
+    from phasegate.workflow.sources import REPO_WORKFLOWS
 
     start = (repo or Path.cwd()).resolve()
     top = git_toplevel(start)
@@ -128,6 +130,14 @@ def init(
             f"unknown example workflow {example!r} (examples: {', '.join(example_names())})"
         )
     path = config_path(top)
+    # Before anything is written: a file where a folder goes leaves nothing half-made.
+    check_folder_possible(path.parent, top, "run phasegate init")
+    if example is not None:
+        check_folder_possible(top / REPO_WORKFLOWS / "prompts" / example, top, "copy the example")
+    if path.exists() and not path.is_file():
+        raise BadInputError(
+            f"{path.relative_to(top)} exists and is not a file; move it away to run phasegate init"
+        )
     if path.exists():
         out.print(f"{path} already exists; left unchanged.")
     else:
@@ -186,6 +196,7 @@ def new(
     repo: RepoOption = None,
 ) -> None:
     """Create a work item under a workflow."""
+    from phasegate.cli.running import utf8_argument
     from phasegate.config import load_config
     from phasegate.engine.items import create_item
     from phasegate.integrations.claude_code.install import sync_worktrees
@@ -196,6 +207,7 @@ def new(
     )
     from phasegate.workflow.registry import WorkflowRegistry
 
+    utf8_argument(description, "--description")
     root = _repo(repo)
     config = load_config(root)
     registry = WorkflowRegistry(root)

@@ -6,12 +6,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from phasegate.config import Config
-from phasegate.engine.confine import check_inside
+from phasegate.config import CONFIG_DIR, CONFIG_FILE, Config
+from phasegate.engine.confine import check_folder_possible, check_inside, inside, lexically_inside
 from phasegate.engine.item import WorkItem, head_commit, items_dir, validate_item_name
 from phasegate.engine.plugin_api import view_files
 from phasegate.engine.state import EngineState
-from phasegate.errors import BadInputError, NotFoundError, WorkflowError
+from phasegate.errors import BadInputError, ConfigError, NotFoundError, WorkflowError
 from phasegate.repo_paths import item_state_files
 from phasegate.state.journal import utc_now
 from phasegate.workflow.loaded import LoadedWorkflow
@@ -28,15 +28,51 @@ def refuse_own_commands(workflow: Workflow, name: str, *, creating: bool) -> Non
     creators = [c for c, command in workflow.commands.items() if command.start is not None]
     if creating and not creators:
         return
-    commands = ", ".join(f"phasegate {c}" for c in workflow.commands)
-    how = (
-        f"run them with its commands ({commands}), or with phasegate run {name} --command NAME"
-        if not creating
-        else f"create them with phasegate {creators[0]}"
-    )
+    own = COMMAND_LINE.get(workflow.name, frozenset())
+    if all(c in own for c in workflow.commands):  # each is a command of the command line
+        commands = ", ".join(f"phasegate {c}" for c in workflow.commands)
+        if creating:
+            raise BadInputError(
+                f"{name!r} belongs to workflow {workflow.name!r}, whose items are created and "
+                f"run with its own commands ({commands}); create them with "
+                f"phasegate {creators[0]}"
+            )
+        raise BadInputError(
+            f"{name!r} belongs to workflow {workflow.name!r}, whose items are run with its own "
+            f"commands: {commands}"
+        )
+    if creating:
+        raise BadInputError(
+            f"{name!r}: workflow {workflow.name!r} creates its items with its command "
+            f"{creators[0]!r} (its start node), not with phasegate new"
+        )
+    names = " or ".join(workflow.commands)
     raise BadInputError(
-        f"{name!r} belongs to workflow {workflow.name!r}, whose items are created and run with "
-        f"its own commands ({commands}); {how}"
+        f"{name!r} belongs to workflow {workflow.name!r}, whose items run only through its "
+        f"commands: phasegate run {name} --command NAME (NAME: {names})"
+    )
+
+
+#: The workflows whose commands are commands of the command line (``phasegate plan ID``);
+#: any other workflow's commands are run with ``phasegate run ITEM --command NAME``.
+COMMAND_LINE = {"change": frozenset({"plan", "impl", "archive"})}
+
+
+def check_configured_items_dir(repo: Path, workflow: Workflow, config: Config) -> None:
+    """An ``items_dir`` set in the config must stay inside the repository (the workflow
+    file's own is checked when it loads): ConfigError naming the key otherwise."""
+    settings = config.workflows.get(workflow.name)
+    value = settings.items_dir if settings else None
+    if not value:
+        return
+    folder = repo / value
+    if inside(folder, [repo]):
+        return
+    how = ", through a symlink" if lexically_inside(folder, repo) else ""
+    raise ConfigError(
+        f"{CONFIG_DIR}/{CONFIG_FILE}: workflows.{workflow.name}.items_dir {value!r} leads "
+        f"outside the repository (to {folder.resolve()}{how}); refused: give a folder "
+        "inside the repository"
     )
 
 
@@ -67,8 +103,13 @@ def create_item(
             f"unknown mode {mode!r} for workflow {workflow.name!r} "
             f"(modes: {', '.join(workflow.modes)})"
         )
+    check_configured_items_dir(repo, workflow, config)
     item = WorkItem(repo, name, loaded, config)
     check_inside(item.item_dir, repo, f"the folder of work item {name!r}")
+    # Before anything is written: a file where a folder goes leaves nothing half-made.
+    purpose = f"create work item {name!r}"
+    check_folder_possible(item.item_dir, repo, purpose)
+    check_folder_possible(item.lock_path.parent, repo, purpose)
     with item.locked():
         if item.engine_path.exists() or item.view.adoptable():
             raise BadInputError(

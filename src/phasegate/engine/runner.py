@@ -201,13 +201,17 @@ class Runner:
                 return
             if node is None or not node.get("started"):
                 return  # the expected next node: its prerequisites are checked as it starts
+        current = at if at is not None and not at.startswith("@") else None
+        left = state.peek(current) if current is not None else None
         result = validate_transition(
             self.workflow,
-            at if at is not None and not at.startswith("@") else None,
+            current,
             target,
             run.artifacts(),
             completed=run.completed_nodes(),
             skipped=self.workflow.modes[state.mode].skip,
+            # an unfinished current node is "in progress" only once it has started
+            started=[current] if current is not None and left and left.get("started") else [],
         )
         if result.type == "blocked":
             self.item.record(
@@ -293,7 +297,9 @@ class Runner:
         state["summary"] = self.item.view.summary(state) or completion_summary(self.workflow, state)
         self.item.save(state, durable=True)
         self.item.view.completed(state)
-        self.item.record("item.completed", summary=state["summary"], sync_now=True)
+        self.item.record(
+            "item.completed", summary=state["summary"], status=state.status, sync_now=True
+        )
         message = str(state["summary"])
         if end.message:
             message = f"{message} {end.message}"
@@ -306,4 +312,6 @@ class Runner:
                 "worktree.finish", branch=state["branch"], removed=removed, message=text
             )
             message = f"{message} {text}"
-        return RunOutcome("completed", state, message, end.label)
+        # An end that stops the item (status: stopped) is said as such, with its message.
+        ended = "stopped" if state.status == "stopped" else "completed"
+        return RunOutcome(ended, state, message, end.label)

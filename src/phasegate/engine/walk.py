@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from phasegate.engine.calls import CallSpec
 from phasegate.engine.checks import CheckRound
 from phasegate.engine.state import EngineState
-from phasegate.state.journal import utc_now
 from phasegate.workflow.model import AgentNode
 
 _ITEM_KEY = re.compile(r"\[[^\]]*\]")
@@ -161,6 +162,20 @@ def definition_path(path: str) -> str:
     return _ITEM_KEY.sub("", path) if "[" in path else path
 
 
+_last_entered = [0]
+
+
+def entered_stamp() -> str:
+    """When a node is entered, to the microsecond (``2026-01-30T10:30:00.123456Z``), never
+    the same twice in a process: ``.review-history.md`` lists its sections in this order,
+    and several fast phases start within one second."""
+    micros = max(time.time_ns() // 1000, _last_entered[0] + 1)
+    _last_entered[0] = micros
+    seconds, fraction = divmod(micros, 1_000_000)
+    stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{stamp}.{fraction:06d}Z"
+
+
 def enter_node(
     workflow: Any,
     state: EngineState,
@@ -175,7 +190,7 @@ def enter_node(
     previous = state.peek(path)
     visit = (previous.visit if previous is not None else 0) + 1
     node = workflow.node(definition_path(path))
-    fresh: dict[str, Any] = {"visit": visit, "entered": utc_now()}
+    fresh: dict[str, Any] = {"visit": visit, "entered": entered_stamp()}
     if isinstance(node, AgentNode):
         first = start_with or node.start_with
         fresh["stage"] = "review:0" if first == "review" else "execute"

@@ -90,6 +90,7 @@ class ReviewHistory:
         #: Runtime node path -> its redacted heading (``None``: not an agent node).
         self._headings: dict[str, str | None] = {}
         self._iterations: dict[int, tuple[Mapping[str, Any], str]] = {}
+        self._places = {node.id: index for index, node in enumerate(workflow.nodes)}
 
     def render(self, state: EngineState) -> None:
         """Write what changed since the last call (all of it, for a state not seen before)."""
@@ -136,7 +137,7 @@ class ReviewHistory:
         if not grown and not reorder and synced:
             return
         if reorder:
-            self._order = sorted(sections, key=lambda r: (sections[r].entered, r))
+            self._order = sorted(sections, key=lambda r: (sections[r].entered, self._place(r), r))
         if not sections:
             return
         if synced and len(grown) == 1 and grown[0][0] == self._order[-1]:
@@ -155,6 +156,12 @@ class ReviewHistory:
             except FileNotFoundError:
                 pass
         self.file.write(data)
+
+    def _place(self, runtime: str) -> int:
+        """Where ``runtime``'s top-level node stands in the workflow: the order of sections
+        entered at the same time (a state written before times had microseconds)."""
+        places = self._places
+        return places.get(runtime.split("/", 1)[0].split("[", 1)[0], len(places))
 
     def _heading(self, runtime: str) -> str | None:
         """The redacted heading of ``runtime``'s section; ``None`` if it is not an agent node."""

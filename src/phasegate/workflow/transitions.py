@@ -87,11 +87,13 @@ def validate_transition(
     *,
     completed: Collection[str] = (),
     skipped: Collection[str] = (),
+    started: Collection[str] | None = None,
 ) -> TransitionResult:
     """Decide whether moving from ``current`` to ``target`` may go ahead.
 
     ``artifacts`` says which files exist; ``completed`` lists the nodes already
-    completed; ``skipped`` the nodes the mode skips.
+    completed; ``skipped`` the nodes the mode skips; ``started`` (when known) the
+    nodes started, so an unfinished ``current`` is called in progress only if it is.
     """
     node = workflow.node(target)
     missing_hard = [f for f in node.prerequisites.hard if not artifacts.get(f, False)]
@@ -113,7 +115,7 @@ def validate_transition(
             if passed:
                 warnings.append(f"skipping {', '.join(passed)} (not completed)")
             elif current is not None and current not in completed:
-                warnings.append(f"{current} is in progress and will be left incomplete")
+                warnings.append(_left_behind(current, target, started))
     missing_soft = [
         f
         for f in node.prerequisites.soft
@@ -124,6 +126,15 @@ def validate_transition(
     if warnings:
         return TransitionResult("warning", "; ".join(warnings))
     return TransitionResult("proceed")
+
+
+def _left_behind(current: str, target: str, started: Collection[str] | None) -> str:
+    """The warning for leaving ``current`` (not completed) to start ``target``: it is in
+    progress only when it was started."""
+    if started is not None and current in started:
+        return f"{current} is in progress and will be left incomplete"
+    state = "has not started" if started is not None else "is not completed"
+    return f"{current} is the next phase, not {target} ({current} {state})"
 
 
 def skipped_between(
