@@ -355,7 +355,11 @@ class ProgressPrinter:
         self._line(f"  budget: {escape(str(e.get('text')))}")
 
     def _on_item_completed(self, e: dict[str, Any]) -> None:
-        self._line(f"[bold green]★ {e.get('item')} complete:[/] {escape(str(e.get('summary')))}")
+        summary = escape(str(e.get("summary")))
+        if e.get("status") == "stopped":  # an end node with status: stopped
+            self._line(f"[yellow]■ {e.get('item')} stopped:[/] {summary}")
+            return
+        self._line(f"[bold green]★ {e.get('item')} complete:[/] {summary}")
 
     def _on_worktree_finish(self, e: dict[str, Any]) -> None:
         self._line(f"  worktree: {escape(str(e.get('message')))}")

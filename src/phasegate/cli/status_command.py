@@ -1,6 +1,6 @@
 """``phasegate status``: where each work item stands, as a table or JSON."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -71,7 +71,7 @@ def status(
             if not layout.get("problems"):
                 items = iter(layout_items(root, layout.get("workflows", {})))
         if items is None:
-            _warn_unlisted(registry)
+            _unlisted(registry)
             items = iter_items(root, registry, config)
         with _no_collection():
             found = [(workflow_name, item_name) for workflow_name, item_name, _ in items]
@@ -87,20 +87,23 @@ def status(
                 ]
             )
         return
-    _warn_unlisted(registry)
-    _print_rows(item_rows(root, registry, config))
+    unlisted = _unlisted(registry)
+    _print_rows(item_rows(root, registry, config), unlisted)
 
 
-def _warn_unlisted(registry: Any) -> None:
-    """A warning on stderr for each workflow that does not load: its items cannot be
+def _unlisted(registry: Any) -> list[str]:
+    """The workflows that do not load, each warned of on stderr: their items cannot be
     listed (they are not gone; fixing the workflow lists them again)."""
     from phasegate.errors import WorkflowError
 
+    broken: list[str] = []
     for workflow_name in registry.names():
         try:
             registry.get(workflow_name)
         except WorkflowError as exc:
             warn(f"{exc} (the items of workflow {workflow_name!r} are not listed)")
+            broken.append(workflow_name)
+    return broken
 
 
 @contextmanager
@@ -119,11 +122,20 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _print_rows(rows: list[dict[str, Any]]) -> None:
+def _print_rows(rows: list[dict[str, Any]], unlisted: Sequence[str] = ()) -> None:
     from phasegate.cli.views import print_item_table
 
     with _no_collection():
-        if not rows:
-            out.print("No work items yet. Create one with: phasegate new NAME --description '...'")
-        else:
+        if rows:
             print_item_table(out, rows)
+        elif unlisted:
+            names = ", ".join(repr(name) for name in unlisted)
+            one = len(unlisted) == 1
+            which, does = ("workflow", "does") if one else ("workflows", "do")
+            again = "its items are listed once it loads" if one else "their items once they load"
+            out.print(
+                f"No work items listed: {which} {names} {does} not load (see above); "
+                f"{again} (phasegate validate FILE says why)"
+            )
+        else:
+            out.print("No work items yet. Create one with: phasegate new NAME --description '...'")

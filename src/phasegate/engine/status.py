@@ -68,18 +68,21 @@ def next_for_label(workflow: Workflow, state: EngineState, label: str | None) ->
 
 
 def completion_summary(workflow: Workflow, state: EngineState) -> str:
-    """One line that stays in the state after the review history is deleted."""
+    """One line that stays in the state after the review history is deleted.
+
+    Every agent step that finished counts, reviewed or not (a node without reviewers
+    completes after its executor's call); only reviewed steps add review iterations.
+    """
     run: list[str] = []
     total = 0
     concerns: list[str] = []
     for node in workflow.nodes:
         found = state.peek(node.id)
-        if not isinstance(node, AgentNode) or found is None or found.get("review") is None:
-            continue
-        if found.get("review") == "none":
+        if not isinstance(node, AgentNode) or found is None or not _finished(found):
             continue
         run.append(node.label or node.id)
-        total += found.iteration
+        if found.get("review") != "none":
+            total += found.iteration
         if found.get("review") in ("concerns", "checks-failed"):
             concerns.append(node.label or node.id)
     items = 0
@@ -87,17 +90,32 @@ def completion_summary(workflow: Workflow, state: EngineState) -> str:
         if "[" not in path:
             continue
         found = state.peek(path)
-        if found is None or found.get("review") in (None, "none"):
+        if found is None or not _finished(found):
             continue
         items += 1
-        total += found.iteration
+        if found.get("review") != "none":
+            total += found.iteration
         if found.get("review") == "concerns":
             concerns.append(path)
-    done = f"{len(run)} phases" + (f" and {items} loop item steps" if items else "")
-    text = f"{done} completed in {total} review iterations"
+    done = _count(len(run), "phase") + (f" and {_count(items, 'loop item step')}" if items else "")
+    text = f"{done} completed " + (
+        f"in {_count(total, 'review iteration')}" if total else "without review"
+    )
     if concerns:
         text += f"; unresolved reviewer concerns in {', '.join(concerns)}"
     return text + "."
+
+
+def _finished(found: NodeState) -> bool:
+    """Whether an agent step finished: reviewed, or (no reviewers) its call passed."""
+    review = found.get("review")
+    if review is None:
+        return False
+    return bool(review != "none" or found.get("outcome") == "pass")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _node_status(
@@ -336,8 +354,10 @@ def next_command(
     decisions: list[dict[str, Any]],
 ) -> str | None:
     """The command a person (or agent) should run next, or ``None`` when done."""
-    if state.status == "completed":
-        return None
+    if state.status in ("completed", "stopped") or (
+        state.status == "blocked" and state.at == "@end"
+    ):
+        return None  # it ended: nothing is left to run
     if decisions:
         return record_command(state.item, decisions[0])
     answered = answered_warning_command(state.item, state.decisions)

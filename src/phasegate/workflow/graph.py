@@ -235,8 +235,6 @@ def _reachability(
             isinstance(scope[index_of[n]], EndNode) for n in closure if n in index_of
         ):
             continue
-        if isinstance(node, GateNode) and not node.choices:
-            continue
         problems.append(
             (
                 (*base, index_of[node.id], "on"),

@@ -22,6 +22,7 @@ from phasegate.workflow.node_rules import Location
 from phasegate.workflow.phases import LinearWorkflow, linear_problems, node_location, to_nodes
 from phasegate.workflow.prompts import (
     CALL_VARIABLES,
+    FOREACH_VARIABLES,
     GATE_VARIABLES,
     LABEL_NEXT_VARIABLES,
     REFUSAL_VARIABLES,
@@ -247,13 +248,16 @@ def texts_of(workflow: Workflow) -> list[tuple[Location, str, frozenset[str]]]:
         for label, refusal in settings.otherwise.items():
             where: Location = ("commands", command, "otherwise", label, "message")
             found.append((where, refusal.message, REFUSAL_VARIABLES))
-    calls = frozenset(CALL_VARIABLES)
 
-    def visit(nodes: Any, base: Location) -> None:
+    def visit(nodes: Any, base: Location, in_foreach: bool) -> None:
+        # The foreach item's names are filled only inside a foreach body.
+        item_names = frozenset() if in_foreach else FOREACH_VARIABLES
+        calls = frozenset(CALL_VARIABLES) - item_names
+        gate = GATE_VARIABLES - item_names
         for index, node in enumerate(nodes):
             at: Location = (*base, index)
             if isinstance(node, GateNode):
-                known = GATE_VARIABLES | {"detail"} if node.detail else GATE_VARIABLES
+                known = gate | {"detail"} if node.detail else gate
                 if node.decision is not None:
                     found.append(((*at, "decision"), node.decision, known))
                 found.append(((*at, "question"), node.question, known))
@@ -269,9 +273,9 @@ def texts_of(workflow: Workflow) -> list[tuple[Location, str, frozenset[str]]]:
                 )
             body = getattr(node, "body", None)
             if body is not None:
-                visit(body, (*at, "body"))
+                visit(body, (*at, "body"), True)
 
-    visit(workflow.nodes, ("nodes",))
+    visit(workflow.nodes, ("nodes",), False)
     return found
 
 
@@ -285,11 +289,17 @@ def placeholder_problems(workflow: Workflow) -> list[tuple[Location, str]]:
         bad = unknown_placeholders(text, known)
         if bad:
             names = ", ".join(repr(name) for name in bad)
+            outside = [name for name in bad if name in FOREACH_VARIABLES]
+            hint = (
+                f"; {' and '.join(repr(n) for n in outside)} only inside a foreach body"
+                if outside
+                else ""
+            )
             problems.append(
                 (
                     loc,
                     f"unknown placeholder{'s' if len(bad) > 1 else ''} {names} "
-                    f"(known here: {', '.join(sorted(known))})",
+                    f"(known here: {', '.join(sorted(known))}{hint})",
                 )
             )
     return problems

@@ -10,9 +10,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from phasegate import plugins
-from phasegate.workflow.model import AgentNode, EndNode, GateNode, Workflow
-from phasegate.workflow.parts import BLOCKED_TARGET, PASS, REVISE
-from phasegate.workflow.routing import outcomes, target_of
+from phasegate.workflow.model import (
+    AgentNode,
+    CheckNode,
+    EndNode,
+    ForeachNode,
+    GateNode,
+    Workflow,
+)
+from phasegate.workflow.parts import BLOCKED_TARGET, PASS, REVISE, CheckRef, InlineCheck
+from phasegate.workflow.prompts import PLACEHOLDER
+from phasegate.workflow.routing import node_outcomes, target_of
 
 Location = tuple[str | int, ...]
 Problem = tuple[Location, str]
@@ -37,7 +45,7 @@ def node_problems(
     for outcome, target in node.on.items():
         if target not in targets_ok:
             problems.append(((*where, "on", outcome), f"unknown node {target!r} ({known})"))
-    possible = set(outcomes(node))
+    possible = set(node_outcomes(scope, index))
     for outcome in node.on:
         if outcome not in possible:
             problems.append(
@@ -47,7 +55,7 @@ def node_problems(
                     f"(its outcomes: {', '.join(sorted(possible)) or 'none'})",
                 )
             )
-    for outcome in outcomes(node):
+    for outcome in node_outcomes(scope, index):
         if target_of(scope, index, outcome) is None:
             problems.append(
                 ((*where, "on"), f"outcome {outcome!r} of node {node.id!r} is not mapped")
@@ -57,6 +65,13 @@ def node_problems(
     if isinstance(node, AgentNode):
         problems += _agent_problems(workflow, node, where, produced)
     elif isinstance(node, GateNode):
+        if not node.choices:
+            problems.append(
+                (
+                    (*where, "choices"),
+                    "a gate needs at least one choice (choice name: the node it leads to)",
+                )
+            )
         for name, choice in node.choices.items():
             if choice.to not in targets_ok:
                 problems.append(
@@ -71,8 +86,39 @@ def node_problems(
                         f"{chosen!r} is not one of the choices ({', '.join(node.choices)})",
                     )
                 )
+    elif isinstance(node, CheckNode):
+        if not node.run and node.commands_from is None:
+            problems.append(
+                ((*where, "run"), "a check node needs commands: 'run', 'commands_from' or both")
+            )
+        problems += check_placeholders(node.run, (*where, "run"))
+    elif isinstance(node, ForeachNode):
+        source = node.items.file
+        if source is not None and not any(c in source for c in "*?[{"):
+            problems += file_refs([source], (*where, "items", "file"), produced, indexed=False)
     elif isinstance(node, EndNode) and node.on:
         problems.append(((*where, "on"), "an end node has no way out"))
+    return problems
+
+
+def check_placeholders(checks: Iterable[CheckRef], where: Location) -> list[Problem]:
+    """A problem for each ``{{ name }}`` in a check's command or folder: a check's command
+    is given to the shell as written (nothing fills placeholders in it)."""
+    problems: list[Problem] = []
+    for position, check in enumerate(checks):
+        if not isinstance(check, InlineCheck):
+            continue
+        for field in ("run", "cwd"):
+            names = sorted(set(PLACEHOLDER.findall(getattr(check, field) or "")))
+            if names:
+                listed = ", ".join(f"{{{{ {n} }}}}" for n in names)
+                problems.append(
+                    (
+                        (*where, position, field),
+                        f"{listed}: a check's {field} is given to the shell as written; "
+                        "placeholders are not filled in it",
+                    )
+                )
     return problems
 
 
@@ -103,6 +149,7 @@ def _agent_problems(
         if reviewer.role is not None:
             problems += _reviewer_role(workflow, reviewer.role, (*at, "role"))
         problems += _vocabulary(reviewer.reader, reviewer.on, (*at, "on"))
+    problems += check_placeholders(node.checks, (*where, "checks"))
     if node.previous is not None and node.previous not in produced:
         problems.append(((*where, "previous"), f"{node.previous!r} is not an output of any node"))
     plain = [i.file for i in node.inputs if not any(c in i.file for c in "*?[{")]
@@ -158,11 +205,14 @@ def _vocabulary(reader: str, mapping: dict[str, str], where: Location) -> list[P
     return problems
 
 
-def file_refs(files: Iterable[str], where: Location, produced: set[str]) -> list[Problem]:
-    """A problem for each of ``files`` that no node produces."""
+def file_refs(
+    files: Iterable[str], where: Location, produced: set[str], *, indexed: bool = True
+) -> list[Problem]:
+    """A problem for each of ``files`` that no node produces (at ``where[position]``, or at
+    ``where`` itself when it names one file: ``indexed=False``)."""
     return [
         (
-            (*where, position),
+            (*where, position) if indexed else where,
             f"{name!r} is not an output of any node "
             f"(outputs: {', '.join(sorted(produced)) or 'none'})",
         )

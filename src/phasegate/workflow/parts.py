@@ -159,6 +159,16 @@ class Budget(Strict):
     per: Literal["node", "reviewer"] = "node"
     on_exhausted: str = COMPLETE
 
+    @field_validator("max")
+    @classmethod
+    def _at_least_one(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError(
+                f"{value} review iterations: a budget needs at least 1 (a number from 1, "
+                "'mode', or the name of a number)"
+            )
+        return value
+
 
 class Reviewer(Strict):
     """One reviewer of an agent node.
@@ -229,6 +239,13 @@ class Choice(Strict):
     when: str | None = None
     #: What refusing an unavailable choice says (templated).
     unavailable: str = ""
+
+    @field_validator("extend")
+    @classmethod
+    def _extend_not_negative(cls, value: int | str | None) -> int | str | None:
+        if isinstance(value, int) and value < 0:
+            raise ValueError(f"extend {value}: a choice grants 0 or more rounds (or 'mode')")
+        return value
 
 
 class GateTimeout(Strict):

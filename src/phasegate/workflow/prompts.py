@@ -33,6 +33,9 @@ CALL_VARIABLES = (
     "task_title",
 )
 
+#: The names of the foreach item: filled only inside a foreach body.
+FOREACH_VARIABLES = frozenset({"task", "task_title"})
+
 #: Names a template may use.
 TEMPLATE_VARIABLES = frozenset({*CALL_VARIABLES, "next", "label", "command"})
 

@@ -1,0 +1,309 @@
+"""A user's workflow that cannot work is refused when it loads, one line per problem naming
+the file, line and field (exit 2); and what the CLI says of such workflows' items is true:
+the commands it names exist, an item that ended is not offered to run again, the
+summary counts the steps that ran, and items of a workflow that does not load are not
+called absent."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from phasegate.errors import ExitCode
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """The real CLI, in this process: exit code, stdout, stderr."""
+    from phasegate.cli import main
+
+    capsys.readouterr()
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def make_repo(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str) -> Path:
+    """A git repository, initialised, holding workflow ``name`` and its prompt templates."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    code, _, err = cli(capsys, "init", "-C", str(repo))
+    assert code == 0, err
+    folder = repo / ".phasegate" / "workflows"
+    (folder / "prompts" / name).mkdir(parents=True)
+    for prompt in ("a", "b", "judge"):
+        (folder / "prompts" / name / f"{prompt}.md").write_text("Do {{ node }} for {{ item }}\n")
+    (folder / f"{name}.yaml").write_text(text)
+    (repo / ".phasegate" / "agents.yaml").write_text(
+        'writer: {"*": [{write: {"{item_dir}/{node}.md": "x\\n"}}]}\n'
+        'judge: {"*": [{verdict: {approved: true, summary: ok, issues: []}}]}\n'
+    )
+    return repo
+
+
+HEAD = """\
+name: wf
+items_dir: wfitems
+modes: {standard: {max_iterations: 2}}
+roles: {writer: {access: write}, judge: {}}
+nodes:
+"""
+
+AGENT_THEN_END = """\
+  - id: a
+    executor: writer
+    outputs: [a.md]
+  - id: e
+    kind: end
+"""
+
+
+def refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], nodes: str, where: str, words: str
+) -> str:
+    """Validate a workflow made of ``nodes``: it is refused, naming ``where`` and ``words``."""
+    repo = make_repo(tmp_path, capsys, "wf", HEAD + nodes)
+    path = repo / ".phasegate" / "workflows" / "wf.yaml"
+    code, out, err = cli(capsys, "validate", str(path))
+    assert code == ExitCode.BAD_INPUT, (out, err)
+    lines = [line for line in err.splitlines() if f": {where}: " in line]
+    assert lines, err
+    assert lines[0].startswith(f"{path}:"), lines[0]
+    assert words in lines[0], lines[0]
+    return lines[0]
+
+
+# -- refused on load --------------------------------------------------------------------
+
+
+def test_a_placeholder_in_a_check_command_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A check's command reaches the shell as written: `{{ item }}` would not be filled."""
+    nodes = """\
+  - id: t
+    kind: check
+    run: [{name: t, run: "test -f items/{{ item }}/a.md"}]
+    on: {fail: "@blocked"}
+  - id: e
+    kind: end
+"""
+    line = refused(tmp_path, capsys, nodes, "nodes[0].run[0].run", "{{ item }}")
+    assert "placeholders are not filled" in line
+
+
+def test_a_placeholder_in_an_agent_nodes_check_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = AGENT_THEN_END.replace(
+        "    outputs: [a.md]\n",
+        '    outputs: [a.md]\n    checks: [{name: t, run: "ls {{item_dir}}"}]\n',
+    )
+    refused(tmp_path, capsys, nodes, "nodes[0].checks[0].run", "{{ item_dir }}")
+
+
+def test_a_gate_without_choices_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = """\
+  - id: g
+    kind: gate
+    question: pick?
+    choices: {}
+    on: {invalid: e}
+  - id: e
+    kind: end
+"""
+    refused(tmp_path, capsys, nodes, "nodes[0].choices", "at least one choice")
+
+
+@pytest.mark.parametrize("budget", ["-3", "0"])
+def test_a_budget_below_one_iteration_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], budget: str
+) -> None:
+    nodes = AGENT_THEN_END.replace(
+        "    outputs: [a.md]\n",
+        f"    outputs: [a.md]\n    reviewer: judge\n    budget: {{max: {budget}}}\n",
+    )
+    refused(tmp_path, capsys, nodes, "nodes[0].budget.max", "at least 1")
+
+
+def test_a_negative_extend_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nodes = (
+        AGENT_THEN_END.replace("  - id: e\n", "")
+        .replace("    kind: end\n", "")
+        .replace("    outputs: [a.md]\n", "    outputs: [a.md]\n    reviewer: judge\n")
+    ) + (
+        "  - id: g\n    kind: gate\n    question: again?\n"
+        "    choices: {more: {to: a, extend: -2}, done: e}\n  - id: e\n    kind: end\n"
+    )
+    refused(tmp_path, capsys, nodes, "nodes[1].choices.more.extend", "extend -2")
+
+
+def test_a_foreach_item_name_outside_a_foreach_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`{{ task }}` is filled only inside a foreach body: at the top level it would be empty."""
+    nodes = AGENT_THEN_END.replace("outputs: [a.md]", 'outputs: ["x-{{ task }}.md"]')
+    line = refused(tmp_path, capsys, nodes, "nodes[0].outputs[0]", "unknown placeholder 'task'")
+    assert "only inside a foreach body" in line
+
+
+def test_a_foreach_item_name_inside_a_foreach_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = """\
+  - id: a
+    executor: writer
+    outputs: [plan.md]
+  - id: each
+    kind: foreach
+    items: {parser: markdown-tasks, file: plan.md}
+    body:
+      - id: b
+        executor: writer
+        outputs: ["out/{{ task }}.md"]
+      - id: item-done
+        kind: end
+  - id: e
+    kind: end
+"""
+    repo = make_repo(tmp_path, capsys, "wf", HEAD + nodes)
+    code, out, err = cli(capsys, "validate", str(repo / ".phasegate/workflows/wf.yaml"))
+    assert code == 0, err
+    assert "ok: workflow 'wf'" in out
+
+
+def test_a_foreach_over_a_file_no_node_writes_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = """\
+  - id: each
+    kind: foreach
+    items: {parser: markdown-tasks, file: nothere.md}
+    body:
+      - id: b
+        executor: writer
+        outputs: ["out/{{ task }}.md"]
+      - id: item-done
+        kind: end
+  - id: e
+    kind: end
+"""
+    refused(tmp_path, capsys, nodes, "nodes[0].items.file", "'nothere.md' is not an output")
+
+
+def test_a_check_node_without_commands_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = """\
+  - id: t
+    kind: check
+    on: {fail: "@blocked"}
+  - id: e
+    kind: end
+"""
+    refused(tmp_path, capsys, nodes, "nodes[0].run", "a check node needs commands")
+
+
+# -- what the CLI says --------------------------------------------------------------------
+
+
+def test_a_plain_run_of_a_workflow_with_commands_names_its_real_commands_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A repository workflow's commands are run with `run --command`: `phasegate plan` is
+    the change workflow's, and `phasegate build` does not exist."""
+    text = HEAD + "commands:\n  plan: {}\n  build: {}\n" + AGENT_THEN_END
+    text = text.replace("nodes:\ncommands:", "commands:").replace(
+        "  build: {}\n", "  build: {}\nnodes:\n"
+    )
+    repo = make_repo(tmp_path, capsys, "wf", text)
+    code, _, err = cli(capsys, "new", "c1", "-w", "wf", "-C", str(repo))
+    assert code == 0, err
+    code, _, err = cli(capsys, "run", "c1", "-C", str(repo))
+    assert code == ExitCode.BAD_INPUT
+    assert "phasegate run c1 --command NAME (NAME: plan or build)" in err, err
+    assert "phasegate plan" not in err and "phasegate build" not in err, err
+    assert err.count("plan") == 1, err
+
+
+def test_status_does_not_call_the_items_of_a_workflow_that_does_not_load_absent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path, capsys, "wf", HEAD + AGENT_THEN_END)
+    code, _, err = cli(capsys, "new", "g1", "-w", "wf", "-C", str(repo))
+    assert code == 0, err
+    (repo / ".phasegate" / "workflows" / "wf.yaml").write_text("nodes: [\n")
+    code, out, err = cli(capsys, "status", "-C", str(repo))
+    assert code == 0
+    assert "No work items yet" not in out, out
+    assert "workflow 'wf' does not load" in out, out
+    assert "(the items of workflow 'wf' are not listed)" in err, err
+
+
+def test_an_item_that_stopped_is_not_offered_to_run_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = """\
+  - id: g
+    kind: gate
+    question: go?
+    choices: {yes: done, no: dropped, halt: halted}
+  - id: dropped
+    kind: end
+    status: stopped
+  - id: halted
+    kind: end
+    status: blocked
+    message: halted
+  - id: done
+    kind: end
+"""
+    repo = make_repo(tmp_path, capsys, "wf", HEAD + nodes)
+    ran = {}
+    for item, answer in (("s1", "g=no"), ("b1", "g=halt")):
+        assert cli(capsys, "new", item, "-w", "wf", "-C", str(repo))[0] == 0
+        ran[item] = cli(capsys, "run", item, "-a", answer, "-C", str(repo))
+    # The run that ends at the stopped end says so; it is not announced as complete.
+    code, _, err = ran["s1"]
+    assert code == 0 and "s1 stopped:" in err and "complete:" not in err, err
+    stopped = json.loads(cli(capsys, "status", "s1", "--json", "-C", str(repo))[1])
+    assert stopped["status"] == "stopped"
+    assert stopped["nextCommand"] is None
+    code, out, _ = cli(capsys, "status", "s1", "-C", str(repo))
+    assert code == 0 and "Next:" not in out, out
+    halted = json.loads(cli(capsys, "status", "b1", "--json", "-C", str(repo))[1])
+    assert halted["status"] == "blocked"
+    assert halted["nextCommand"] is None
+
+
+def test_the_summary_counts_agent_steps_without_reviewers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A node without reviewers completes after its executor's call: a phase completed,
+    with no review iterations."""
+    nodes = AGENT_THEN_END.replace(
+        "  - id: e\n",
+        "  - id: b\n    executor: writer\n    outputs: [b.md]\n    reviewer: judge\n  - id: e\n",
+    )
+    repo = make_repo(tmp_path, capsys, "wf", HEAD + nodes)
+    assert cli(capsys, "new", "c1", "-w", "wf", "-C", str(repo))[0] == 0
+    code, _, err = cli(capsys, "run", "c1", "-C", str(repo))
+    assert code == 0, err
+    status = json.loads(cli(capsys, "status", "c1", "--json", "-C", str(repo))[1])
+    assert status["summary"] == "2 phases completed in 1 review iteration."
+
+
+def test_the_summary_of_steps_never_reviewed_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path, capsys, "wf", HEAD + AGENT_THEN_END)
+    assert cli(capsys, "new", "c1", "-w", "wf", "-C", str(repo))[0] == 0
+    code, _, err = cli(capsys, "run", "c1", "-C", str(repo))
+    assert code == 0, err
+    status = json.loads(cli(capsys, "status", "c1", "--json", "-C", str(repo))[1])
+    assert status["summary"] == "1 phase completed without review."
