@@ -33,7 +33,6 @@ from phasegate.engine.walk import (
     TopCursor,
     Workspace,
     definition_path,
-    enter_node,
 )
 from phasegate.errors import BlockedError
 from phasegate.state.journal import utc_now
@@ -239,7 +238,7 @@ class Run(NodeRules):
         self, path: str, incoming: Mapping[str, Any] | None, start_with: str | None = None
     ) -> None:
         """Start a fresh visit of ``path``: its state reset, the incoming issues kept."""
-        enter_node(self.workflow, self.state, path, incoming, start_with)
+        self.enter_visit(path, incoming, start_with)
 
     def move(
         self, path: str, target_path: str, outcome: Outcome, cursor: Cursor, target: str
@@ -306,9 +305,7 @@ class Run(NodeRules):
                     start_with=ns.get("start_with"),
                     cause=ns.get("cause"),
                 )
-            issues = list(ns.get("issues") or [])
-            self.enter(path, {"from": path, "outcome": ns.get("outcome"), "issues": issues})
-            self.item.record("node.retried", node=path, after=ns.get("blocked"))
+            self.retry(path)
             ns = self.state.node(path)
         if not ns.get("started"):
             self.start(path, node)

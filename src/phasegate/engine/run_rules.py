@@ -1,6 +1,12 @@
 """What the walk checks around a node: its prerequisites and visit budget when it starts,
 its ``when`` predicate, a skip, and an outcome that blocks the run.
 
+Visits are counted since the item's last retry of a blocked node: the state's
+``retries`` counts those retries, and a node entered after one records which
+(``allowance``) and how many of its visits came before it (``visits_before``).
+So a person who re-runs a blocked item gives every node a new allowance of
+visits, while a resumed run (after a crash) counts exactly as before.
+
 :class:`NodeRules` is mixed into :class:`phasegate.engine.run.Run`.
 """
 
@@ -10,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from phasegate.engine.plugin_api import Task, plugin
-from phasegate.engine.walk import Outcome, definition_path
+from phasegate.engine.walk import Outcome, definition_path, enter_node
 from phasegate.errors import BlockedError
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import AgentNode, AnyNode, ForeachNode
@@ -23,6 +29,9 @@ if TYPE_CHECKING:
     from phasegate.engine.state import EngineState
     from phasegate.engine.walk import RunOptions
     from phasegate.workflow.model import Workflow
+
+#: The state's count of blocked nodes retried (visits are counted since the last one).
+RETRIES = "retries"
 
 
 class NodeRules:
@@ -45,14 +54,59 @@ class NodeRules:
             settings: Mapping[str, Any],
         ) -> PluginContext: ...
 
+    def enter_visit(
+        self, path: str, incoming: Mapping[str, Any] | None, start_with: str | None = None
+    ) -> None:
+        """Start a fresh visit of ``path``, counted in the allowance of the last retry."""
+        previous = self.state.peek(path)
+        retries = int(self.state.d.get(RETRIES, 0))
+        before = 0
+        if previous is not None and retries:
+            if int(previous.get("allowance", 0)) == retries:
+                before = int(previous.get("visits_before", 0))
+            else:
+                before = previous.visit  # its visits before the retry are not counted
+        enter_node(self.workflow, self.state, path, incoming, start_with)
+        if retries:
+            ns = self.state.node(path)
+            ns["allowance"] = retries
+            if before:
+                ns["visits_before"] = before
+
+    def retry(self, path: str) -> None:
+        """Enter a blocked node afresh (its issues as its feedback): the person who runs the
+        item again gives every node a new allowance of visits."""
+        ns = self.state.node(path)
+        after, outcome = ns.get("blocked"), ns.get("outcome")
+        issues = list(ns.get("issues") or [])
+        self.state.d[RETRIES] = int(self.state.d.get(RETRIES, 0)) + 1
+        self.enter_visit(path, {"from": path, "outcome": outcome, "issues": issues})
+        self.item.record("node.retried", node=path, after=after)
+
+    def visits(self, path: str) -> int:
+        """The visits of ``path`` counted against its limit (since the last retry)."""
+        found = self.state.peek(path)
+        return found.visit - int(found.get("visits_before", 0)) if found is not None else 0
+
+    def over_visit_limit(self, path: str) -> bool:
+        """Whether this visit of ``path`` is one more than its visit limit allows."""
+        limit = self.workflow.visit_limit(definition_path(path))
+        return limit is not None and self.visits(path) > limit
+
     def start(self, path: str, node: AnyNode) -> None:
         """Check ``node``'s prerequisites and its visit budget, then mark it started."""
         ns = self.state.node(path)
         if not definition_path(path).count("/"):
             self.check_prerequisites(path, node)
-        if node.max_visits is not None and ns.visit > node.max_visits:
+        if self.over_visit_limit(path):
             ns["started"] = utc_now()
-            self.item.record("node.exhausted", node=path, visits=ns.visit, max=node.max_visits)
+            self.item.record(
+                "node.exhausted",
+                node=path,
+                visits=self.visits(path),
+                visit=ns.visit,
+                max=self.workflow.visit_limit(definition_path(path)),
+            )
             return
         ns["started"] = utc_now()
         self.item.record(
@@ -124,6 +178,8 @@ class NodeRules:
         """An outcome mapped to ``@blocked``: stop the run (exit 4), resumable after a fix."""
         ns = self.state.node(path)
         details = "; ".join(str(i.get("description", "")).splitlines()[0] for i in outcome.issues)
+        if outcome.name == "exhausted" and not details:
+            details = self.visit_limit_reached(path)
         message = f"{self.item.name}: {self.label(path)} ended {outcome.name}" + (
             f": {details}" if details else ""
         )
@@ -143,3 +199,16 @@ class NodeRules:
         )
         self.save(durable=True)
         raise BlockedError(message + f". Fix it, then run again: phasegate run {self.item.name}")
+
+    def visit_limit_reached(self, path: str) -> str:
+        """Why a node ended ``exhausted``: its limit, and where that limit comes from."""
+        limit = self.workflow.visit_limit(definition_path(path))
+        if self.workflow.node(definition_path(path)).max_visits is not None:
+            source = f"max_visits {limit}"
+        else:
+            source = (
+                f"{limit} visits, the default for a node on a cycle; set max_visits to change it"
+            )
+        return (
+            f"it reached its visit limit ({source}); the next run retries it with a new allowance"
+        )

@@ -313,5 +313,5 @@ class Runner:
             )
             message = f"{message} {text}"
         # An end that stops the item (status: stopped) is said as such, with its message.
-        ended = "stopped" if state.status == "stopped" else "completed"
+        ended: OutcomeStatus = "stopped" if state.status == "stopped" else "completed"
         return RunOutcome(ended, state, message, end.label)

@@ -48,7 +48,9 @@ class _Node(Strict):
     description: str = ""
     on: dict[str, str] = Field(default_factory=dict)
     prerequisites: Prerequisites = Prerequisites()
-    #: At most this many visits; one more ends the node with outcome ``exhausted``.
+    #: At most this many visits; one more ends the node with outcome ``exhausted``. A node
+    #: on a cycle that sets none has 10 (``routing.DEFAULT_CYCLE_VISITS``); a retry of a
+    #: blocked node starts a new allowance (see :meth:`Workflow.visit_limit`).
     max_visits: int | None = Field(default=None, ge=1)
     #: Nodes a person may run next instead (``run --phase``) without a skip warning.
     also: tuple[str, ...] = ()
@@ -244,6 +246,7 @@ class Workflow(Strict):
     nodes: tuple[Node, ...] = Field(min_length=1)
     _by_path: dict[str, AnyNode] = PrivateAttr(default_factory=dict)
     _label_by_path: dict[str, str] = PrivateAttr(default_factory=dict)
+    _visit_limits: dict[str, int | None] = PrivateAttr(default_factory=dict)
 
     _name = field_validator("name")(check_name)
     _view = field_validator("view", mode="before")(plugin_ref)
@@ -307,6 +310,25 @@ class Workflow(Strict):
         if len(labels) < 4096:  # runtime paths of foreach items are many: bounded
             labels[path] = label
         return label
+
+    def visit_limit(self, path: str) -> int | None:
+        """How many visits the node at ``path`` may have (``None``: no limit).
+
+        Its ``max_visits``; without one, a node on a cycle of its scope (one its outcomes
+        and choices can lead back to) has ``DEFAULT_CYCLE_VISITS``: no loop runs without
+        end. Visits are counted since the item's last retry of a blocked node.
+        """
+        limits = _lookups(self, "_visit_limits")
+        if path in limits:
+            return limits[path]  # type: ignore[no-any-return]
+        from phasegate.workflow.routing import DEFAULT_CYCLE_VISITS, cyclic
+
+        node = self.node(path)
+        limit = node.max_visits
+        if limit is None and node.id in cyclic(self.scope_of(path)):
+            limit = DEFAULT_CYCLE_VISITS
+        limits[path] = limit
+        return limit
 
     def successors_of(self, node_id: str) -> list[str]:
         """The top-level nodes ``node_id`` leads to, by any outcome or choice."""

@@ -3,6 +3,10 @@
 An outcome a node's ``on`` does not map takes a documented default: ``pass``
 and ``done`` go to the next node of the scope; the blocking outcomes stop the
 run, blocked; any other unmapped outcome is a problem reported on load.
+
+A node on a cycle of its scope (one its own outcomes and choices can lead back
+to) has a visit limit even without ``max_visits``: :data:`DEFAULT_CYCLE_VISITS`,
+so no loop of a workflow runs without end.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from phasegate.workflow.parts import BLOCKED_TARGET, COMPLETE, PASS, REVISE
 SEQUENTIAL = frozenset({"pass", "done"})
 #: Outcomes that stop the run, blocked, when ``on`` does not map them.
 BLOCKING = frozenset({"checks-failed", "invalid", "exhausted", "interrupted", "merge-conflict"})
+#: The visits a node on a cycle may have when it sets no ``max_visits``.
+DEFAULT_CYCLE_VISITS = 10
 
 
 def default_target(scope: Sequence[Any], index: int, outcome: str) -> str | None:
@@ -54,8 +60,10 @@ def action_outcomes(name: str) -> tuple[str, ...]:
     return tuple(getattr(action, "outcomes", ("done",)))
 
 
-def outcomes(node: AnyNode) -> list[str]:
-    """Every outcome ``node`` can end with."""
+def outcomes(node: AnyNode, on_cycle: bool = False) -> list[str]:
+    """Every outcome ``node`` can end with (``on_cycle``: it is on a cycle of its scope, so
+    it has a visit limit even without ``max_visits``)."""
+    limited = bool(node.max_visits) or on_cycle
     if isinstance(node, AgentNode):
         found = [PASS]
         for reviewer in node.all_reviewers():
@@ -68,32 +76,84 @@ def outcomes(node: AnyNode) -> list[str]:
             found.append("checks-failed")
         if node.at_most_once:
             found.append("interrupted")
-        if node.max_visits:
+        if limited:
             found.append("exhausted")
         return list(dict.fromkeys(found))
+    exhausted = ["exhausted"] if limited else []
     if isinstance(node, CheckNode):
-        return ["pass", "fail"]
+        return ["pass", "fail", *exhausted]
     if isinstance(node, ActionNode):
-        return list(action_outcomes(node.action))
+        return list(dict.fromkeys([*action_outcomes(node.action), *exhausted]))
     if isinstance(node, ForeachNode):
         ends = [n.outcome for n in node.body if isinstance(n, EndNode) and n.outcome != "done"]
         if node.parallel > 1 and node.isolation == "worktree" and node.conflicts.then == "outcome":
             ends.append("merge-conflict")
-        return list(dict.fromkeys(["done", *ends]))
+        return list(dict.fromkeys(["done", *ends, *exhausted]))
     if isinstance(node, GateNode):
-        return ["invalid"] + (["exhausted"] if node.max_visits else [])
+        return ["invalid", *exhausted]
     return []
 
 
-def edges(scope: Sequence[Any], index: int) -> list[tuple[str, str]]:
-    """``(outcome or choice, target)`` of every way out of ``scope[index]``."""
+def node_outcomes(scope: Sequence[Any], index: int) -> list[str]:
+    """Every outcome ``scope[index]`` can end with, its default visit limit's included."""
+    node = scope[index]
+    return outcomes(node, node.id in cyclic(scope))
+
+
+def _ways_out(scope: Sequence[Any], index: int, on_cycle: bool) -> list[tuple[str, str]]:
     node = scope[index]
     found: list[tuple[str, str]] = []
     if isinstance(node, GateNode):
         found += [(name, choice.to) for name, choice in node.choices.items()]
-    found += [("also", target) for target in node.also]
-    for outcome in outcomes(node):
+    for outcome in outcomes(node, on_cycle):
         target = target_of(scope, index, outcome)
         if target is not None:
             found.append((outcome, target))
     return found
+
+
+#: Scopes whose cycles were found, by the identity of their nodes (each entry keeps its
+#: nodes alive, so an identity is never reused while it is here).
+_CYCLIC: dict[tuple[int, ...], tuple[tuple[Any, ...], frozenset[str]]] = {}
+
+
+def cyclic(scope: Sequence[Any]) -> frozenset[str]:
+    """The ids of the nodes of ``scope`` that can be entered again by following outcomes and
+    gate choices (not ``also``, a person's choice): the nodes on a cycle."""
+    key = tuple(map(id, scope))
+    known = _CYCLIC.get(key)
+    if known is not None:
+        return known[1]
+    # Every node counted as limited: an ``exhausted`` mapped back into the scope is a way in.
+    graph = {n.id: [t for _, t in _ways_out(scope, i, True)] for i, n in enumerate(scope)}
+    found: set[str] = set()
+    for node in scope:
+        seen: set[str] = set()
+        stack = list(graph.get(node.id, ()))
+        while stack:
+            name = stack.pop()
+            if name == node.id:
+                found.add(node.id)
+                break
+            if name in seen:
+                continue
+            seen.add(name)
+            stack.extend(graph.get(name, ()))
+    result = frozenset(found)
+    if len(_CYCLIC) >= 256:
+        _CYCLIC.clear()
+    _CYCLIC[key] = (tuple(scope), result)
+    return result
+
+
+def edges(scope: Sequence[Any], index: int) -> list[tuple[str, str]]:
+    """``(outcome or choice, target)`` of every way out of ``scope[index]``.
+
+    The default visit limit of a node on a cycle is a safety net, not a way out: its
+    ``exhausted`` is an edge only where ``on`` maps it (a loop with no other way out is
+    still refused), or with ``max_visits``.
+    """
+    node = scope[index]
+    ways = _ways_out(scope, index, "exhausted" in node.on and node.id in cyclic(scope))
+    choices = len(node.choices) if isinstance(node, GateNode) else 0
+    return [*ways[:choices], *(("also", target) for target in node.also), *ways[choices:]]

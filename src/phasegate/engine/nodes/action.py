@@ -17,7 +17,7 @@ def run_action(run: Run, path: str, node: ActionNode, task: Task | None) -> Step
     from phasegate.engine.walk import Outcome
 
     ns = run.state.node(path)
-    if node.max_visits is not None and ns.visit > node.max_visits:
+    if run.over_visit_limit(path):
         return Outcome("exhausted")
     key = f"{path}#{ns.visit}/action"
     recorded = run.item.recorded().action(key)

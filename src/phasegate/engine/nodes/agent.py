@@ -43,7 +43,7 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
     from phasegate.engine.walk import Outcome
 
     ns = run.state.node(path)
-    if node.max_visits is not None and ns.visit > node.max_visits:
+    if run.over_visit_limit(path):
         return Outcome("exhausted")
     ctx = run.context(path, node, task, {})
     prompts = PromptFor(run, path, node, ctx)

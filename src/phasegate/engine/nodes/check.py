@@ -32,7 +32,7 @@ def run_check(run: Run, path: str, node: CheckNode, task: Task | None) -> Steps:
     from phasegate.engine.walk import Checks, Outcome
 
     ns = run.state.node(path)
-    if node.max_visits is not None and ns.visit > node.max_visits:
+    if run.over_visit_limit(path):
         return Outcome("exhausted")
     commands = list(resolve(node.run, run.item.config))
     if node.commands_from is not None:

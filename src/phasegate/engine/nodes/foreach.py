@@ -130,7 +130,7 @@ def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> St
     from phasegate.engine.walk import ItemCursor, Outcome, definition_path
 
     ns = run.state.node(path)
-    if node.max_visits is not None and ns.visit > node.max_visits:
+    if run.over_visit_limit(path):
         return Outcome("exhausted")
     if ns.get("order") is None:
         read_items(run, path, node, task)

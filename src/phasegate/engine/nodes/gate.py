@@ -66,7 +66,7 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
     from phasegate.engine.walk import Outcome
 
     ns = run.state.node(path)
-    if node.max_visits is not None and ns.visit > node.max_visits:
+    if run.over_visit_limit(path):
         return Outcome("exhausted")
     ctx = run.context(path, node, task, {})
     values = gate_values(run, path, task)
