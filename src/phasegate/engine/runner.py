@@ -92,6 +92,10 @@ class Runner:
                 return RunOutcome("completed", state, f"{self.item.name} is already complete")
             if state.at == "@end":
                 return self._ended(state)
+            # A run killed between replacing the state file and writing the files derived
+            # from it (status.json, .meta.json) left those behind: they are written again
+            # before anything reads them (the team workflow's actions do).
+            self.item.view.render(state)
             if state.worktree:  # agents work there: it must be a working checkout
                 ensure_worktree(self.item.repo, state.worktree, self.item.name, state["branch"])
             run = Run(self.item, state, self.backends, self.asker, self.options)
