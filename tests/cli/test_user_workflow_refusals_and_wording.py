@@ -307,3 +307,25 @@ def test_the_summary_of_steps_never_reviewed_says_so(
     assert code == 0, err
     status = json.loads(cli(capsys, "status", "c1", "--json", "-C", str(repo))[1])
     assert status["summary"] == "1 phase completed without review."
+
+
+def test_a_failing_check_that_blocks_says_so_in_one_clean_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A check node whose fail is @blocked: the error line names the failed command without
+    a dangling colon; the command's output is shown with the block, above it."""
+    nodes = """\
+  - id: c
+    kind: check
+    run: [{name: lint, run: "echo 'E501 line too long'; exit 3"}]
+    on: {fail: "@blocked"}
+  - id: e
+    kind: end
+"""
+    repo = make_repo(tmp_path, capsys, "wf", HEAD + nodes)
+    assert cli(capsys, "new", "k1", "-w", "wf", "-C", str(repo))[0] == 0
+    code, _, err = cli(capsys, "run", "k1", "-C", str(repo))
+    assert code == 4, err
+    (line,) = [x for x in err.splitlines() if x.startswith("phasegate: error:")]
+    assert "exit code 3. Fix it" in line and ":." not in line, line
+    assert "E501 line too long" in err

@@ -177,7 +177,13 @@ class NodeRules:
     def blocked(self, path: str, outcome: Outcome) -> None:
         """An outcome mapped to ``@blocked``: stop the run (exit 4), resumable after a fix."""
         ns = self.state.node(path)
-        details = "; ".join(str(i.get("description", "")).splitlines()[0] for i in outcome.issues)
+        # The first line of each issue (a failing check's "... exit code 3:" without its
+        # colon: its output is shown with the block, not in this line).
+        details = "; ".join(
+            first.rstrip(":")
+            for i in outcome.issues
+            if (first := next(iter(str(i.get("description") or "").splitlines()), ""))
+        )
         if outcome.name == "exhausted" and not details:
             details = self.visit_limit_reached(path)
         message = f"{self.item.name}: {self.label(path)} ended {outcome.name}" + (
