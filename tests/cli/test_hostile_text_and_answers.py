@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
+
+from pty_terminal import Terminal
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
 from engine_helpers import init_repo
@@ -146,47 +145,36 @@ def test_escape_codes_in_agent_text_and_descriptions_are_shown_not_obeyed(
 # -- input that is not UTF-8 ------------------------------------------------------------
 
 
-def test_arguments_that_are_not_utf8_are_bad_input_naming_the_option(tmp_path: Path) -> None:
-    """`new -d` and `run -a` with bytes that are not UTF-8: exit 2 and one line naming the
-    option (not exit 1, "internal error"); no item is made."""
-    repo = setup(tmp_path / "repo", "gates", GATES)
-    made = subprocess.run(
-        [sys.executable, "-m", "phasegate", "new", "m2", "-w", "gates", "-d", b"bad\xff"],
+def refused_bytes(repo: Path, *args: str | bytes) -> str:
+    """The one error line of phasegate given ``args`` (some of them bytes), exit 2."""
+    done = subprocess.run(
+        [sys.executable, "-m", "phasegate", *args],
         cwd=repo,
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
         timeout=120,
     )
-    assert made.returncode == ExitCode.BAD_INPUT, made.stderr
-    (line,) = error_lines(made.stderr)
+    assert done.returncode == ExitCode.BAD_INPUT, done.stderr
+    assert "internal error" not in done.stderr
+    (line,) = error_lines(done.stderr)
+    return line
+
+
+def test_arguments_that_are_not_utf8_are_bad_input_naming_the_option(tmp_path: Path) -> None:
+    """`new -d`, `run -a` and `answer` with bytes that are not UTF-8: exit 2 and one line
+    naming the argument (not exit 1, "internal error"); no item is made."""
+    repo = setup(tmp_path / "repo", "gates", GATES)
+    line = refused_bytes(repo, "new", "m2", "-w", "gates", "-d", b"bad\xff")
     assert "--description is not valid UTF-8 text (byte 0xff at character 4)" in line
-    assert "internal error" not in made.stderr
     assert not (repo / "gitems" / "m2").exists()
     assert phasegate(repo, "new", "g1", "-w", "gates").returncode == 0
-    ran = subprocess.run(
-        [sys.executable, "-m", "phasegate", "run", "g1", "-a", b"go-g1=fix: \xff"],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
-    assert ran.returncode == ExitCode.BAD_INPUT, ran.stderr
-    (line,) = error_lines(ran.stderr)
+    line = refused_bytes(repo, "run", "g1", "-a", b"go-g1=fix: \xff")
     assert "--answer is not valid UTF-8 text" in line
-    for args, what in (([b"fix: \xff"], "the answer"), ([b"fix", "--note", b"\xff"], "--note")):
-        answered = subprocess.run(
-            [sys.executable, "-m", "phasegate", "answer", "g1", "go-g1", *args],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=120,
-        )
-        assert answered.returncode == ExitCode.BAD_INPUT, answered.stderr
-        (line,) = error_lines(answered.stderr)
-        assert f"{what} is not valid UTF-8 text" in line
+    line = refused_bytes(repo, "answer", "g1", "go-g1", b"fix: \xff")
+    assert "the answer is not valid UTF-8 text" in line
+    line = refused_bytes(repo, "answer", "g1", "go-g1", "fix", "--note", b"\xff")
+    assert "--note is not valid UTF-8 text" in line
 
 
 # -- a scripted agent's script ----------------------------------------------------------
@@ -260,55 +248,6 @@ def test_wrong_values_in_a_script_fail_the_call_naming_the_file_and_entry(
 # -- Enter and refused answers at a terminal --------------------------------------------
 
 
-class Terminal:
-    """phasegate on a pseudo-terminal: read what it shows, type lines."""
-
-    def __init__(self, repo: Path, *args: str) -> None:
-        self.leader, follower = pty.openpty()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "phasegate", *args],
-            cwd=repo,
-            stdin=follower,
-            stdout=follower,
-            stderr=follower,
-            env={**os.environ, "TERM": "dumb", "COLUMNS": "200", "NO_COLOR": "1"},
-            start_new_session=True,
-        )
-        os.close(follower)
-        self.seen = ""
-
-    def wait_for(self, text: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        while text not in self.seen:
-            left = deadline - time.monotonic()
-            assert left > 0, f"{text!r} never appeared; the terminal shows:\n{self.seen[-3000:]}"
-            ready, _, _ = select.select([self.leader], [], [], min(left, 1.0))
-            if ready:
-                try:
-                    chunk = os.read(self.leader, 4096)
-                except OSError:
-                    chunk = b""
-                assert chunk, f"ended before {text!r}:\n{self.seen[-3000:]}"
-                self.seen += chunk.decode("utf-8", errors="replace")
-        found = self.seen
-        self.seen = self.seen[self.seen.index(text) + len(text) :]
-        return found
-
-    def type(self, line: str) -> None:
-        os.write(self.leader, (line + "\r").encode())
-
-    def finish(self) -> int:
-        while True:
-            try:
-                if not os.read(self.leader, 4096):
-                    break
-            except OSError:
-                break
-        code = self.proc.wait(timeout=60)
-        os.close(self.leader)
-        return code
-
-
 def test_enter_at_a_gate_without_default_takes_nothing_and_refusals_say_why(
     tmp_path: Path,
 ) -> None:
@@ -317,7 +256,7 @@ def test_enter_at_a_gate_without_default_takes_nothing_and_refusals_say_why(
     an answer refused at the prompt says why before the question comes back."""
     repo = setup(tmp_path / "repo", "gates", GATES)
     assert phasegate(repo, "new", "t2", "-w", "gates").returncode == 0
-    terminal = Terminal(repo, "run", "t2")
+    terminal = Terminal(repo, "run", "t2", env={"TERM": "dumb", "NO_COLOR": "1"}, enter="\r")
     shown = terminal.wait_for("Answer (yes / fix / blk)")
     assert "Proceed with t2?" in shown
     terminal.type("")

@@ -8,18 +8,13 @@ must leave the very same state behind.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from team_helpers import DESCRIPTION, ITEM, SESSION, cli, make_team_repo
 
 from phasegate.engine.state import read_state_file
+from pty_terminal import Terminal
 
 #: Who answered and when: the only differences between the two ways of answering.
 VOLATILE = {
@@ -68,57 +63,6 @@ def session_state(repo: Path) -> dict[str, Any]:
     }
 
 
-class Terminal:
-    """phasegate run on a pseudo-terminal: read what it shows, type answers."""
-
-    def __init__(self, repo: Path, *args: str) -> None:
-        self.leader, follower = pty.openpty()
-        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "phasegate", *args],
-            cwd=repo,
-            stdin=follower,
-            stdout=follower,
-            stderr=follower,
-            env={**env, "TERM": "xterm", "COLUMNS": "200"},
-            start_new_session=True,
-        )
-        os.close(follower)
-        self.seen = ""
-
-    def wait_for(self, text: str, timeout: float = 90) -> str:
-        deadline = time.monotonic() + timeout
-        while text not in self.seen:
-            left = deadline - time.monotonic()
-            assert left > 0, f"{text!r} never appeared; the terminal shows:\n{self.seen[-3000:]}"
-            ready, _, _ = select.select([self.leader], [], [], min(left, 1.0))
-            if ready:
-                try:
-                    chunk = os.read(self.leader, 4096)
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    assert text in self.seen, f"ended before {text!r}:\n{self.seen[-3000:]}"
-                self.seen += chunk.decode("utf-8", errors="replace")
-        found = self.seen
-        self.seen = self.seen[self.seen.index(text) + len(text) :]
-        return found
-
-    def type(self, line: str) -> None:
-        os.write(self.leader, (line + "\n").encode())
-
-    def finish(self) -> int:
-        while True:
-            try:
-                if not os.read(self.leader, 4096):
-                    break
-            except OSError:
-                break
-        code = self.proc.wait(timeout=60)
-        os.close(self.leader)
-        return code
-
-
 def test_gates_answered_at_a_terminal_and_by_command_leave_identical_state(
     tmp_path: Path,
 ) -> None:
@@ -127,7 +71,12 @@ def test_gates_answered_at_a_terminal_and_by_command_leave_identical_state(
     ``phasegate answer``) end in identical status.json, engine state and files."""
     at_terminal = make_team_repo(tmp_path / "terminal")
     assert cli(at_terminal, "new", ITEM, "-w", "team", "-d", DESCRIPTION).returncode == 0
-    terminal = Terminal(at_terminal, "run", ITEM)
+    terminal = Terminal(
+        at_terminal,
+        "run",
+        ITEM,
+        env={"NO_COLOR": None, "FORCE_COLOR": None, "TERM": "xterm"},
+    )
     shown = terminal.wait_for("Answer (")
     assert "Approve the design of login?" in shown and "Files: spec.md" in shown
     terminal.type("looks good")
