@@ -25,6 +25,17 @@ if TYPE_CHECKING:
 #: The commands that find an item by its name and take ``--workflow`` to pick one.
 PICK_WORKFLOW = ("run", "status", "decisions", "answer", "logs")
 
+#: The workflows whose commands are commands of the command line (``phasegate plan ID``);
+#: any other workflow's commands are run with ``phasegate run ITEM --command NAME``.
+COMMAND_LINE = {"change": frozenset({"plan", "impl", "archive"})}
+
+
+def workflow_command(workflow: str, command: str, item: str) -> str:
+    """The command line that runs ``item`` through ``workflow``'s command ``command``."""
+    if command in COMMAND_LINE.get(workflow, frozenset()):
+        return f"phasegate {command} {item}"
+    return f"phasegate run {item} --command {command}"
+
 
 def with_workflow(text: str, item: str, workflow: str) -> str:
     """``text`` with ``--workflow WORKFLOW`` after ``ITEM`` in each ``phasegate COMMAND ITEM``

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from phasegate.errors import ExitCode
+from phasegate.integrations.claude_code.guard import pre_tool_use
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -229,6 +230,20 @@ def test_a_plain_run_of_a_workflow_with_commands_names_its_real_commands_once(
     assert "phasegate run c1 --command NAME (NAME: plan or build)" in err, err
     assert "phasegate plan" not in err and "phasegate build" not in err, err
     assert err.count("plan") == 1, err
+    # The state guard of Claude Code sessions points at the same commands.
+    state_file = repo / "wfitems" / "c1" / ".engine.json"
+    denied = pre_tool_use(
+        {
+            "hook_event_name": "PreToolUse",
+            "cwd": str(repo),
+            "tool_name": "Edit",
+            "tool_input": {"file_path": str(state_file), "old_string": "a", "new_string": "b"},
+        }
+    )
+    assert denied is not None
+    why = denied["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "`phasegate run c1 --command plan`, `phasegate run c1 --command build`" in why, why
+    assert "`phasegate plan c1`" not in why, why
 
 
 def test_status_does_not_call_the_items_of_a_workflow_that_does_not_load_absent(

@@ -238,6 +238,7 @@ def _next_after(item: WorkItem, decision: str, record: Mapping[str, Any]) -> str
         return f"phasegate run {item.name}"
     from phasegate.engine.status import current_label, next_for_label
     from phasegate.engine.walk import definition_path
+    from phasegate.suggested_commands import workflow_command
 
     context = str(record.get("context") or "")
     label: str | None = None
@@ -249,5 +250,5 @@ def _next_after(item: WorkItem, decision: str, record: Mapping[str, Any]) -> str
     label = label or current_label(workflow, state)
     for name, command in workflow.commands.items():
         if label in command.runs_in:
-            return f"phasegate {name} {item.name}"
+            return workflow_command(workflow.name, name, item.name)
     return next_for_label(workflow, state, label)

@@ -14,6 +14,7 @@ from phasegate.engine.state import EngineState
 from phasegate.errors import BadInputError, ConfigError, NotFoundError, WorkflowError
 from phasegate.repo_paths import item_state_files
 from phasegate.state.journal import utc_now
+from phasegate.suggested_commands import COMMAND_LINE
 from phasegate.workflow.loaded import LoadedWorkflow
 from phasegate.workflow.model import Workflow
 from phasegate.workflow.registry import WorkflowRegistry
@@ -51,11 +52,6 @@ def refuse_own_commands(workflow: Workflow, name: str, *, creating: bool) -> Non
         f"{name!r} belongs to workflow {workflow.name!r}, whose items run only through its "
         f"commands: phasegate run {name} --command NAME (NAME: {names})"
     )
-
-
-#: The workflows whose commands are commands of the command line (``phasegate plan ID``);
-#: any other workflow's commands are run with ``phasegate run ITEM --command NAME``.
-COMMAND_LINE = {"change": frozenset({"plan", "impl", "archive"})}
 
 
 def check_configured_items_dir(repo: Path, workflow: Workflow, config: Config) -> None:

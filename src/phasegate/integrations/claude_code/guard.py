@@ -28,6 +28,7 @@ from phasegate.repo_paths import (
     find_repo_quick,
     main_checkout,
 )
+from phasegate.suggested_commands import workflow_command
 
 #: The tools the install's matcher sends here.
 GUARDED_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
@@ -60,9 +61,9 @@ def _as_in_main(path: Path, repo: Path) -> Path:
     return path
 
 
-def protected(path: Path) -> tuple[str, str | None, list[str]] | None:
-    """``(what, item, its workflow's commands)`` when ``path`` is phasegate-owned state,
-    else ``None``."""
+def protected(path: Path) -> tuple[str, str | None, list[str], str] | None:
+    """``(what, item, its workflow's commands, the workflow)`` when ``path`` is
+    phasegate-owned state, else ``None``."""
     repo = find_repo_quick(main_checkout(path.parent))
     if repo is None or not (repo / CONFIG_DIR).is_dir():
         return None
@@ -70,17 +71,24 @@ def protected(path: Path) -> tuple[str, str | None, list[str]] | None:
     path = _as_in_main(path, repo)
     for folder in (LOCKS_DIR, CACHE_DIR):
         if (repo / CONFIG_DIR / folder) in path.parents:
-            return f"a file phasegate keeps under {CONFIG_DIR}/{folder}", None, []
+            return f"a file phasegate keeps under {CONFIG_DIR}/{folder}", None, [], ""
     layout = load_layout(repo)
-    for workflow in layout.get("workflows", {}).values():
+    for name, workflow in layout.get("workflows", {}).items():
         names = set(workflow.get("files") or ())
         if path.name in names and path.parent.parent == (repo / workflow["items_dir"]).resolve():
             commands = [str(c) for c in workflow.get("commands") or ()]
-            return f"the {path.name} of work item {path.parent.name!r}", path.parent.name, commands
+            what = f"the {path.name} of work item {path.parent.name!r}"
+            return what, path.parent.name, commands, name
     return None
 
 
-def deny_reason(path: Path, what: str, item: str | None, commands: list[str] | None = None) -> str:
+def deny_reason(
+    path: Path,
+    what: str,
+    item: str | None,
+    commands: list[str] | None = None,
+    workflow: str = "",
+) -> str:
     """The message Claude Code shows the agent (and the agent should show the user)."""
     if item is None:
         return (
@@ -88,7 +96,7 @@ def deny_reason(path: Path, what: str, item: str | None, commands: list[str] | N
             "run `phasegate status` to see the work items."
         )
     if commands:  # a workflow with its own commands (plan, impl...): `run` refuses its items
-        named = ", ".join(f"`phasegate {c} {item}`" for c in commands)
+        named = ", ".join(f"`{workflow_command(workflow, c, item)}`" for c in commands)
         return (
             f"{path} is {what}: phasegate writes it, and a hand edit would bypass the "
             f"workflow it enforces. Do not edit it. Instead run `phasegate status {item}` to "
