@@ -210,6 +210,68 @@ def test_a_check_node_without_commands_is_refused(
     refused(tmp_path, capsys, nodes, "nodes[0].run", "a check node needs commands")
 
 
+def test_an_exhausted_outcome_leading_back_to_its_node_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Past its visit limit the node would be entered again at once, without end (a run
+    wrote 97,000 journal lines in 20 seconds, calling no agent)."""
+    nodes = """\
+  - id: a
+    executor: writer
+    outputs: [a.md]
+    on: {exhausted: a}
+  - id: t
+    kind: check
+    run: [{name: t, run: "false"}]
+    on: {pass: e, fail: a}
+  - id: e
+    kind: end
+"""
+    line = refused(tmp_path, capsys, nodes, "nodes[0].on.exhausted", "leads back to it")
+    assert "(a -> a)" in line
+
+
+def test_an_exhausted_chain_back_to_its_first_node_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = """\
+  - id: a
+    executor: writer
+    outputs: [a.md]
+    on: {exhausted: g}
+  - id: g
+    kind: gate
+    question: Again?
+    choices: {again: a, stop: e}
+    on: {exhausted: a}
+  - id: e
+    kind: end
+"""
+    line = refused(tmp_path, capsys, nodes, "nodes[0].on.exhausted", "leads back to it")
+    assert "(a -> g -> a)" in line
+
+
+def test_an_exhausted_outcome_sent_forward_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes = """\
+  - id: a
+    executor: writer
+    outputs: [a.md]
+    on: {exhausted: g}
+  - id: g
+    kind: gate
+    question: Again?
+    choices: {again: a, stop: e}
+    on: {exhausted: e}
+  - id: e
+    kind: end
+"""
+    repo = make_repo(tmp_path, capsys, "wf", HEAD + nodes)
+    code, out, err = cli(capsys, "validate", str(repo / ".phasegate/workflows/wf.yaml"))
+    assert code == 0, (out, err)
+
+
 # -- what the CLI says --------------------------------------------------------------------
 
 

@@ -60,6 +60,7 @@ def node_problems(
             problems.append(
                 ((*where, "on"), f"outcome {outcome!r} of node {node.id!r} is not mapped")
             )
+    problems += _exhausted_cycle(scope, index, where)
     for field, files in (("hard", node.prerequisites.hard), ("soft", node.prerequisites.soft)):
         problems += file_refs(files, (*where, "prerequisites", field), produced)
     if isinstance(node, AgentNode):
@@ -99,6 +100,28 @@ def node_problems(
     elif isinstance(node, EndNode) and node.on:
         problems.append(((*where, "on"), "an end node has no way out"))
     return problems
+
+
+def _exhausted_cycle(scope: tuple[Any, ...], index: int, where: Location) -> list[Problem]:
+    """A node whose ``exhausted`` leads, through ``exhausted`` outcomes only, back to itself:
+    past its visit limit it would be entered again and again without end, calling nothing."""
+    node = scope[index]
+    by_id = {n.id: n for n in scope}
+    chain = [node.id]
+    target = node.on.get("exhausted")
+    while target in by_id and target not in chain:
+        chain.append(target)
+        target = by_id[target].on.get("exhausted")
+    if target != node.id:
+        return []
+    loop = " -> ".join([*chain, node.id])
+    return [
+        (
+            (*where, "on", "exhausted"),
+            f"outcome 'exhausted' of node {node.id!r} leads back to it ({loop}): past its "
+            "visit limit it would run again without end; send it to another node or '@blocked'",
+        )
+    ]
 
 
 def check_placeholders(checks: Iterable[CheckRef], where: Location) -> list[Problem]:
