@@ -99,6 +99,15 @@ class WorkflowSettings(BaseModel):
     #: Read (and validated) by the workflow's own plug-ins (e.g. ``implement``'s escalation).
     settings: dict[str, Any] = {}
 
+    @field_validator("items_dir")
+    @classmethod
+    def _items_dir_inside(cls, value: str | None) -> str | None:
+        # A symlink out of the repository is refused where the folder is used (it needs the
+        # repository's path); this catches what the text alone shows.
+        if value is not None and (value.startswith("/") or ".." in value.split("/")):
+            raise ValueError(f"{value!r} leads outside the repository: give a folder inside it")
+        return value
+
 
 class Concurrency(BaseModel):
     """``concurrency:``: how many agents run at once in a parallel foreach.
@@ -254,6 +263,8 @@ def _message(error: Any) -> str:
         value = error.get("input")
         got = f" (got {value!r})" if isinstance(value, str | int | float | bool) else ""
         return f"must be {expected}{got}"
+    if kind == "value_error":
+        return str(error["msg"]).removeprefix("Value error, ")
     return str(error["msg"])
 
 

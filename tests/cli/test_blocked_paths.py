@@ -119,6 +119,22 @@ def test_a_configured_items_dir_outside_the_repository_names_the_key(tmp_path: P
     assert not (tmp_path / "out").exists()
 
 
+def test_a_configured_items_dir_outside_the_repository_is_refused_by_every_command(
+    tmp_path: Path,
+) -> None:
+    """The config is refused when it loads, not only by ``new``: ``status`` used to list
+    whatever lay in the folder outside, and ``run`` to work there."""
+    repo = initialised(tmp_path / "repo")
+    with open(repo / ".phasegate" / "config.yaml", "a") as handle:
+        handle.write("workflows:\n  feature:\n    items_dir: /tmp/out\n")
+    for args in (("status",), ("run", "x"), ("new", "x", "-d", "x")):
+        ran = phasegate(repo, *args)
+        assert ran.returncode == ExitCode.BAD_INPUT, (args, ran.stderr)
+        line = one_error_line(ran)
+        assert "config.yaml: workflows.feature.items_dir: '/tmp/out' leads outside" in line
+        assert "Value error" not in line
+
+
 def test_an_items_folder_symlinked_out_still_blames_the_symlink(tmp_path: Path) -> None:
     repo = initialised(tmp_path / "repo")
     elsewhere = tmp_path / "elsewhere"
