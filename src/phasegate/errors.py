@@ -8,7 +8,6 @@ code, never a traceback.
 from __future__ import annotations
 
 import errno
-import signal
 from enum import IntEnum
 from pathlib import Path
 
@@ -141,13 +140,17 @@ class Interrupted(KeyboardInterrupt):
     backend) swallows it. The exit code is 128 plus the signal's number.
     """
 
-    def __init__(self, signum: int = signal.SIGINT) -> None:
+    def __init__(self, signum: int = 2) -> None:  # SIGINT
+        import signal  # here: the hooks import this module, and not signal
+
         super().__init__(signal.Signals(signum).name)
         self.signum = int(signum)
 
     @property
     def signal_name(self) -> str:
         """``SIGINT``, ``SIGTERM`` or ``SIGHUP``."""
+        import signal
+
         return signal.Signals(self.signum).name
 
     @property

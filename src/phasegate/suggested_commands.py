@@ -14,11 +14,13 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from phasegate.errors import PhasegateError, WorkflowError
 
+TYPE_CHECKING = False  # typing is not imported at run time: the hooks import this module
 if TYPE_CHECKING:
+    from typing import Any
+
     from phasegate.config import Config
     from phasegate.workflow.registry import WorkflowRegistry
 

@@ -21,13 +21,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR
-from phasegate.state.flock import FileLock, LockTimeout
 
-if TYPE_CHECKING:  # the hook reads the index: it does not import the redactor
+TYPE_CHECKING = False  # the hook reads the index: no typing, no redactor, no lock
+if TYPE_CHECKING:
+    from typing import Any
+
     from phasegate.redact import Redactor
+    from phasegate.state.flock import FileLock
 
 INDEX_FILE = "index.jsonl"
 INDEX_FORMAT = 2
@@ -38,9 +40,10 @@ LOCK_SECONDS = 5.0
 
 #: (inode, size, modification time in ns) of a state file.
 Identity = tuple[int, int, int]
-#: An item's last entry: its engine state file's identity, its brief, and the identity of
-#: the state file its view wrote (``None`` when it has none).
-Entry = tuple[Identity, dict[str, Any], Identity | None]
+if TYPE_CHECKING:
+    #: An item's last entry: its engine state file's identity, its brief, and the identity
+    #: of the state file its view wrote (``None`` when it has none).
+    Entry = tuple[Identity, dict[str, Any], Identity | None]
 #: Every entry starts so (its item first), which lets a reader skip all but the last.
 _PREFIX = b'{"item": "'
 
@@ -115,19 +118,21 @@ def _read_lines(lines: list[bytes]) -> dict[str, Entry]:
 
 def _add(found: dict[str, Entry], entry: dict[str, Any]) -> None:
     """Keep ``entry`` (a parsed line) in ``found`` when it holds a brief for a state file."""
-    stat: Any = entry.get("state")
     brief: Any = entry.get("brief")
-    view: Any = entry.get("view")
-    if isinstance(brief, dict) and _is_identity(stat):
-        found[str(entry["item"])] = (
-            (int(stat[0]), int(stat[1]), int(stat[2])),
-            brief,
-            (int(view[0]), int(view[1]), int(view[2])) if _is_identity(view) else None,
-        )
+    if type(brief) is not dict:
+        return
+    stat = _as_identity(entry.get("state"))
+    if stat is not None:
+        found[str(entry["item"])] = (stat, brief, _as_identity(entry.get("view")))
 
 
-def _is_identity(value: Any) -> bool:
-    return isinstance(value, list) and len(value) == 3 and all(isinstance(v, int) for v in value)
+def _as_identity(value: Any) -> Identity | None:
+    """``value`` as an identity if it is a list of three integers (a thousand a read)."""
+    if type(value) is list and len(value) == 3:
+        a, b, c = value
+        if type(a) is int and type(b) is int and type(c) is int:
+            return (a, b, c)
+    return None
 
 
 def fresh_brief(
@@ -177,6 +182,8 @@ def record_brief(
         path = index_path(repo)
         if len(_index_paths) < 64:
             _index_paths[repo] = path
+    from phasegate.state.flock import FileLock, LockTimeout
+
     lock = _locks.get(path)
     if lock is None:
         lock = FileLock(str(path) + ".lock", LOCK_SECONDS)

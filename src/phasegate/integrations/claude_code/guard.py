@@ -17,7 +17,6 @@ guesswork, and the guard must not deny what it cannot judge.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from phasegate.integrations.claude_code.layout import load_layout
 from phasegate.repo_paths import (
@@ -29,6 +28,10 @@ from phasegate.repo_paths import (
     main_checkout,
 )
 from phasegate.suggested_commands import workflow_command
+
+TYPE_CHECKING = False  # typing is not imported at run time (8 ms of every hook call)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The tools the install's matcher sends here.
 GUARDED_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")

@@ -26,13 +26,18 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
 
-from phasegate.engine.index import identity, read_index
+from phasegate.engine.index import read_index
 from phasegate.integrations.claude_code import EVENTS as EVENTS
-from phasegate.integrations.claude_code.layout import ENGINE_FILE, Layout, item_folders, load_layout
+from phasegate.integrations.claude_code.layout import ENGINE_FILE, item_states, load_layout
 from phasegate.repo_paths import CONFIG_DIR, find_repo_quick
 from phasegate.suggested_commands import with_workflow
+
+TYPE_CHECKING = False  # typing is not imported at run time (8 ms of every hook call)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+    from phasegate.integrations.claude_code.layout import Layout
 
 #: Set in the environment of agents phasegate runs itself: their sessions get no context
 #: (they must not drive the workflow they are a step of).
@@ -155,17 +160,18 @@ def _item_lines(
     return lines, in_worktree
 
 
-def _brief_of(key: str, folder: Path, index: dict[str, Any]) -> tuple[dict[str, Any] | None, float]:
-    """The item's brief (from the index while it is fresh) and its state file's mtime."""
-    engine = os.path.join(folder, ENGINE_FILE)
-    stat = identity(engine)  # one stat tells both whether the entry is fresh and the mtime
+def _brief_of(
+    key: str, folder: str, stat: tuple[int, int, int] | None, index: dict[str, Any]
+) -> tuple[dict[str, Any] | None, float]:
+    """The item's brief (from the index while it is fresh: ``stat`` is its engine state
+    file's identity) and that file's mtime."""
     if stat is None:
         return None, 0.0
     mtime = stat[2] / 1e9
     entry = index.get(key)
     if entry is not None and entry[0] == stat:
         return entry[1], mtime
-    data = read_state(Path(engine), "json")
+    data = read_state(Path(folder, ENGINE_FILE), "json")
     brief = data.get("brief")
     return (brief if isinstance(brief, dict) else {"status": data.get("status", "active")}), mtime
 
@@ -181,15 +187,15 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
         return ""  # no phasegate here (items are only made after .phasegate exists)
     layout: Layout = load_layout(repo)
     index: dict[str, Any] = read_index(repo)
-    active: list[tuple[bool, float, str, str, dict[str, Any] | None, Path, str | None]] = []
+    active: list[tuple[bool, float, str, str, dict[str, Any] | None, str, str | None]] = []
     workflows_of: dict[str, set[str]] = {}
-    for wf_name, name, folder in item_folders(repo, layout):
+    for wf_name, name, folder, stat in item_states(repo, layout):
         workflows_of.setdefault(name, set()).add(wf_name)
         problem: str | None = None
         brief: dict[str, Any] | None = None
         mtime = 0.0
         try:
-            brief, mtime = _brief_of(f"{wf_name}/{name}", folder, index)
+            brief, mtime = _brief_of(f"{wf_name}/{name}", folder, stat, index)
         except (OSError, ValueError) as exc:
             problem = str(exc)
         if brief is not None and str(brief.get("status", "active")) in DONE:
@@ -215,7 +221,7 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
         if position >= DETAILED_ITEMS:
             break
         workflow = layout["workflows"][wf_name]
-        lines, inside = _detailed(repo, cwd, wf_name, name, workflow, brief, folder, problem)
+        lines, inside = _detailed(repo, cwd, wf_name, name, workflow, brief, Path(folder), problem)
         if len(workflows_of[name]) > 1:  # a command naming it must name its workflow too
             lines = [with_workflow(line, name, wf_name) for line in lines]
         here = here or inside

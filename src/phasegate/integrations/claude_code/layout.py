@@ -17,22 +17,29 @@ and it is safe to delete. ``phasegate status`` lists the items from it too.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from phasegate import __version__
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, CONFIG_FILE
 from phasegate.repo_paths import ENGINE_FILE as ENGINE_FILE
 from phasegate.workflow.sources import BUILTIN_DIR, REPO_PROMPTS, REPO_WORKFLOWS, tree_stamp
 
+try:  # hashlib's blake2b, without hashlib loading OpenSSL (6 ms of every hook call)
+    from _blake2 import blake2b as _digest
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b as _digest
+
+TYPE_CHECKING = False  # typing is not imported at run time: the hooks import this module
+if TYPE_CHECKING:
+    from typing import Any
+
+    Layout = dict[str, Any]
+
 #: Bump when the layout's shape changes, so old caches are rebuilt.
 LAYOUT_FORMAT = 5
 LAYOUT_FILE = "hook-layout.json"
-
-Layout = dict[str, Any]
 
 
 def layout_path(repo: Path) -> Path:
@@ -42,7 +49,7 @@ def layout_path(repo: Path) -> Path:
 
 def fingerprint(repo: Path) -> str:
     """A digest of every input of the layout: config, workflow files, version."""
-    digest = hashlib.sha256(f"{LAYOUT_FORMAT}:{__version__}".encode())
+    digest = _digest(f"{LAYOUT_FORMAT}:{__version__}".encode())
     sources = [("config", repo / CONFIG_DIR / CONFIG_FILE)]
     sources += [(f"builtin/{p.name}", p) for p in sorted(BUILTIN_DIR.glob("*.yaml"))]
     sources += [(f"repo/{p.name}", p) for p in sorted((repo / REPO_WORKFLOWS).glob("*.yaml"))]
@@ -104,22 +111,40 @@ def save_layout(path: Path, layout: Layout) -> None:
 
 def item_folders(repo: Path, layout: Layout) -> list[tuple[str, str, Path]]:
     """``(workflow, item, folder)`` for every work item (a folder holding an engine state)."""
-    found: list[tuple[str, str, Path]] = []
+    return [(wf, name, Path(folder)) for wf, name, folder, _ in item_states(repo, layout)]
+
+
+def item_states(
+    repo: Path, layout: Layout
+) -> list[tuple[str, str, str, tuple[int, int, int] | None]]:
+    """``(workflow, item, folder, identity)`` for every work item: the folder as a string
+    and the identity (inode, size, mtime in ns) of its engine state file, ``None`` for an
+    item with only a hand-written state file. One ``stat`` an item: the hook lists a
+    thousand items with this."""
+    found: list[tuple[str, str, str, tuple[int, int, int] | None]] = []
     seen: set[str] = set()
-    for name in sorted(layout.get("workflows", {})):
-        root = repo / layout["workflows"][name]["items_dir"]
+    workflows = layout.get("workflows", {})
+    for name in sorted(workflows):
+        root = os.path.join(repo, workflows[name]["items_dir"])
         try:
-            entries = list(os.scandir(root))
+            entries = sorted(os.scandir(root), key=lambda e: e.name)
         except OSError:
             continue
-        for entry in sorted(entries, key=lambda e: e.name):
-            if entry.path in seen or not entry.is_dir():
+        for entry in entries:
+            path = entry.path
+            if path in seen or not entry.is_dir():
                 continue
-            if os.path.exists(os.path.join(entry.path, ENGINE_FILE)) or _has_state(
-                Path(entry.path), layout["workflows"][name]
-            ):
-                seen.add(entry.path)
-                found.append((name, entry.name, Path(entry.path)))
+            try:
+                stat = os.stat(path + "/" + ENGINE_FILE)
+            except OSError:
+                if not _has_state(Path(path), workflows[name]):
+                    continue
+                found.append((name, entry.name, path, None))
+            else:
+                found.append(
+                    (name, entry.name, path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
+                )
+            seen.add(path)
     return found
 
 

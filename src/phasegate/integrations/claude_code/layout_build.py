@@ -8,7 +8,7 @@ claude-code`` so that the first session after installing is already fast.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from phasegate.config import Config, load_config
 from phasegate.engine.item import items_dir
@@ -16,10 +16,13 @@ from phasegate.engine.plugin_api import view_files
 from phasegate.engine.state import ENGINE_FILE
 from phasegate.engine.state_archive import ARCHIVE_FILE
 from phasegate.errors import PhasegateError
-from phasegate.integrations.claude_code.layout import LAYOUT_FORMAT, Layout
+from phasegate.integrations.claude_code.layout import LAYOUT_FORMAT
 from phasegate.workflow.model import EndNode, Workflow
 from phasegate.workflow.registry import WorkflowRegistry
 from phasegate.workflow.transitions import producers
+
+if TYPE_CHECKING:
+    from phasegate.integrations.claude_code.layout import Layout
 
 
 def describe_workflow(workflow: Workflow, folder: str) -> dict[str, Any]:
