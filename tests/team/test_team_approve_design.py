@@ -293,3 +293,31 @@ def test_plan_never_starts_before_approval(tmp_path: Path) -> None:
     result = cli(repo, "run", ITEM, "--answer", "UD-REVIEW-STRATEGY=per-batch")
     assert result.returncode == 3
     assert not [e for e in dispatched(repo) if e["role"] == "planner"]
+
+
+@pytest.mark.parametrize("answer", [None, "cancel"])
+def test_no_phase_jump_goes_past_an_unapproved_design(tmp_path: Path, answer: str | None) -> None:
+    """Seed 003, "Workflow MUST NOT proceed to PLAN until the user approves": ``run --phase PLAN
+    --yes`` (pending, or after a cancel) used to start the Planner, and the session could
+    reach DONE with the design never approved. It is blocked (exit 4) naming the decision
+    and the command that answers it, and no agent is dispatched."""
+    repo = _at_gate(tmp_path)
+    if answer is not None:
+        assert cli(repo, "answer", ITEM, "UD-APPROVE-DESIGN", answer).returncode == 0
+        assert cli(repo, "run", ITEM).returncode == 4
+    before = len(dispatched(repo))
+    for target in ("PLAN", "IMPLEMENT_LOOP"):
+        jumped = cli(repo, "run", ITEM, "--phase", target, "--yes")
+        assert jumped.returncode == 4, jumped.stderr
+        assert "until decision UD-APPROVE-DESIGN is answered approved" in jumped.stderr
+        assert f"phasegate answer {ITEM} UD-APPROVE-DESIGN approved" in jumped.stderr
+    assert len(dispatched(repo)) == before
+    assert status_json(repo)["current_state"] in ("APPROVE_DESIGN", "BLOCKED")
+
+
+def test_a_phase_jump_past_an_approved_design_still_works(tmp_path: Path) -> None:
+    repo = _at_gate(tmp_path)
+    assert cli(repo, "answer", ITEM, "UD-APPROVE-DESIGN", "approved").returncode == 0
+    jumped = cli(repo, "run", ITEM, "--phase", "PLAN", "--yes")
+    assert jumped.returncode == 0, jumped.stderr
+    assert any(d["role"] == "planner" for d in dispatched(repo))

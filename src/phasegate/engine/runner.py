@@ -216,6 +216,13 @@ class Runner:
             skipped=self.workflow.modes[state.mode].skip,
             # an unfinished current node is "in progress" only once it has started
             started=[current] if current is not None and left and left.get("started") else [],
+            decisions={
+                name: (record.get("answer") or {}).get("choice")
+                if record.get("status") == "answered"
+                else None
+                for name, record in state.decisions.items()
+            },
+            item=self.item.name,
         )
         if result.type == "blocked":
             self.item.record(

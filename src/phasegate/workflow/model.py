@@ -149,6 +149,9 @@ class GateNode(_Node):
     #: The answer must be typed: at a terminal an empty answer takes no default or
     #: recommendation; it counts as no answer and is asked again (a mandatory gate).
     explicit: bool = False
+    #: The choices that let a run past this gate: no node after it (in the workflow's order)
+    #: is started with ``--phase`` until its decision holds one of them (a mandatory gate).
+    required: tuple[str, ...] = ()
 
     _choices = field_validator("choices", mode="before")(
         lambda v: (

@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from phasegate.workflow.model import AgentNode, Workflow
+from phasegate.workflow.model import AgentNode, GateNode, Workflow
 from phasegate.workflow.routing import target_of
 
 TransitionType = Literal["proceed", "warning", "blocked"]
@@ -88,14 +88,27 @@ def validate_transition(
     completed: Collection[str] = (),
     skipped: Collection[str] = (),
     started: Collection[str] | None = None,
+    decisions: Mapping[str, str | None] | None = None,
+    item: str = "ITEM",
 ) -> TransitionResult:
     """Decide whether moving from ``current`` to ``target`` may go ahead.
 
     ``artifacts`` says which files exist; ``completed`` lists the nodes already
     completed; ``skipped`` the nodes the mode skips; ``started`` (when known) the
     nodes started, so an unfinished ``current`` is called in progress only if it is.
+    ``decisions`` (when known): each decision's answered choice (``None``: not answered),
+    so a jump past a gate with ``required`` choices is blocked until one is the answer.
     """
     node = workflow.node(target)
+    for gate in required_gates_passed(workflow, target, skipped, decisions):
+        decision = gate.decision or gate.id
+        return TransitionResult(
+            "blocked",
+            f"cannot start {target}: no run goes past gate {gate.id} until decision "
+            f"{decision} is answered {' or '.join(gate.required)} (answer it: phasegate "
+            f"answer {item} {decision} {gate.required[0]}, or run {item} without --phase "
+            "to be asked)",
+        )
     missing_hard = [f for f in node.prerequisites.hard if not artifacts.get(f, False)]
     if missing_hard:
         made_by = [p for f in missing_hard for p in producers(workflow, f)]
@@ -126,6 +139,27 @@ def validate_transition(
     if warnings:
         return TransitionResult("warning", "; ".join(warnings))
     return TransitionResult("proceed")
+
+
+def required_gates_passed(
+    workflow: Workflow,
+    target: str,
+    skipped: Collection[str],
+    decisions: Mapping[str, str | None] | None,
+) -> list[GateNode]:
+    """The gates with ``required`` choices before ``target`` (in the workflow's order, not
+    skipped by the mode) whose decision does not hold one of them."""
+    if decisions is None:
+        return []
+    names = [n.id for n in workflow.nodes]
+    return [
+        n
+        for n in workflow.nodes[: names.index(target)]
+        if isinstance(n, GateNode)
+        and n.required
+        and n.id not in skipped
+        and decisions.get(n.decision or n.id) not in n.required
+    ]
 
 
 def _left_behind(current: str, target: str, started: Collection[str] | None) -> str:
