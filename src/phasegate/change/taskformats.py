@@ -2,8 +2,10 @@
 
 - **Checkbox items** (`- [ ] 1.1 ...`, spec-kit's `- [ ] T001 [P] [US1] ...`,
   OpenSpec's and agentd's lists): with checkboxes in the file, only checkbox
-  items are tasks; plain bullets are notes. When most checkbox items carry a
-  spec-kit id (`T001`, `T1.2.3`), a checkbox without one is not a task either.
+  items are tasks; plain bullets are notes. In the ``change`` workflow's
+  tasks.md, when most checkbox items carry a spec-kit id (`T001`, `T1.2.3`), a
+  checkbox without one is not a task either (``find_tasks(speckit_ids=True)``);
+  the general ``markdown-tasks`` parser takes every checkbox as a task.
 - **Task headings**: the iflow plugin's `#### Task 1.2: title` (its bullets
   `- **Files:**`, `- **Do:**` ... are the task's details), and agentd's later
   `### 1.1 title` followed by a fenced YAML block (`id:`, `status:` ...).
@@ -70,8 +72,13 @@ def is_checklist(title: str) -> bool:
     return "checklist" in lowered or lowered in _NOT_TASKS
 
 
-def find_tasks(outline: Outline) -> tuple[list[TaskEntry], set[int]]:
-    """The tasks of a parsed tasks.md, and the lines of the headings that are tasks."""
+def find_tasks(outline: Outline, *, speckit_ids: bool = True) -> tuple[list[TaskEntry], set[int]]:
+    """The tasks of a parsed tasks.md, and the lines of the headings that are tasks.
+
+    With ``speckit_ids`` (tasks.md of the ``change`` workflow), a checkbox without a
+    spec-kit id is not a task when most checkboxes have one; without it, every
+    checkbox is a task.
+    """
     headings = outline.headings
     excluded = [_section(headings, i) for i, h in enumerate(headings) if is_checklist(h.title)]
     task_headings: list[tuple[int, TaskEntry]] = []
@@ -87,7 +94,8 @@ def find_tasks(outline: Outline) -> tuple[list[TaskEntry], set[int]]:
     entries = [entry for _, entry in task_headings]
     if checkboxes:
         with_ids = [e for e in checkboxes if e.id and _SPECKIT_ID.match(e.id)]
-        entries += with_ids if 2 * len(with_ids) > len(checkboxes) else checkboxes
+        mostly_ids = speckit_ids and 2 * len(with_ids) > len(checkboxes)
+        entries += with_ids if mostly_ids else checkboxes
     elif not task_headings:
         entries += [_plain_task(i) for i in items if i.top and i.text.strip()]
     entries.sort(key=lambda e: e.line)

@@ -3,13 +3,15 @@
 A task is what the ``change`` workflow's tasks.md reader counts as one
 (:mod:`phasegate.change.taskformats`): checkbox items (``- [ ] ...``), task
 headings (``#### Task 1.2: ...``), or, in a file with neither, each top-level
-list item. Fences, code and comments never hold tasks, and sections titled as
-checklists or notes are skipped. A ticked task is done (a foreach with
+list item; unlike that reader, every checkbox is a task, with an id or not.
+Fences, code and comments never hold tasks, and sections titled as checklists
+or notes are skipped. A ticked task is done (a foreach with
 ``skip_done`` skips it). An item's key is the task's own id (``T012``,
 ``1.2``) or else its position (``1``, ``2``...); its title is the task's text
 without its id. ``(after T1, T2)`` or ``(depends on T1)`` in the text names the
 items it depends on (a foreach with ``order: deps`` runs those first, and a
-parallel one starts it once they are done)::
+parallel one starts it once they are done); a dependency that names no task of
+the file is refused::
 
     - [ ] T1: Add the bucket model
     - [ ] T2: Add the middleware (after T1)
@@ -53,8 +55,47 @@ def read_entries(path: Path) -> list[tuple[TaskEntry, int]]:
         raise BadInputError(f"{path}: cannot read tasks ({exc})") from None
     _, body, _ = split_frontmatter(text)
     offset = len(split_lines(text[: len(text) - len(body)]))  # the body is a suffix
-    entries, _ = find_tasks(outline(body))
+    entries, _ = find_tasks(outline(body), speckit_ids=False)
     return [(entry, entry.line + offset + 1) for entry in entries]
+
+
+def read_items(path: Path) -> list[Task]:
+    """The tasks of the Markdown file at ``path`` as foreach items, in order."""
+    items: list[Task] = []
+    used: set[str] = set()
+    for position, (entry, line) in enumerate(read_entries(path), start=1):
+        key = entry.id or str(position)
+        if key in used:
+            key = f"{key}-{position}"
+        used.add(key)
+        title, deps = title_and_deps(entry)
+        items.append(
+            Task(
+                key=key,
+                title=title,
+                deps=deps,
+                done=entry.done,
+                line=line,
+                data={"parallel": entry.parallel},
+            )
+        )
+    return items
+
+
+def unknown_deps(items: list[Task]) -> list[str]:
+    """Each task's dependencies that name no task of ``items``, said as a problem."""
+    keys = [t.key for t in items]
+    found: list[str] = []
+    for task in items:
+        missing = [d for d in task.deps if d not in keys]
+        if missing:
+            where = f" (line {task.line})" if task.line is not None else ""
+            verb = "is" if len(missing) == 1 else "are"
+            found.append(
+                f"task {task.key}{where} depends on {', '.join(missing)}, which {verb} "
+                f"not a task of the file (its tasks: {', '.join(keys)})"
+            )
+    return found
 
 
 class MarkdownTasksParser(ItemParser):
@@ -65,28 +106,17 @@ class MarkdownTasksParser(ItemParser):
     def parse(self, ctx: PluginContext, path: Path | None) -> Parsed:
         if path is None:
             raise BadInputError("the markdown-tasks parser needs a 'file' to read")
-        items: list[Task] = []
-        used: set[str] = set()
-        for position, (entry, line) in enumerate(read_entries(path), start=1):
-            key = entry.id or str(position)
-            if key in used:
-                key = f"{key}-{position}"
-            used.add(key)
-            title, deps = title_and_deps(entry)
-            items.append(
-                Task(
-                    key=key,
-                    title=title,
-                    deps=deps,
-                    done=entry.done,
-                    line=line,
-                    data={"parallel": entry.parallel},
-                )
-            )
+        items = read_items(path)
+        unknown = unknown_deps(items)
+        if unknown:
+            raise BadInputError(f"{path}: {'; '.join(unknown)}")
         return Parsed(tuple(items), "document")
 
     def count(self, path: Path) -> int:
         return len(read_entries(path))
+
+    def problems(self, ctx: PluginContext, path: Path) -> list[str]:
+        return unknown_deps(read_items(path))
 
 
 MARKDOWN_TASKS = MarkdownTasksParser()

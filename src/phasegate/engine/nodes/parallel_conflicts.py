@@ -65,6 +65,8 @@ def resolve_conflict(
         if not left:
             message = f"phasegate: merge for {key}, conflict resolved"
             record["commit"] = done or fan.git.finish_merge(where, message)
+            # It no longer waits for this conflict: a mark from an earlier run goes.
+            fan.entries()[key].pop("parked", None)
             fan.journal("foreach.conflict_resolved", key=key, commit=record["commit"])
             fan.save()
             crash_point("fanout.conflict_resolved")
@@ -87,6 +89,7 @@ def resolve_conflict(
             fan.save()
             continue
         if choice == "stop":
+            fan.entries()[key].pop("parked", None)
             fan.entries()[key]["status"] = "merge-conflict"
             fan.halted = True
             fan.journal("foreach.item", key=key, status="merge-conflict", files=left)
