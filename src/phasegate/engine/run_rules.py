@@ -204,7 +204,9 @@ class NodeRules:
             sync_now=True,
         )
         self.save(durable=True)
-        raise BlockedError(message + f". Fix it, then run again: phasegate run {self.item.name}")
+        raise BlockedError(
+            message.rstrip(".") + f". Fix it, then run again: phasegate run {self.item.name}"
+        )
 
     def visit_limit_reached(self, path: str) -> str:
         """Why a node ended ``exhausted``: its limit, and where that limit comes from."""

@@ -13,10 +13,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.plugin_api import ItemParser, Task, plugin
-from phasegate.errors import BadInputError
+from phasegate.errors import BadInputError, BlockedError
 from phasegate.workflow.model import ForeachNode
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from phasegate.engine.run import Run
     from phasegate.engine.walk import Steps
 
@@ -58,6 +60,29 @@ def safe_key(key: str) -> str:
     return key.replace("[", "(").replace("]", ")")
 
 
+def missing_source(run: Run, path: str, source: str, file: Path) -> None:
+    """A foreach's file that no node left (its producer completed with the reviewer's
+    concerns, without it): the run stops blocked, naming the node that makes it and the
+    command that runs that node again (running the item again alone would stop here
+    again)."""
+    if file.exists():
+        return
+    from phasegate.workflow.transitions import producers
+
+    made_by = producers(run.workflow, source)
+    name = run.item.name
+    redo = (
+        f"; {made_by[0]} completed without it: run it again with phasegate run {name} "
+        f"--phase {made_by[0]} --yes, then phasegate run {name}"
+        if made_by
+        else ""
+    )
+    raise BlockedError(
+        f"{run.item.relative(file, run.state)} does not exist, so the items of {path} "
+        f"cannot be read{redo}"
+    )
+
+
 def read_items(run: Run, path: str, node: ForeachNode, task: Task | None) -> None:
     """Read the items once, in order, into the foreach's state.
 
@@ -78,6 +103,8 @@ def read_items(run: Run, path: str, node: ForeachNode, task: Task | None) -> Non
     parser: ItemParser = plugin("parsers", node.items.parser)
     source = node.items.file
     file = run.item.item_dir / source if source else None
+    if file is not None and source and not any(c in source for c in "*?[{"):
+        missing_source(run, path, source, file)
     parsed = parser.parse(run.context(path, node, task, node.items.with_), file)
     items = list(parsed.items)
     where = str(file) if file is not None else f"{node.items.parser} items"
