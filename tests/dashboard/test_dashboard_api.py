@@ -163,6 +163,66 @@ def test_api_events_read_from_an_offset(client: TestClient, repo: Path) -> None:
     assert inside.status_code == 400 and "not the start of a line" in inside.json()["error"]
 
 
+def test_api_events_refuse_a_negative_offset_saying_so(client: TestClient) -> None:
+    """A negative offset is a number, just not a byte offset: the message says what is wrong."""
+    for raw in ("-1", "-5000"):
+        refused = client.get(f"/api/items/{ITEM}/events", params={"offset": raw})
+        assert refused.status_code == 400, raw
+        assert refused.json() == {"error": refused.json()["error"], "exit_code": 2}
+        assert "0 or more" in refused.json()["error"]
+        assert "not a number" not in refused.json()["error"]
+    for raw in ("x", "1.5", "\u00b2", " 7", "+7"):  # "²" passes str.isdigit but not int()
+        refused = client.get(f"/api/items/{ITEM}/events", params={"offset": raw})
+        assert refused.status_code == 400, raw
+        assert "not a number" in refused.json()["error"], raw
+    stream = client.get(f"/items/{ITEM}/events", params={"offset": "-1"})
+    assert stream.status_code == 400 and "0 or more" in stream.text
+
+
+def test_api_events_refuse_an_offset_past_the_end_instead_of_reading_from_0(
+    client: TestClient, repo: Path, gated: str
+) -> None:
+    """An offset past the end is no offset of this journal: a client must not get the
+    events it has again as if they were new. It is told to read the journal again from 0,
+    which is also what a client whose journal was replaced by a shorter one needs."""
+    end = client.get(f"/api/items/{ITEM}/events").json()["offset"]
+    for offset in (end + 1, 99999999999):
+        past = client.get(f"/api/items/{ITEM}/events", params={"offset": offset})
+        assert past.status_code == 400, offset
+        assert past.json() == {"error": past.json()["error"], "exit_code": 2}
+        assert "past the end of the journal" in past.json()["error"]
+        assert "read it again from offset 0" in past.json()["error"]
+    at_end = client.get(f"/api/items/{ITEM}/events", params={"offset": end}).json()
+    assert at_end == {"events": [], "offset": end}
+    # A replaced (shorter) journal: the old offset is refused, offset 0 reads the new one.
+    (path,) = repo.glob(f"**/{gated}/.journal.jsonl")
+    old = client.get(f"/api/items/{gated}/events").json()["offset"]
+    path.write_text(json.dumps({"ts": "t", "event": "fresh"}) + "\n")
+    assert client.get(f"/api/items/{gated}/events", params={"offset": old}).status_code == 400
+    again = client.get(f"/api/items/{gated}/events").json()
+    assert [e["event"] for e in again["events"]] == ["fresh"]
+
+
+def test_the_event_stream_tells_the_page_to_start_over_when_the_offset_is_past_the_end(
+    client: TestClient, repo: Path
+) -> None:
+    """The journal was replaced (or the offset is wrong): the stream sends every event
+    from the start, marked ``reset`` so that the page replaces its timeline."""
+    events, _ = data.journal_events(repo, ITEM)
+    with client.stream("GET", f"/items/{ITEM}/events", params={"offset": 99999999999}) as stream:
+        assert stream.status_code == 200
+        event = ""
+        for line in stream.iter_lines():
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: ") and event == "entries":
+                entries = json.loads(line[6:])
+                break
+    assert entries["reset"] is True and entries["count"] == len(events)
+    script = client.get("/static/dashboard.js").text
+    assert "payload.reset" in script
+
+
 def test_api_artifacts_list_names_and_addresses(client: TestClient) -> None:
     """/api/items/ITEM/artifacts lists each Markdown file with its page."""
     listed = client.get(f"/api/items/{ITEM}/artifacts").json()
@@ -277,6 +337,29 @@ def test_a_post_from_another_site_is_refused(client: TestClient, repo: Path, gat
     assert data.decisions(repo, gated)[0]["status"] == "pending"
 
 
+def test_a_post_from_another_site_to_the_api_is_refused_as_json(
+    client: TestClient, repo: Path, gated: str
+) -> None:
+    """Under /api/ (and for the page's script, which asks for JSON) the refusal has the
+    shape of every other API error; a plain form still gets text."""
+    evil = {"origin": "http://evil.example"}
+    refused = client.post(f"/api/items/{gated}/decisions/go", json={"choice": "yes"}, headers=evil)
+    assert refused.status_code == 403
+    assert refused.headers["content-type"].startswith("application/json")
+    assert refused.json() == {"error": refused.json()["error"], "exit_code": 2}
+    assert "another site" in refused.json()["error"]
+    scripted = client.post(
+        f"/items/{gated}/decisions/go",
+        data={"choice": "yes"},
+        headers={**evil, "accept": "application/json"},
+    )
+    assert scripted.status_code == 403 and "another site" in scripted.json()["error"]
+    assert data.decisions(repo, gated)[0]["status"] == "pending"
+    named = client.get("/api/items", headers={"host": "evil.example:8765"})
+    assert named.status_code == 403 and "loopback" in named.json()["error"]
+    assert client.get("/", headers={"host": "evil.example:8765"}).text.startswith("phasegate:")
+
+
 def test_on_loopback_a_request_naming_another_host_is_refused(client: TestClient) -> None:
     """DNS rebinding: a name that resolves to 127.0.0.1 is still not this dashboard."""
     assert client.get("/", headers={"host": "evil.example:8765"}).status_code == 403
@@ -294,6 +377,10 @@ def test_a_remote_dashboard_needs_its_token(repo: Path) -> None:
         assert first.status_code == 200
         assert "HttpOnly" in first.headers["set-cookie"]
         assert remote.get(f"/items/{ITEM}").status_code == 200  # the cookie, now
+    with TestClient(create_app(repo, token="t0ken-abc"), base_url=BASE) as remote:
+        untold = remote.get("/api/items")
+        assert untold.status_code == 401 and "needs its token" in untold.json()["error"]
+        assert untold.json()["exit_code"] == 2
 
 
 def test_pages_load_nothing_from_other_sites(client: TestClient) -> None:

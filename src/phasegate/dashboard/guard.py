@@ -5,7 +5,10 @@ every request must carry the token printed at start (``?token=`` once, a
 cookie after that, or an ``Authorization: Bearer`` header). On loopback the
 ``Host`` header must name a loopback address (no DNS rebinding). A POST from
 a page of another origin is refused either way, and every response carries
-headers that keep the pages from loading anything from elsewhere.
+headers that keep the pages from loading anything from elsewhere. A refusal
+under ``/api/`` (or of a request that asks for JSON, as the page's script does)
+is JSON shaped like every other API error, ``{"error": ..., "exit_code": 2}``;
+elsewhere it is plain text.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ import secrets
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qs
 
-from starlette.responses import PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from phasegate.errors import ExitCode
 
 TOKEN_COOKIE = "phasegate_token"
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -51,6 +56,15 @@ def _host_name(header: str) -> str:
     return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
 
 
+def _refusal_response(scope: Scope, headers: dict[str, str], status: int, message: str) -> Response:
+    """The refusal as API clients (and the page's script) read errors, or as text."""
+    path = str(scope.get("path", ""))
+    if path.startswith("/api/") or "application/json" in headers.get("accept", ""):
+        body = {"error": message, "exit_code": int(ExitCode.BAD_INPUT)}
+        return JSONResponse(body, status_code=status)
+    return PlainTextResponse(message, status_code=status)
+
+
 class Guard:
     """Checks every request (token, host, origin) and adds the security headers."""
 
@@ -66,7 +80,7 @@ class Guard:
         host = headers.get("host", "")
         refusal = self._refusal(scope, headers, host)
         if refusal is not None:
-            await PlainTextResponse(refusal[1], status_code=refusal[0])(scope, receive, send)
+            await _refusal_response(scope, headers, *refusal)(scope, receive, send)
             return
         set_cookie = self.token is not None and self._query_token(scope) == self.token
 

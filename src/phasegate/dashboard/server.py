@@ -15,6 +15,7 @@ Who may use it is checked by :class:`~phasegate.dashboard.guard.Guard`.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import socket
 import time
@@ -124,10 +125,7 @@ def create_app(
     async def item_events(request: Request) -> Response:
         item, workflow = request.path_params["item"], _workflow(request)
         start = request.headers.get("last-event-id") or request.query_params.get("offset") or "0"
-        try:
-            offset = max(0, int(start))
-        except ValueError:
-            raise BadInputError(f"offset {start!r} is not a number") from None
+        offset = _offset(start)
         # Fails here (a clean 404 or 400) rather than inside the stream.
         await anyio.to_thread.run_sync(data.journal_events, root, item, offset, workflow)
         reader = EventReader()
@@ -159,9 +157,15 @@ def create_app(
                 data.journal_events, root, item, offset, workflow
             )
             if new_offset != offset:
+                # Only a journal read again from its start (replaced by a shorter one, or an
+                # offset past its end) ends before the offset: the page starts over.
+                reset = new_offset < offset
+                if reset:
+                    reader = EventReader()
                 offset = new_offset
                 html = pages.entries_html(_read_entries(reader, events))
-                yield _sse("entries", {"html": html, "count": len(events)}, offset)
+                payload = {"html": html, "count": len(events), "reset": reset}
+                yield _sse("entries", payload, offset)
                 detail = await anyio.to_thread.run_sync(data.item_detail, root, item, workflow)
                 summary = {"html": pages.summary_html(detail), "phases": pages.phases_html(detail)}
                 yield _sse("summary", summary)
@@ -206,12 +210,19 @@ def create_app(
 
     async def api_events(request: Request) -> Response:
         item, workflow = request.path_params["item"], _workflow(request)
-        raw = request.query_params.get("offset", "0")
-        if not raw.isdigit():
-            raise BadInputError(f"offset {raw!r} is not a number")
+        asked = _offset(request.query_params.get("offset", "0"))
         events, offset = await anyio.to_thread.run_sync(
-            data.journal_events, root, item, int(raw), workflow
+            data.journal_events, root, item, asked, workflow
         )
+        if offset < asked:
+            # data.py read the journal from its start: right for a follower that can start
+            # over (the event stream tells the page to), but a client of this API keeping
+            # its own offset would take the events it has for new ones.
+            raise BadInputError(
+                f"offset {asked} is past the end of the journal of {item!r} (its events end "
+                f"at byte {offset}): the journal was replaced, or the offset is not one a "
+                "read returned; read it again from offset 0"
+            )
         return JSONResponse({"events": events, "offset": offset})
 
     async def api_artifacts(request: Request) -> Response:
@@ -272,6 +283,20 @@ def create_app(
     app = Starlette(routes=routes, exception_handlers={PhasegateError: on_error})
     app.add_middleware(Guard, token=token)
     return app
+
+
+def _offset(raw: str) -> int:
+    """The byte offset ``raw`` names (``?offset=`` or ``Last-Event-ID``)."""
+    if not re.fullmatch(r"-?[0-9]+", raw):
+        raise BadInputError(
+            f"offset {raw!r} is not a number: give 0, or an offset an earlier read returned"
+        )
+    offset = int(raw)
+    if offset < 0:
+        raise BadInputError(
+            f"offset {raw!r} must be 0 or more: give 0, or an offset an earlier read returned"
+        )
+    return offset
 
 
 def _json_error(exc: PhasegateError) -> JSONResponse:

@@ -38,6 +38,8 @@
     };
     source.addEventListener("entries", function (message) {
       const payload = JSON.parse(message.data);
+      // The journal was read again from its start (it was replaced): start over.
+      if (payload.reset) timeline.innerHTML = "";
       const before = timeline.children.length;
       timeline.insertAdjacentHTML("beforeend", payload.html);
       for (let i = before; i < timeline.children.length; i++) {
