@@ -308,6 +308,46 @@ def test_a_plain_run_of_a_workflow_with_commands_names_its_real_commands_once(
     assert "`phasegate plan c1`" not in why, why
 
 
+COMMAND_WORKFLOW = """\
+name: wf
+items_dir: wfitems
+modes: {standard: {max_iterations: 2}}
+roles: {writer: {access: write}, judge: {}}
+labels: {drafting: {}, building: {}}
+commands:
+  draft: {runs_in: [drafting], stops_at: [building]}
+  build: {runs_in: [building]}
+nodes:
+  - id: a
+    label: drafting
+    executor: writer
+    outputs: [a.md]
+  - id: b
+    label: building
+    executor: writer
+    outputs: [b.md]
+  - id: e
+    kind: end
+"""
+
+
+def test_the_next_command_of_a_command_only_workflow_is_the_command_that_runs_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its items run only through its commands: "Next: phasegate run c1" was advised by the
+    run, by status and by a refused command, and then refused itself."""
+    repo = make_repo(tmp_path, capsys, "wf", COMMAND_WORKFLOW)
+    assert cli(capsys, "new", "c1", "-w", "wf", "-C", str(repo))[0] == 0
+    code, out, err = cli(capsys, "run", "c1", "--command", "build", "-C", str(repo))
+    assert code == ExitCode.BLOCKED, err
+    assert "c1 is in phase drafting. Next: phasegate run c1 --command draft" in err, err
+    code, out, err = cli(capsys, "run", "c1", "--command", "draft", "-C", str(repo))
+    assert code == 0, err
+    assert "Next: phasegate run c1 --command build" in out + err, out + err
+    code, out, err = cli(capsys, "status", "c1", "--json", "-C", str(repo))
+    assert json.loads(out)["nextCommand"] == "phasegate run c1 --command build"
+
+
 def test_status_does_not_call_the_items_of_a_workflow_that_does_not_load_absent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

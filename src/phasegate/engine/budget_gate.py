@@ -82,15 +82,18 @@ class BudgetGuard:
                 self.withdraw_stale()
                 return found.max_usd
             reached = self._reached(found, spec)
+            from phasegate.engine.status import continue_command
+
+            again = continue_command(run.workflow, run.item.name, run.label(spec.path))
             if not on_engine_thread:
-                raise BudgetReached(f"{reached} Run again to decide: phasegate run {run.item.name}")
+                raise BudgetReached(f"{reached} Run again to decide: {again}")
             if answered is not None:
                 self.acted(answered[2])
                 run.item.record("budget.stopped", cap=found.cap.key, node=spec.path, sync_now=True)
                 run.save(durable=True)
                 raise BlockedError(
                     f"{reached} Stopped at the budget cap as answered ({answered[0]}); run "
-                    f"again to be asked again: phasegate run {run.item.name}"
+                    f"again to be asked again: {again}"
                 )
             self.ask(found, spec, reached)
 

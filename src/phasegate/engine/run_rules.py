@@ -204,9 +204,10 @@ class NodeRules:
             sync_now=True,
         )
         self.save(durable=True)
-        raise BlockedError(
-            message.rstrip(".") + f". Fix it, then run again: phasegate run {self.item.name}"
-        )
+        from phasegate.engine.status import continue_command
+
+        again = continue_command(self.workflow, self.item.name, self.label(path))
+        raise BlockedError(message.rstrip(".") + f". Fix it, then run again: {again}")
 
     def visit_limit_reached(self, path: str) -> str:
         """Why a node ended ``exhausted``: its limit, and where that limit comes from."""

@@ -64,7 +64,21 @@ def next_for_label(workflow: Workflow, state: EngineState, label: str | None) ->
     info = workflow.labels.get(label or "")
     if info is not None and info.next:
         return " ".join(render(info.next, {"item": state.item, "label": label or ""}).split())
-    return f"phasegate run {state.item}"
+    return continue_command(workflow, state.item, label)
+
+
+def continue_command(workflow: Workflow, item: str, label: str | None) -> str:
+    """The command that goes on from ``label``: ``phasegate run ITEM``, or, for a workflow
+    whose items run only through its commands, the command that runs in ``label``."""
+    if not workflow.commands:
+        return f"phasegate run {item}"
+    from phasegate.suggested_commands import workflow_command
+
+    for name, command in workflow.commands.items():
+        if label in command.runs_in:
+            return workflow_command(workflow.name, name, item)
+    names = " or ".join(workflow.commands)
+    return workflow_command(workflow.name, "NAME", item) + f" (NAME: {names})"
 
 
 def completion_summary(workflow: Workflow, state: EngineState) -> str:
@@ -364,7 +378,7 @@ def next_command(
     if answered is not None:
         return answered
     if blocked:
-        return f"fix the block, then: phasegate run {state.item}"
+        return f"fix the block, then: {continue_command(workflow, state.item, label)}"
     return next_for_label(workflow, state, label)
 
 
