@@ -5,7 +5,8 @@ Each state commit appends the item's brief to the index (see
 so an item whose indexed brief was written for its state files (the engine's
 and its view's) as they are now is not loaded at all. The others (no entry, a
 state file changed since, a workflow whose state a person may edit by hand, a
-node waiting on a hard prerequisite whose file may be gone since) are loaded
+node waiting on a hard prerequisite whose file may be gone since, a completed
+implement item whose PLAN.md may have open tasks again) are loaded
 in full, as before.
 
 :func:`quick_item_rows` finds the items through the cached workflow layout
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
     from phasegate.config import Config
     from phasegate.workflow.registry import WorkflowRegistry
 
+#: Workflows whose completed items reopen when a file a person edits says so (an
+#: implement item's PLAN.md with open tasks again): their completed rows are read in full.
+REOPENABLE = frozenset({"implement"})
+
 #: What decides whether a brief is enough for a row: a workflow's commands, its view's
 #: state files and each node's hard prerequisites (``None``: no such node).
 Shape = tuple[bool, list[str], Callable[[str], "list[str] | None"]]
@@ -39,6 +44,8 @@ def _row_from_brief(
     has_commands, _, hard_of = shape
     if has_commands:
         return None  # its state file may be edited by hand: read it
+    if brief.get("status") == "completed" and workflow_name in REOPENABLE:
+        return None  # its PLAN.md may have open tasks again, which reopens it: read it
     at = brief.get("at")
     if at and not brief.get("inProgress") and brief.get("status") == "active":
         hard = hard_of(str(at))

@@ -79,20 +79,24 @@ class TasksParser(ItemParser):
     name = "implement-tasks"
 
     def parse(self, ctx: PluginContext, path: Path | None) -> Parsed:
-        phase = _phase(ctx)
-        items = tuple(
-            Task(
-                key=t.key,
-                title=t.title,
-                deps=deps,
-                done=t.done,
-                line=t.line,
-                data=t.data(),
-                parallel=t.parallel,
-            )
-            for t, deps in zip(phase.tasks, task_dependencies(phase.tasks), strict=True)
+        return Parsed(phase_items(_phase(ctx)), "plan")
+
+
+def phase_items(phase: PlanPhase) -> tuple[Task, ...]:
+    """The items of a phase's ``tasks`` loop: its tasks (checkpoints aside), with what each
+    waits for."""
+    return tuple(
+        Task(
+            key=t.key,
+            title=t.title,
+            deps=deps,
+            done=t.done,
+            line=t.line,
+            data=t.data(),
+            parallel=t.parallel,
         )
-        return Parsed(items, "plan")
+        for t, deps in zip(phase.tasks, task_dependencies(phase.tasks), strict=True)
+    )
 
 
 def task_dependencies(tasks: Sequence[PlanTask]) -> list[tuple[str, ...]]:

@@ -11,15 +11,17 @@ is atomic and made under a lock, so two items never lose each other's session.
 Before a run, the file must be readable (a corrupt one stops the run, exit 5,
 and is never overwritten), the settings are read into the item's data (the
 engine reads the review budget and time limits there), and PLAN.md's
-checkboxes are read again: a task ticked by hand since is not done again, and a
-completed item whose plan has open tasks again (added, or unticked) is reopened at
-its first node, so the run does them.
+checkboxes are read again: a task ticked by hand since is not done again, a task or
+phase added to the plan while a run was interrupted joins the loops the resumed run
+walks, and a completed item whose plan has open tasks again (added, or unticked) is
+reopened at its first node, so the run does them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,7 @@ from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
 from phasegate.errors import BadInputError, StateCorruptError
 from phasegate.implement import cycles
-from phasegate.implement.plan import Plan, parse_plan
+from phasegate.implement.plan import Plan, PlanPhase, parse_plan
 from phasegate.implement.settings import implement_settings
 from phasegate.implement.status import task_rows
 from phasegate.implement.where import CONTEXT_NODE, PHASES, REOPENED, TASKS, plan_rel
@@ -87,6 +89,8 @@ class ImplementView(StateView):
             self._ticked_by_hand(state, plan)
             if state.status == "completed":
                 self._reopen(state, plan)
+            elif state.status == "active" and state.at == PHASES:
+                self._added_meanwhile(state, plan)
 
     def _plan(self, state: EngineState) -> Plan | None:
         try:
@@ -116,6 +120,84 @@ class ImplementView(StateView):
                 if now is not None and now.done and task.get("status") == "pending":
                     task["done"] = True
                     state.touched(f"{PHASES}[{phase_key}]/{TASKS}")
+
+    def _added_meanwhile(self, state: EngineState, plan: Plan) -> None:
+        """An interrupted run resumes with the phases and tasks added to PLAN.md since its
+        loops read the plan: a new phase joins the phases, a new task its phase's tasks
+        (where its place in the plan puts it; the tasks not started yet wait for it as the
+        plan says), and a phase that had ended runs again for its new tasks. A task that was
+        running resumes where it was.
+
+        Only the state in memory changes here: a run commits it, a ``status`` shows it.
+        """
+        from phasegate.engine.nodes.foreach import safe_key
+
+        phases = state.peek(PHASES)
+        if phases is None or not isinstance(phases.get("order"), list):
+            return  # the phases are read from the plan when the loop starts
+        order: list[str] = phases["order"]
+        entries: dict[str, Any] = phases.mapping("items")
+        for index, found in enumerate(plan.phases):
+            key = safe_key(found.key)
+            if key in entries:
+                continue
+            before = [safe_key(p.key) for p in plan.phases[:index]]
+            order.insert(_place(order, before), key)
+            entries[key] = {
+                "status": "pending",
+                "at": None,
+                "title": found.title,
+                "deps": [],
+                "done": found.done,
+                "line": found.line,
+                "data": {},
+                "parallel": found.parallel,
+            }
+            state.touched(PHASES)
+        for found in plan.phases:
+            key = safe_key(found.key)
+            entry = entries[key]
+            path = f"{PHASES}[{key}]/{TASKS}"
+            tasks = state.peek(path)
+            status = entry.get("status")
+            if status == "running":
+                if tasks is None or not isinstance(tasks.get("order"), list):
+                    continue  # its tasks loop has not read the plan yet: it reads it anew
+                known = tasks.mapping("items")
+                if any(not t.done and safe_key(t.key) not in known for t in found.tasks):
+                    self._add_tasks(state, path, tasks, found)
+                    if entry.get("at") != TASKS:  # past its loop (at the checkpoint): back
+                        entry["at"] = TASKS
+                        state.touched(PHASES)
+            elif any(not t.done for t in found.tasks) and (
+                status in ("done", "skipped") or (status == "pending" and entry.get("done"))
+            ):
+                # Ended, or skipped as done, before these tasks were added: it runs again,
+                # its tasks read anew (the ticked ones skipped).
+                entry.update(status="pending", at=None, done=False)
+                state.touched(PHASES)
+
+    @staticmethod
+    def _add_tasks(state: EngineState, path: str, tasks: Any, phase: PlanPhase) -> None:
+        """The tasks of ``phase`` its running loop does not know, put in it."""
+        from phasegate.engine.nodes.foreach import dependency_order, safe_key
+        from phasegate.implement.plugins import phase_items
+
+        order: list[str] = tasks["order"]
+        known: dict[str, Any] = tasks["items"]
+        items = [
+            replace(t, key=safe_key(t.key), deps=tuple(safe_key(d) for d in t.deps))
+            for t in dependency_order(phase_items(phase), plan_rel(state))
+        ]
+        keys = [t.key for t in items]
+        for index, item in enumerate(items):
+            entry = known.get(item.key)
+            if entry is None:
+                order.insert(_place(order, keys[:index]), item.key)
+                known[item.key] = {"status": "pending", "at": None, **item.to_dict()}
+            elif entry.get("status") == "pending" and not entry.get("started_at"):
+                entry["deps"] = list(item.deps)  # it waits for the tasks added before it
+        state.touched(path)
 
     def _reopen(self, state: EngineState, plan: Plan) -> None:
         """A completed item whose PLAN.md has open tasks again (added, or unticked by hand)
@@ -185,3 +267,13 @@ class ImplementView(StateView):
             "tasks": task_rows(self.item, state, self._plan(state)),
             "reviewCycles": str(self.path),
         }
+
+
+def _place(order: Sequence[str], before: Sequence[str]) -> int:
+    """Where an item goes in ``order``: right after the last of ``before`` (the items the
+    plan puts before it) that ``order`` holds, else first."""
+    known = set(before)
+    for index in range(len(order) - 1, -1, -1):
+        if order[index] in known:
+            return index + 1
+    return 0
