@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from change_helpers import changes, complete
 from ruamel.yaml import YAML
 
 from phasegate.errors import ExitCode
@@ -271,3 +272,57 @@ def test_the_state_guard_names_the_change_commands(planned: Path) -> None:
     assert "the STATE.yaml of work item 'add-oauth'" in text
     assert "`phasegate impl add-oauth`" in text
     assert "phasegate run" not in text
+
+
+def test_at_the_planning_limit_change_status_names_the_command_that_answers_it(
+    repo: Path,
+) -> None:
+    """`change list` / `change status` never point to a bare `plan ID` (which only exits 3
+    again) while the planning limit waits: they name plan's --on-limit answers, as plan does."""
+    _at_the_planning_limit(repo)
+    answer = "phasegate plan add-oauth --on-limit implement or --on-limit continue"
+    asked = phasegate(repo, "plan", "add-oauth")
+    assert asked.returncode == ExitCode.WAITING
+    assert f"Answer with: {answer}" in asked.stderr
+    status = json.loads(phasegate(repo, "change", "status", "add-oauth", "--json").stdout)
+    assert (status["phase"], status["plan_step"], status["next"]) == ("proposed", "decide", answer)
+    listing = phasegate(repo, "change", "list", "--json")
+    assert [r["next"] for r in json.loads(listing.stdout)] == [answer]
+    moved = phasegate(repo, "plan", "add-oauth", "--on-limit", "implement")
+    assert moved.returncode == 0, moved.stderr
+    status = json.loads(phasegate(repo, "change", "status", "add-oauth", "--json").stdout)
+    assert (status["phase"], status["next"]) == ("challenged", "phasegate impl add-oauth")
+
+
+def test_an_archived_change_is_shown_by_status_decisions_and_logs(repo: Path) -> None:
+    """After `archive`, the change's name still works where reading it makes sense: status,
+    decisions and logs find it in the archive (never 'create it with phasegate new')."""
+    complete(repo, "add-oauth")
+    where = changes(repo).archive("add-oauth").archived_to.relative_to(repo).as_posix()
+    status = phasegate(repo, "status", "add-oauth", "--json")
+    assert status.returncode == 0, status.stderr
+    data = json.loads(status.stdout)
+    assert (data["workflow"], data["status"], data["nextCommand"]) == ("change", "archived", None)
+    assert data["stateFile"].endswith(f"{where}/STATE.yaml")
+    text = phasegate(repo, "status", "add-oauth")
+    assert text.returncode == 0, text.stderr
+    assert "archived" in text.stdout
+    decisions = phasegate(repo, "decisions", "add-oauth")
+    assert decisions.returncode == 0, decisions.stderr
+    logs = phasegate(repo, "logs", "add-oauth")
+    assert logs.returncode == 0, logs.stderr
+    assert logs.stdout.strip()
+
+
+def test_answer_refuses_an_archived_change_saying_where_it_is(repo: Path) -> None:
+    """An archived change has nothing to answer: one line saying it is archived and where,
+    exit 2 (bad input, as for an unknown name), never a suggestion to create it."""
+    complete(repo, "add-oauth")
+    where = changes(repo).archive("add-oauth").archived_to.relative_to(repo).as_posix()
+    answered = phasegate(repo, "answer", "add-oauth", "planning-limit", "implement")
+    assert answered.returncode == ExitCode.BAD_INPUT
+    lines = answered.stderr.strip().splitlines()
+    assert len(lines) == 1, answered.stderr
+    assert f"'add-oauth' is an archived change ({where})" in lines[0]
+    assert "phasegate status add-oauth" in lines[0]
+    assert "phasegate new" not in lines[0]

@@ -192,3 +192,29 @@ def test_get_change_reports_the_phase_and_next_command(repo: Path) -> None:
         2,
     )
     assert answer["next"] == "phasegate impl add-oauth"
+
+
+@pytest.mark.parametrize(
+    ("severity", "flags"),
+    [
+        ("low", "--on-limit implement or --on-limit continue"),
+        ("high", "--on-limit continue"),
+    ],
+)
+def test_get_change_at_the_planning_limit_names_the_answer(
+    repo: Path, severity: str, flags: str
+) -> None:
+    """At the planning limit a bare `plan ID` only asks again (exit 3): the next command is
+    the one that answers the question (implement only when the issues left are minor)."""
+    write_state(
+        repo,
+        "proposed",
+        plan={
+            "step": "decide",
+            "verdict": "NEEDS_REVISION",
+            "issues": [{"severity": severity, "description": "typo"}],
+            "question": "Implement it as it is, or continue revising?",
+        },
+    )
+    answer = ChangeTools(repo).call("get_change", {"change_id": "add-oauth"})
+    assert answer["next"] == f"phasegate plan add-oauth {flags}"

@@ -16,6 +16,8 @@ from typing import Literal
 from phasegate.agents.base import Backend
 from phasegate.change.archive import ArchiveConflict
 from phasegate.change.paths import ARCHIVE_DIR, ChangePaths, archived_folder
+from phasegate.change.phases import LIMIT_CHOICES as LIMIT_CHOICES  # plan's --on-limit
+from phasegate.change.phases import LimitChoice, limit_answer
 from phasegate.change.review import RecordedReview, read_review
 from phasegate.change.state import ChangeState
 from phasegate.config import Config
@@ -25,13 +27,17 @@ from phasegate.engine.items import create_item
 from phasegate.engine.runner import Runner, RunOutcome
 from phasegate.engine.status import current_label
 from phasegate.engine.walk import Asker, RunOptions
-from phasegate.errors import BadInputError, BlockedError, NotFoundError, WaitingForHuman
+from phasegate.errors import (
+    BadInputError,
+    BlockedError,
+    NotFoundError,
+    PhasegateError,
+    WaitingForHuman,
+)
 from phasegate.state.store import parse_state
 from phasegate.workflow.registry import WorkflowRegistry
 
 WORKFLOW = "change"
-LimitChoice = Literal["implement", "continue"]
-LIMIT_CHOICES: tuple[LimitChoice, ...] = ("implement", "continue")
 PlanAction = Literal["challenged", "rejected", "waiting", "already-planned", "beyond-planning"]
 
 
@@ -95,6 +101,35 @@ def read_change_state(path: Path) -> ChangeState:
             f'create it with: phasegate plan {change} "DESCRIPTION"'
         ) from None
     return ChangeState.from_document(parse_state(data, path, "yaml"), path)
+
+
+#: Commands that only read a work item: they find an archived change in the archive.
+READS_ARCHIVED = frozenset({"status", "decisions", "logs"})
+
+
+def archived_change(
+    repo: Path, name: str, registry: WorkflowRegistry, config: Config, command: str | None
+) -> WorkItem | None:
+    """The work item of change ``name`` in the archive, for a command that reads it
+    (``status``, ``decisions``, ``logs``); ``None`` when no change of that name was archived.
+
+    Any other command (``answer``...) is refused in one line saying where the change is:
+    an archived change has nothing left to answer or run.
+    """
+    try:
+        loaded = registry.get(WORKFLOW)
+    except PhasegateError:
+        return None
+    folder = archived_folder(repo / items_dir(loaded.workflow, config), name)
+    if folder is None:
+        return None
+    if command in READS_ARCHIVED:
+        return WorkItem(repo, name, loaded, config, folder=folder)
+    where = ChangePaths(repo, name, folder).rel(folder)
+    left = "nothing to answer" if command == "answer" else "nothing is left to run"
+    raise BadInputError(
+        f"{name!r} is an archived change ({where}): {left}; phasegate status {name} shows it"
+    )
 
 
 @dataclass
@@ -224,11 +259,10 @@ class Changes:
             record = other[0]
             return f"{record.get('question', '')} Answer with: {record_command(item.name, record)}"
         decision = decisions.get("planning-limit") or {}
-        choices = [c for c in decision.get("choices") or {} if c in LIMIT_CHOICES]
-        flags = " or ".join(f"--on-limit {c}" for c in choices) or "--on-limit continue"
         name = item.name
         return (
-            f"{decision.get('question', '')} Answer with: phasegate plan {name} {flags} "
+            f"{decision.get('question', '')} Answer with: "
+            f"{limit_answer(name, list(decision.get('choices') or {}))} "
             f"(or edit the plan and run phasegate plan {name} --rechallenge)"
         )
 

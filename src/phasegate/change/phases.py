@@ -8,9 +8,14 @@ the change view checks every phase change it records against them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
+from typing import TYPE_CHECKING, Literal
 
 from phasegate.engine.runner import CommandRefused
+
+if TYPE_CHECKING:  # state.py imports this module
+    from phasegate.change.state import ChangeState
 
 
 class ChangePhase(StrEnum):
@@ -53,11 +58,31 @@ def check_transition(current: ChangePhase, target: ChangePhase) -> str:
     return cause
 
 
-def next_command(phase: ChangePhase, change_id: str) -> str:
-    """What a person (or agent) should run next for a change in ``phase`` (from its label)."""
+LimitChoice = Literal["implement", "continue"]
+#: How ``plan`` answers the planning-limit question (``--on-limit CHOICE``), in this order.
+LIMIT_CHOICES: tuple[LimitChoice, ...] = ("implement", "continue")
+
+
+def limit_answer(change_id: str, choices: Sequence[str]) -> str:
+    """The ``plan`` command answering the planning limit with any of ``choices``."""
+    flags = " or ".join(f"--on-limit {c}" for c in choices if c in LIMIT_CHOICES)
+    return f"phasegate plan {change_id} {flags or '--on-limit continue'}"
+
+
+def next_command(phase: ChangePhase, change_id: str, state: ChangeState | None = None) -> str:
+    """What a person (or agent) should run next for a change in ``phase`` (from its label).
+
+    With the change's ``state``, a pending planning-limit question is taken into account:
+    a bare ``plan ID`` would only ask it again, so the command is ``plan``'s answer to it.
+    """
     from phasegate.workflow.prompts import render
     from phasegate.workflow.registry import WorkflowRegistry
 
+    plan = state.plan if state is not None else None
+    if phase is ChangePhase.PROPOSED and plan is not None and plan.step == "decide":
+        # Implementing as it is needs every issue left to be minor (change-minor-issues).
+        minor = not any(i.severity == "high" for i in plan.issues)
+        return limit_answer(change_id, LIMIT_CHOICES if minor else ("continue",))
     label = WorkflowRegistry().get("change").workflow.labels.get(phase.value)
     text = label.next if label is not None else f"phasegate plan {change_id}"
     return " ".join(render(text, {"item": change_id}).split())

@@ -208,7 +208,7 @@ class ChangeTools:
             "impl_step": state.impl.step if state.impl else None,
             "impl_iteration": state.impl.iteration if state.impl else None,
             "files": files,
-            "next": next_command(state.phase, change.id),
+            "next": next_command(state.phase, change.id, state),
         }
 
     def get_tasks(self, args: Mapping[str, Any]) -> dict[str, Any]:

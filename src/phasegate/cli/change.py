@@ -234,7 +234,7 @@ def status(
                 "description": state.description,
                 "plan_step": state.plan.step if state.plan else None,
                 "impl_step": state.impl.step if state.impl else None,
-                "next": next_command(state.phase, cid),
+                "next": next_command(state.phase, cid, state),
                 "state_file": paths.rel(paths.state_path),
                 "agent_calls": state.usage.calls,
             }

@@ -182,6 +182,12 @@ def locate_item(
         if command is None:
             refuse_own_commands(matches[0].workflow, name, creating=False)
         return matches[0]
+    if "change" in names:  # an archived change is in the change archive, not its items folder
+        from phasegate.change.api import archived_change
+
+        archived = archived_change(repo, name, registry, config, command)
+        if archived is not None:
+            return archived
     if broken:
         raise broken[0]
     raise NotFoundError(
