@@ -64,15 +64,21 @@ def split_choice(raw: str) -> tuple[str, str]:
     return (choice.strip(), note.strip()) if sep else (raw.strip(), "")
 
 
-def parse_amount(note: str) -> float | None:
+#: The largest amount a note may give (a budget raise): in USD, and in whole tokens. More is
+#: a typo, not a budget; it would also no longer add up exactly to the configured cap.
+MAX_AMOUNT = 1_000_000
+MAX_WHOLE_AMOUNT = 1_000_000_000_000
+
+
+def parse_amount(note: str, *, whole: bool = False) -> float | None:
     """A note's amount (``2.5``, ``$2.5``, ``+500000``, ``500_000``), ``None`` if it is not
-    a positive number."""
+    a positive number up to :data:`MAX_AMOUNT` (``whole``: :data:`MAX_WHOLE_AMOUNT`)."""
     text = note.strip().lstrip("+").lstrip("$").strip()
     try:
         value = float(text)
     except ValueError:
         return None
-    return value if 0 < value < float("inf") else None
+    return value if 0 < value <= (MAX_WHOLE_AMOUNT if whole else MAX_AMOUNT) else None
 
 
 def canonical(question: Mapping[str, Any], raw: str, note: str = "") -> Answer:
@@ -97,22 +103,35 @@ def canonical(question: Mapping[str, Any], raw: str, note: str = "") -> Answer:
             f"(e.g. '{choice}: what to change', or --note TEXT)"
         )
     if text and choice in (question.get("amount_notes") or []):
-        value = parse_amount(text)
         whole = bool(question.get("whole_amounts"))
+        value = parse_amount(text, whole=whole)
         if value is None or (whole and value != int(value)):
             kind, example = ("whole", "500000") if whole else ("positive", "2.5")
+            most = MAX_WHOLE_AMOUNT if whole else MAX_AMOUNT
             raise BadInputError(
                 f"the note of choice {choice!r} of decision {question.get('id')!r} must be a "
-                f"{kind} amount (e.g. '{choice}: {example}'), not {text!r}"
+                f"{kind} amount of at most {most:,} (e.g. '{choice}: {example}'), not {text!r}"
             )
     return Answer(choice, text)
 
 
+#: What a suggested answer command holds where the chosen choice needs a note.
+NOTE_PLACEHOLDER = "NOTE"
+
+
 def answer_command(
-    item: str, decision: str, choices: Sequence[str], recommendation: str | None = None
+    item: str,
+    decision: str,
+    choices: Sequence[str],
+    recommendation: str | None = None,
+    notes_required: Sequence[str] = (),
 ) -> str:
-    """The command that answers ``decision`` (the recommended choice, else the first)."""
+    """The command that answers ``decision`` (the recommended choice, else the first); a
+    choice that needs a note is given one to fill in (``'yes: NOTE'``), so the command, as
+    shown, is not refused for lack of one."""
     example = recommendation if recommendation in choices else (choices[0] if choices else None)
+    if example is not None and example in notes_required:
+        return f"phasegate answer {item} {decision} '{example}: {NOTE_PLACEHOLDER}'"
     return f"phasegate answer {item} {decision} {example or 'CHOICE'}"
 
 
@@ -120,7 +139,8 @@ def record_command(item: str, record: Mapping[str, Any]) -> str:
     """The answer command of a decision record (as the state holds it)."""
     choices = list(record.get("choices") or {})
     recommendation = record.get("recommendation")
-    return answer_command(item, str(record["id"]), choices, recommendation)
+    needs = [str(n) for n in (record.get("notes_required") or [])]
+    return answer_command(item, str(record["id"]), choices, recommendation, needs)
 
 
 #: The engine's transition warning (``run --phase P`` past unfinished phases), and the

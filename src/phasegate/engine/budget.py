@@ -166,7 +166,7 @@ def pending_raise(state: EngineState) -> tuple[str, float, int] | None:
         return None
     _, note, visit = found
     asked = budget_record(state)["asked"]
-    extra = parse_amount(note) or float(asked.get("step", 0.0))
+    extra = parse_amount(note, whole=asked.get("unit") == "tokens") or float(asked.get("step", 0.0))
     if asked.get("unit") == "tokens":
         extra = float(round(extra))
     return str(asked.get("cap")), extra, visit

@@ -128,7 +128,7 @@ def ask(run: Run, q: Question) -> Answer:
         return _persist(run, q, Answer(q.default, "", "default"))
     if run.options.wait:
         return _persist(run, q, _wait(run, q, record), journal=False)
-    how = answer_command(item.name, q.id, list(q.choices), q.recommendation)
+    how = answer_command(item.name, q.id, list(q.choices), q.recommendation, list(q.notes_required))
     message = q.unanswered_message or f"{q.question}"
     text = f"{message} Answer with: {how} (choices: {', '.join(q.choices)})"
     if q.unanswered_exit == "blocked":
@@ -243,7 +243,7 @@ def _show_files(run: Run, files: Sequence[str]) -> None:
 
 def _wait(run: Run, q: Question, record: Mapping[str, Any]) -> Answer:
     item = run.item
-    how = answer_command(item.name, q.id, list(q.choices), q.recommendation)
+    how = answer_command(item.name, q.id, list(q.choices), q.recommendation, list(q.notes_required))
     item.record("decision.waiting", id=q.id, command=how)
     while True:
         time.sleep(POLL_SECONDS)

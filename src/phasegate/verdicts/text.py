@@ -103,8 +103,16 @@ def json_document(text: str) -> Any | None:
         return None
 
 
+#: A question mark (ASCII, full-width, Spanish opening): a verdict word asked is no verdict.
+_QUESTION = re.compile("[?\uff1f\u00bf\u2047-\u2049\u2e2e]")
+
+
 def first_line_word(text: str, words: tuple[str, ...]) -> tuple[str, str] | None:
-    """``(word, rest)`` when the first line is one of ``words`` (``Verdict: APPROVED`` too)."""
+    """``(word, rest)`` when the first line is one of ``words`` (``Verdict: APPROVED`` too).
+
+    Punctuation around the word is allowed (``APPROVED.``, ``**APPROVED**``), a question
+    mark is not: ``APPROVED?`` asks rather than answers, so it is no verdict (unclear).
+    """
     stripped = text.strip()
     if not stripped or not words:
         return None
@@ -115,7 +123,7 @@ def first_line_word(text: str, words: tuple[str, ...]) -> tuple[str, str] | None
     )
     pattern = re.compile(rf"^\W*(?:verdict\s*[:=-]\s*)?\W*({alternatives})\W*$", re.I)
     match = pattern.match(first.strip())
-    if match is None:
+    if match is None or _QUESTION.search(first):
         return None
     said = re.sub(r"[\s_]+", " ", match.group(1).upper())
     for word in words:

@@ -18,7 +18,14 @@ from phasegate.workflow.model import (
     GateNode,
     Workflow,
 )
-from phasegate.workflow.parts import BLOCKED_TARGET, PASS, REVISE, CheckRef, InlineCheck
+from phasegate.workflow.parts import (
+    BLOCKED_TARGET,
+    PASS,
+    REVISE,
+    CheckRef,
+    InlineCheck,
+    budget_max_problem,
+)
 from phasegate.workflow.prompts import PLACEHOLDER
 from phasegate.workflow.routing import node_outcomes, target_of
 
@@ -77,6 +84,14 @@ def node_problems(
             if choice.to not in targets_ok:
                 problems.append(
                     ((*where, "choices", name), f"unknown node {choice.to!r} ({known})")
+                )
+        for position, needed in enumerate(node.required):
+            if needed not in node.choices:
+                problems.append(
+                    (
+                        (*where, "required", position),
+                        f"{needed!r} is not one of the choices ({', '.join(node.choices)})",
+                    )
                 )
         timeout = node.timeout.choice if node.timeout is not None else None
         for field, chosen in (("default", node.default), ("timeout", timeout)):
@@ -173,6 +188,9 @@ def _agent_problems(
             problems += _reviewer_role(workflow, reviewer.role, (*at, "role"))
         problems += _vocabulary(reviewer.reader, reviewer.on, (*at, "on"))
     problems += check_placeholders(node.checks, (*where, "checks"))
+    budget = budget_max_problem(node.budget, workflow.view.plugin)
+    if budget is not None:
+        problems.append(((*where, "budget", "max"), budget))
     if node.previous is not None and node.previous not in produced:
         problems.append(((*where, "previous"), f"{node.previous!r} is not an output of any node"))
     plain = [i.file for i in node.inputs if not any(c in i.file for c in "*?[{")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 
@@ -144,11 +144,44 @@ class Prerequisites(Strict):
     soft: tuple[str, ...] = ()
 
 
+#: What a budget's ``max`` may be, as its problems say.
+_MAX_ALLOWED = (
+    "a whole number from 1, 'mode' (the mode's max_iterations), or the name of a number the "
+    "workflow's view reads back"
+)
+_NUMBER_TEXT = re.compile(r"^\s*[-+]?(\d[\d_]*)?(\.\d*)?([eE][-+]?\d+)?\s*$")
+
+
+def _yaml_text(value: object) -> str:
+    """``value`` as the workflow file spells it (``true``, ``2.5``, ``'tree'``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return repr(value)
+
+
+def _whole(value: object, field: str, allowed: str) -> object:
+    """``value`` when it is (or spells exactly) a whole number; else ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"{_yaml_text(value)} is not a whole number: {field} is {allowed}")
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")) or value != int(value):
+            raise ValueError(f"{value} is not a whole number: {field} is {allowed}")
+        return int(value)
+    return value
+
+
 class Budget(Strict):
     """How many revise rounds an agent node gets, and what happens when they run out.
 
     ``max`` is a number, ``mode`` (the mode's ``max_iterations``) or the name of
-    a number a state view reads back (e.g. STATE.yaml's ``planning_iterations``).
+    a number a state view reads back (e.g. STATE.yaml's ``planning_iterations``);
+    ``revisions`` says the same as ``max`` minus one (never both).
     ``on_exhausted`` is ``complete`` (the node passes with the open issues kept
     as notes) or an outcome name the node's ``on`` maps.
     """
@@ -159,6 +192,21 @@ class Budget(Strict):
     per: Literal["node", "reviewer"] = "node"
     on_exhausted: str = COMPLETE
 
+    @field_validator("max", mode="before")
+    @classmethod
+    def _max_form(cls, value: object) -> object:
+        """One clear problem for a ``max`` that is neither a whole number nor a name (a
+        boolean, a fraction, a quoted number, a list...), instead of pydantic's two."""
+        found = _whole(value, "max", _MAX_ALLOWED)
+        if isinstance(found, str) and found != "mode":
+            if _NUMBER_TEXT.match(found) and any(c.isdigit() for c in found):
+                raise ValueError(
+                    f"{found!r} is a quoted number: write it without quotes; max is {_MAX_ALLOWED}"
+                )
+            if not NAME_PATTERN.match(found):
+                raise ValueError(f"{found!r} is not a name: max is {_MAX_ALLOWED}")
+        return found
+
     @field_validator("max")
     @classmethod
     def _at_least_one(cls, value: int | str) -> int | str:
@@ -168,6 +216,71 @@ class Budget(Strict):
                 "'mode', or the name of a number)"
             )
         return value
+
+    @field_validator("revisions", mode="before")
+    @classmethod
+    def _revisions_form(cls, value: object) -> object:
+        if value is None:
+            return value
+        return _whole(value, "revisions", "a whole number from 0 (max is revisions + 1)")
+
+    @model_validator(mode="after")
+    def _max_or_revisions(self) -> Budget:
+        if self.revisions is not None and "max" in self.model_fields_set:
+            raise ValueError(
+                f"give 'max' or 'revisions', not both: revisions: {self.revisions} means "
+                f"max: {self.revisions + 1} (max: {self.max} was given too)"
+            )
+        return self
+
+
+#: The numbers each built-in state view puts in an item's data, which a budget's ``max``
+#: may name: STATE.yaml's iteration counts (a person may change them there), implement's
+#: ``max_cycles`` (from its settings). A view plug-in may declare its own as a class
+#: attribute ``numbers``; a view that declares none is not checked.
+VIEW_NUMBERS: dict[str, tuple[str, ...]] = {
+    "generic": (),
+    "feature": (),
+    "team": (),
+    "change": ("planning_iterations", "implementation_iterations"),
+    "implement": ("max_cycles",),
+}
+
+
+def view_numbers(view: str) -> tuple[str, ...] | None:
+    """The names of the numbers ``view`` reads back (``None``: it does not say)."""
+    known = VIEW_NUMBERS.get(view)
+    if known is not None:
+        return known
+    from phasegate import plugins
+
+    try:
+        cls = plugins.load("views", view)
+    except plugins.PluginError:
+        return None  # an unknown view is a problem of its own
+    declared = getattr(cls, "numbers", None)
+    if isinstance(declared, list | tuple) and all(isinstance(n, str) for n in declared):
+        return tuple(declared)
+    return None
+
+
+def budget_max_problem(budget: Budget, view: str) -> str | None:
+    """What is wrong with a ``max`` naming a number ``view`` never reads back (a typo such
+    as ``tree`` would silently mean the mode's ``max_iterations`` at run time)."""
+    name = budget.max
+    if not isinstance(name, str) or name == "mode" or budget.revisions is not None:
+        return None
+    names = view_numbers(view)
+    if names is None or name in names:
+        return None
+    if names:
+        where = f"a number view {view!r} reads back ({', '.join(names)})"
+    else:
+        where = f"the name of a number the view reads back (view {view!r} reads back no number)"
+    return (
+        f"{name!r} is not a number of review iterations: max is a whole number from 1, "
+        f"'mode' (the mode's max_iterations), or {where}"
+    )
 
 
 class Reviewer(Strict):
