@@ -177,13 +177,15 @@ EXHAUSTING: dict[str, tuple[str, str]] = {
 
 @pytest.mark.parametrize("case", list(EXHAUSTING))
 def test_yaml_built_to_exhaust_phasegate_is_refused_fast(case: str, tmp_path: Path) -> None:
-    """Alias bombs, deep nesting and oversized files: one clear error within a second, never
-    a RecursionError or minutes of work."""
+    """Alias bombs, deep nesting and oversized files: one clear error, never a RecursionError
+    or minutes of work (the alias bomb alone expands to 3.4 billion values). The bound is
+    loose on purpose: it tells refused work from exhausting work on a loaded machine (a
+    one-second bound failed under load); speed itself is measured in benchmarks."""
     text, message = EXHAUSTING[case]
     path = write(tmp_path / "workflows", text)
     started = time.monotonic()
     (found,) = problems(path)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 15.0
     assert str(path) in found and message in found
 
 
