@@ -348,6 +348,35 @@ def test_the_next_command_of_a_command_only_workflow_is_the_command_that_runs_th
     assert json.loads(out)["nextCommand"] == "phasegate run c1 --command build"
 
 
+def test_an_item_at_a_node_the_workflow_no_longer_has_says_the_workflow_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A gate renamed while an item waits at it: the state is not damaged, the workflow
+    changed. The error (still exit 5: phasegate cannot tell the two apart) says so, names
+    the workflow file and its nodes, and the state is left as it was."""
+    nodes = """\
+  - id: decide
+    kind: gate
+    question: Go?
+    choices: {go: e}
+  - id: e
+    kind: end
+"""
+    repo = make_repo(tmp_path, capsys, "wf", HEAD + nodes)
+    assert cli(capsys, "new", "e1", "-w", "wf", "-C", str(repo))[0] == 0
+    assert cli(capsys, "run", "e1", "-C", str(repo))[0] == ExitCode.WAITING
+    state = repo / "wfitems" / "e1" / ".engine.json"
+    before = state.read_bytes()
+    flow = repo / ".phasegate" / "workflows" / "wf.yaml"
+    flow.write_text(flow.read_text().replace("id: decide", "id: decide2"))
+    code, _, err = cli(capsys, "status", "e1", "-C", str(repo))
+    assert code == ExitCode.STATE, err
+    assert "unknown node 'decide' in workflow 'wf' (its nodes: decide2, e)" in err
+    assert f"the workflow ({flow}) changed since, or the state was edited" in err
+    assert "put node 'decide' back in the workflow" in err
+    assert state.read_bytes() == before
+
+
 def test_status_does_not_call_the_items_of_a_workflow_that_does_not_load_absent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -216,19 +216,24 @@ class WorkItem(ItemCommits):
         """A state naming a mode or node the workflow does not have is corrupt (exit 5)."""
         workflow = self.workflow
         where = f"state file {self.engine_path}"
+        # Either the state was edited, or the workflow file changed since the item got here
+        # (a node renamed, a mode removed): the message says both, and where the workflow is.
+        changed = f"the workflow ({self.loaded.path}) changed since, or the state was edited"
         if state.mode not in workflow.modes:
             raise StateCorruptError(
                 f"{where}: unknown mode {state.mode!r} (modes of {workflow.name}: "
-                f"{', '.join(workflow.modes)}); it was left untouched"
+                f"{', '.join(workflow.modes)}): {changed}; it was left untouched"
             )
         at = state.at
         if at is not None and not at.startswith("@"):
             try:
                 workflow.node(at)
             except KeyError:
+                nodes = ", ".join(n.id for n in workflow.nodes)
                 raise StateCorruptError(
-                    f"{where}: unknown node {at!r} in workflow {workflow.name!r}; "
-                    "it was left untouched"
+                    f"{where}: unknown node {at!r} in workflow {workflow.name!r} (its nodes: "
+                    f"{nodes}): the item is at a node the workflow no longer has: {changed}; "
+                    f"it was left untouched (put node {at!r} back in the workflow to go on)"
                 ) from None
 
     def _read_journal(self, state: EngineState) -> None:
