@@ -24,7 +24,8 @@ Exit codes: 0 done; 1 internal error; 2 bad input (arguments, names, workflow or
 config); 3 waiting on a human decision; 4 blocked (hard prerequisite); 5 corrupt
 state file (left untouched); 6 agent failure; 7 work item busy (another run);
 8 cannot write (disk full, I/O error, read-only file system, no permission);
-129, 130, 143 stopped by SIGHUP, SIGINT or SIGTERM (its agent killed first)."""
+129, 130, 143 stopped by SIGHUP, SIGINT or SIGTERM (its agent killed first);
+141 the reader of the output went away (as on SIGPIPE)."""
 
 app = typer.Typer(
     name="phasegate",

@@ -51,7 +51,7 @@ def validate_item_name(name: str) -> str:
         raise BadInputError(f"work item name {name!r} must not contain '..'")
     if not _ALLOWED_NAME.match(name):
         raise BadInputError(
-            f"work item name {name!r} is invalid: use letters, digits, '.', '-' or '_' "
+            f"work item name {name!r} is invalid: use ASCII letters, digits, '.', '-' or '_' "
             "(at most 80, starting with a letter or digit)"
         )
     return name
