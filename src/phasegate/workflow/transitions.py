@@ -101,13 +101,16 @@ def validate_transition(
     """
     node = workflow.node(target)
     for gate in required_gates_passed(workflow, target, skipped, decisions):
+        from phasegate.engine.answers import answer_command
+
         decision = gate.decision or gate.id
+        needs = [c for c in gate.required if gate.choices[c].note == "required"]
+        answer = answer_command(item, decision, list(gate.required), notes_required=needs)
         return TransitionResult(
             "blocked",
             f"cannot start {target}: no run goes past gate {gate.id} until decision "
-            f"{decision} is answered {' or '.join(gate.required)} (answer it: phasegate "
-            f"answer {item} {decision} {gate.required[0]}, or run {item} without --phase "
-            "to be asked)",
+            f"{decision} is answered {' or '.join(gate.required)} (answer it: {answer}; or "
+            f"phasegate run {item}, without --phase, to be asked)",
         )
     missing_hard = [f for f in node.prerequisites.hard if not artifacts.get(f, False)]
     if missing_hard:
