@@ -81,11 +81,18 @@ def continue_command(workflow: Workflow, item: str, label: str | None) -> str:
     return workflow_command(workflow.name, "NAME", item) + f" (NAME: {names})"
 
 
+#: The review values of an agent step no reviewer looked at: ``none`` (it has no
+#: reviewers) and ``skipped`` (--no-review, or every reviewer's ``when``/selector
+#: skipped it). Such a step adds no review iteration.
+UNREVIEWED = ("none", "skipped")
+
+
 def completion_summary(workflow: Workflow, state: EngineState) -> str:
     """One line that stays in the state after the review history is deleted.
 
     Every agent step that finished counts, reviewed or not (a node without reviewers
-    completes after its executor's call); only reviewed steps add review iterations.
+    completes after its executor's call); only reviewed steps add review iterations (not
+    a step whose reviewers were all skipped: no reviewer looked at it).
     """
     run: list[str] = []
     total = 0
@@ -95,7 +102,7 @@ def completion_summary(workflow: Workflow, state: EngineState) -> str:
         if not isinstance(node, AgentNode) or found is None or not _finished(found):
             continue
         run.append(node.label or node.id)
-        if found.get("review") != "none":
+        if found.get("review") not in UNREVIEWED:
             total += found.iteration
         if found.get("review") in ("concerns", "checks-failed"):
             concerns.append(node.label or node.id)
@@ -107,7 +114,7 @@ def completion_summary(workflow: Workflow, state: EngineState) -> str:
         if found is None or not _finished(found):
             continue
         items += 1
-        if found.get("review") != "none":
+        if found.get("review") not in UNREVIEWED:
             total += found.iteration
         if found.get("review") == "concerns":
             concerns.append(path)

@@ -43,7 +43,9 @@ def no_more_reviewers(
             return conclude(
                 run, path, node, verdict, REVISE, "engine", -1, final=previous_missing(run, node)
             )
-    if reviewers and skipped:
+    if reviewers and (skipped or not _any_reviewed(run, path, reviewers)):
+        # No reviewer looked at the work (--no-review, or every reviewer's `when` or
+        # selector skipped it): the node passes, but nobody approved it.
         review = "skipped"
     elif reviewers:
         review = "approved"
@@ -54,6 +56,33 @@ def no_more_reviewers(
     complete(run, path, review, [], str(last.get("summary") or ""))
     cause = f"{last.get('reviewer')} {last.get('iteration')} {last.get('word')}" if last else None
     return Outcome(PASS, cause=cause)
+
+
+def _mark_skipped(run: Run, path: str, reviewer: Reviewer) -> None:
+    """Note that ``reviewer`` was skipped in the node's current iteration."""
+    ns = run.state.node(path)
+    ns.mapping("skipped_reviewers")[reviewer.key] = ns.iteration
+
+
+def _any_reviewed(run: Run, path: str, reviewers: tuple[Reviewer, ...]) -> bool:
+    """Whether any reviewer's latest say in this visit is a verdict, not a skip.
+
+    A reviewer that was skipped after its last verdict (its ``when`` stopped holding)
+    did not review the work as it is now; a reviewer never skipped nor asked did not
+    review it either.
+    """
+    ns = run.state.node(path)
+    skipped = ns.get("skipped_reviewers") or {}
+    last: dict[str, int] = {}
+    for record in ns.records("iterations"):
+        key = str(record.get("reviewer"))
+        last[key] = max(last.get(key, 0), int(record.get("iteration") or 0))
+    for reviewer in reviewers:
+        verdict_at = last.get(reviewer.key)
+        skipped_at = skipped.get(reviewer.key)
+        if verdict_at is not None and (skipped_at is None or verdict_at > int(skipped_at)):
+            return True
+    return False
 
 
 def review(
@@ -78,6 +107,7 @@ def review(
     )
     if reviewer.when is not None and not plugin("predicates", reviewer.when)(ctx):
         run.item.record("reviewer.skipped", node=path, reviewer=reviewer.key, when=reviewer.when)
+        _mark_skipped(run, path, reviewer)
         ns.stage = f"review:{index + 1}"
         run.save(lazy=True)
         return None
@@ -97,6 +127,7 @@ def review(
             )
     role, focus = _reviewer_role(run, path, reviewer, ctx)
     if role is None:
+        _mark_skipped(run, path, reviewer)
         ns.stage = f"review:{index + 1}"
         run.save(lazy=True)
         return None
