@@ -396,7 +396,7 @@ def test_progress_lines_name_their_item_without_a_terminal(tmp_path: Path) -> No
     assert "running up to 3 item(s) at once in git worktrees (4 to go)" in text
     for key in ("T1", "T2", "T3", "T4"):
         assert f"[{key}] iteration 1: coder (scripted) working on tasks…" in text
-        assert f"[{key}] ✔ tasks complete (1 iteration)" in text
+        assert f"[{key}] ✔ code complete (1 iteration)" in text
     assert "merged T4" in text
 
 

@@ -36,6 +36,23 @@ def _item_of(event: dict[str, Any]) -> str | None:
     return None
 
 
+def _plural(n: Any, word: str) -> str:
+    """``1 iteration``, ``2 iterations``: ``n`` and ``word``, in the plural unless ``n`` is 1."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+#: The outcomes that mean a node (or a foreach) went on as it should.
+_ONWARD = frozenset({"pass", "done"})
+
+#: How a parser's rule put a foreach's items in order, in words.
+_RULES = {
+    "document": "in the order the file lists them",
+    "plan": "in the plan's order",
+    "frontmatter": "in the order the frontmatter lists them",
+    "layers": "layer by layer (data, logic, integration, testing)",
+}
+
+
 #: How many lines of a failing check's output are shown when it blocks a run.
 BLOCKED_OUTPUT_LINES = 30
 
@@ -63,6 +80,10 @@ class ProgressPrinter:
         self._stopped = False
         #: Rewrites the commands a line suggests (to name the item's workflow).
         self.commands: Callable[[str], str] | None = None
+        #: A node's phase.completed, shown once its outcome is known (node.transition).
+        self._held: dict[str, dict[str, Any]] = {}
+        #: The foreach nodes seen in this run: their label and how many items they read.
+        self._loops: dict[str, dict[str, Any]] = {}
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.output_closed:
@@ -98,6 +119,12 @@ class ProgressPrinter:
             return False
 
     def close(self) -> None:
+        with self._lock:
+            for path in list(self._held):  # the run ended before the node's outcome was known
+                self._show_completed(self._held.pop(path), None)
+            self._stop_drawing()
+
+    def _stop_drawing(self) -> None:
         with self._lock:
             if self._status is not None:
                 self._status.stop()
@@ -190,27 +217,42 @@ class ProgressPrinter:
         self._confirmed = False
 
     def _on_node_started(self, e: dict[str, Any]) -> None:
-        kind = e.get("kind", "agent")
+        kind = e.get("kind")  # none in a journal written before run --phase gave it
         where = str(e.get("node", ""))
         inner = "/" in where
         label = escape(str(e.get("phase") or where))
-        if kind == "agent":
+        if kind == "foreach":
+            self._loop(where)["label"] = str(e.get("phase") or where)
+        if kind in ("agent", None):
             extra = ", review skipped" if e.get("no_review") else ""
             shown = where.rsplit("/", 1)[-1]
             node = f" {escape(where)}" if inner or shown != e.get("phase") else ""
-            self._line(
-                f"[bold]▶ {label}[/]{node} (mode {e.get('mode')}: up to "
-                f"{e.get('max_iterations')} review iterations{extra})"
-            )
+            # Without a kind (an older journal's run --phase) it may be a check or an
+            # action: no review iterations are promised for it.
+            limit = e.get("max_iterations") if kind == "agent" else None
+            reviews = f": up to {_plural(limit, 'review iteration')}" if limit else ""
+            self._line(f"[bold]▶ {label}[/]{node} (mode {e.get('mode')}{reviews}{extra})")
         elif kind in ("check", "action", "foreach"):
             self._line(f"[bold]▶ {label}[/] ({kind} {escape(where)})")
 
+    def _loop(self, path: str) -> dict[str, Any]:
+        """What is known of the foreach at ``path`` (its label, its items)."""
+        return self._loops.setdefault(path, {})
+
     def _on_foreach_items(self, e: dict[str, Any]) -> None:
         items = e.get("items") or []
-        rule = f", {e.get('rule')}" if e.get("rule") else ""
-        self._line(f"  {len(items)} item(s) to go through ({e.get('order')} order{rule})")
+        self._loop(str(e.get("node") or ""))["items"] = len(items)
+        rule = str(e.get("rule") or "")
+        if e.get("order") == "deps":
+            how = ", each after the items it depends on"
+        elif rule:
+            how = ", " + _RULES.get(rule, f"in {rule} order")
+        else:
+            how = ""
+        self._line(f"  {_plural(len(items), 'item')} to go through{escape(how)}")
 
     def _on_foreach_item(self, e: dict[str, Any]) -> None:
+        self._loop(str(e.get("node") or ""))
         status = e.get("status")
         key = str(e.get("key"))
         title = f": {escape(str(e.get('title')))}" if e.get("title") else ""
@@ -241,6 +283,9 @@ class ProgressPrinter:
         self._line(f"  waiting for an answer: {escape(str(e.get('command')))}")
 
     def _on_node_blocked(self, e: dict[str, Any]) -> None:
+        held = self._held.pop(str(e.get("node") or ""), None)
+        if held is not None:
+            self._show_completed(held, str(e.get("outcome") or "") or None)
         self._line(f"[red]■ {escape(str(e.get('message')))}[/]")
         for output in e.get("output") or []:
             lines = str(output).splitlines()
@@ -263,7 +308,7 @@ class ProgressPrinter:
             return
         if self.live:
             # A spinner while the agent works; the finished line replaces it.
-            self.close()
+            self._stop_drawing()
             self._status = self.console.status(escape(label))
             self._status.start()
         else:
@@ -283,7 +328,7 @@ class ProgressPrinter:
         self._line(f"{who} {state} in {float(e.get('duration_s') or 0):.1f}s ({spent})", e)
 
     def _on_agent_violation(self, e: dict[str, Any]) -> None:
-        self.close()
+        self._stop_drawing()
         paths = ", ".join(str(p) for p in e.get("paths") or [])
         forged = len(e.get("forged_events") or [])
         removed = f"; {forged} forged journal line(s) removed" if forged else ""
@@ -338,13 +383,57 @@ class ProgressPrinter:
             self._line(f"      - {severity} {escape(first)}")
 
     def _on_phase_completed(self, e: dict[str, Any]) -> None:
-        n = e.get("iterations")
-        if e.get("review") == "concerns":
-            self._line(f"[yellow]✔ {e['phase']} complete ({n} iterations). Reviewer concerns:[/]")
-            for note in e.get("reviewer_notes") or []:
-                self._line(f"[yellow]      - {escape(str(note).splitlines()[0])}[/]")
+        # Whether the node went on or ended with another outcome (a reviewer's `rejected`
+        # mapped to a gate) is known at its node.transition (or node.blocked), next.
+        path = str(e.get("node") or "")
+        if "[" in path:
+            self._loop(path[: path.rindex("[")]).setdefault("label", str(e.get("phase") or ""))
+        self._held[path] = e
+
+    def _on_node_transition(self, e: dict[str, Any]) -> None:
+        path = str(e.get("node") or "")
+        outcome = str(e.get("outcome") or "") or None
+        held = self._held.pop(path, None)
+        if held is not None:
+            self._show_completed(held, outcome)
+        elif path in self._loops:
+            self._show_loop_end(path, outcome)
+
+    def _subject(self, e: dict[str, Any]) -> str:
+        """What a completion line names: the phase, or for a foreach body's node the node
+        and its item (``T1: build``); the item is left out where the line's prefix has it."""
+        path = str(e.get("node") or "")
+        if "[" not in path:
+            return escape(str(e.get("phase") or path))
+        key = _ITEM.findall(path)[-1]
+        node = path.rsplit("/", 1)[-1]
+        prefixed = self._rows is not None and not self._live and _item_of(e) == key
+        return escape(node if prefixed else f"{key}: {node}")
+
+    def _show_completed(self, e: dict[str, Any], outcome: str | None) -> None:
+        """A node's end: ✔ when it went on (or its outcome is unknown), ✗ with its outcome."""
+        spent = _plural(e.get("iterations"), "iteration")
+        subject = self._subject(e)
+        notes = (e.get("reviewer_notes") or []) if e.get("review") == "concerns" else []
+        if outcome is not None and outcome not in _ONWARD:
+            head = f"✗ {subject} ended {escape(outcome)} ({spent})"
+            self._line(f"[yellow]{head}{'. Reviewer concerns:' if notes else ''}[/]", e)
+        elif e.get("review") == "concerns":
+            self._line(f"[yellow]✔ {subject} complete ({spent}). Reviewer concerns:[/]", e)
         else:
-            self._line(f"[green]✔ {e['phase']} complete ({n} iteration{'s' if n != 1 else ''})[/]")
+            self._line(f"[green]✔ {subject} complete ({spent})[/]", e)
+        for note in notes:
+            self._line(f"[yellow]      - {escape(str(note).splitlines()[0])}[/]", e)
+
+    def _show_loop_end(self, path: str, outcome: str | None) -> None:
+        """A foreach's end, once for the whole loop."""
+        loop = self._loops.pop(path)
+        label = escape(str(loop.get("label") or path))
+        if outcome is not None and outcome not in _ONWARD:
+            self._line(f"[yellow]■ {label} ended {escape(outcome)}[/]")
+            return
+        count = f" ({_plural(loop['items'], 'item')})" if "items" in loop else ""
+        self._line(f"[green]✔ {label} complete{count}[/]")
 
     def _on_decision(self, e: dict[str, Any]) -> None:
         # A warning the person just confirmed at the prompt need not be repeated.

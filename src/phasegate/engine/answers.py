@@ -248,15 +248,14 @@ def answer_decision(
 
 def _next_after(item: WorkItem, decision: str, record: Mapping[str, Any]) -> str:
     """The command that acts on ``decision``'s answer (just given): for a workflow with
-    its own commands (``plan``, ``impl``...), the one that runs where the item stands."""
+    its own commands (``plan``, ``impl``...), the one that runs where the item stands;
+    otherwise the command its label names (``phasegate implement ITEM``), as status does."""
     answered = {decision: {**record, "status": "answered"}}
     warning = answered_warning_command(item.name, answered)
     if warning is not None:
         return warning
     workflow = item.workflow
-    if not workflow.commands:
-        return f"phasegate run {item.name}"
-    from phasegate.engine.status import current_label, next_for_label
+    from phasegate.engine.status import continue_command, current_label, next_for_label
     from phasegate.engine.walk import definition_path
     from phasegate.suggested_commands import workflow_command
 
@@ -271,4 +270,11 @@ def _next_after(item: WorkItem, decision: str, record: Mapping[str, Any]) -> str
     for name, command in workflow.commands.items():
         if label in command.runs_in:
             return workflow_command(workflow.name, name, item.name)
-    return next_for_label(workflow, state, label)
+    suggested = next_for_label(workflow, state, label)
+    if workflow.commands:
+        return suggested
+    # As status names it (`phasegate implement 006` for an implement item), unless the
+    # label's advice is to answer, which is done, or is not a command at all.
+    if suggested.startswith("phasegate ") and suggested.split()[1] not in ("decisions", "answer"):
+        return suggested
+    return continue_command(workflow, item.name, label)

@@ -185,6 +185,12 @@ class Runner:
         end = run.walk()
         return self._finish(run, end)
 
+    def _limit(self, run: Run, path: str) -> int | None:
+        """The review iterations a node started by ``--phase`` or ``--partial fresh`` may
+        have (as the walk's own start event says): its budget's, for an agent node only."""
+        node = self.workflow.node(path)
+        return run.limit(path, node) if isinstance(node, AgentNode) else None
+
     def _top_node(self, label: str) -> str:
         for node in self.workflow.nodes:
             if node.id == label or node.label == label:
@@ -244,10 +250,11 @@ class Runner:
         self.item.record(
             "node.started",
             node=target,
+            kind=self.workflow.node(target).kind,
             phase=run.label(target),
             visit=state.node(target).visit,
             mode=state.mode,
-            max_iterations=self.workflow.max_iterations(state.mode),
+            max_iterations=self._limit(run, target),
             no_review=self.options.no_review,
         )
         if self.options.no_review:
@@ -280,10 +287,11 @@ class Runner:
             self.item.record(
                 "node.started",
                 node=at,
+                kind=node.kind,
                 phase=run.label(at),
                 visit=state.node(at).visit,
                 mode=state.mode,
-                max_iterations=self.workflow.max_iterations(state.mode),
+                max_iterations=self._limit(run, at),
                 no_review=self.options.no_review,
             )
         elif choice == "review" and node.all_reviewers() and not state.node(at).get("no_review"):
