@@ -135,6 +135,90 @@ def _as_identity(value: Any) -> Identity | None:
     return None
 
 
+#: An item's head: its engine state file's identity, its status and worktree (from its
+#: brief), and its whole line (parsed only for an item shown in detail).
+Head = tuple[Identity, str, str | None, bytes]
+_BRIEF_KEY = b', "brief": '
+
+
+def read_heads(repo: Path) -> dict[str, Head]:
+    """``workflow/item`` -> its last entry's head (see :data:`Head`), parsing only the few
+    bytes before each brief: what the SessionStart hook reads for a thousand items. Lines
+    without a head (written before heads were) are parsed whole, all in one go."""
+    try:
+        raw = index_path(repo).read_bytes()
+    except OSError:
+        return {}
+    lines = raw.split(b"\n")
+    if _header(lines[0]) is None:
+        return {}
+    found: dict[str, Head] = {}
+    seen: set[bytes] = set()
+    whole: list[bytes] = []
+    for line in reversed(lines[1:]):
+        if not line.startswith(_PREFIX):
+            continue
+        key = line[len(_PREFIX) : line.find(b'"', len(_PREFIX))]
+        if key in seen:
+            continue
+        cut = line.find(_BRIEF_KEY)
+        head: Any = None
+        if not line.endswith(b"}"):
+            continue  # cut short by a crash: the item's line before it counts
+        if cut > 0 and line.find(b'"status": ', 0, cut) > 0:
+            try:
+                head = json.loads(line[:cut] + b"}")
+            except ValueError:
+                continue  # a line cut short by a crash: the item's line before it counts
+        else:
+            seen.add(key)
+            whole.append(line)
+            continue
+        seen.add(key)
+        if type(head) is dict:
+            _add_head(found, head, line)
+    if whole:
+        try:
+            parsed = json.loads(b"[" + b",".join(whole) + b"]")
+        except ValueError:
+            parsed = [_loads(line) for line in whole]
+        for line, entry in zip(whole, parsed, strict=True):
+            brief = entry.get("brief") if type(entry) is dict else None
+            if type(brief) is dict:
+                head = {**entry, "status": brief.get("status"), "worktree": brief.get("worktree")}
+                _add_head(found, head, line)
+    return found
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+def _add_head(found: dict[str, Head], head: dict[str, Any], line: bytes) -> None:
+    stat = _as_identity(head.get("state"))
+    if stat is None:
+        return
+    worktree = head.get("worktree")
+    found[str(head["item"])] = (
+        stat,
+        str(head.get("status") or "active"),
+        worktree if isinstance(worktree, str) else None,
+        line,
+    )
+
+
+def head_brief(head: Head) -> dict[str, Any] | None:
+    """The brief of an item's head line (``None`` if it holds none)."""
+    try:
+        brief = json.loads(head[3]).get("brief")
+    except (ValueError, AttributeError):
+        return None
+    return brief if type(brief) is dict else None
+
+
 def fresh_brief(
     index: dict[str, Entry], key: str, state_file: Path, view_file: Path | None = None
 ) -> dict[str, Any] | None:
@@ -172,6 +256,9 @@ def record_brief(
             from phasegate.redact import Redactor
 
             redactor = Redactor()
+        # The head (before "brief"): what the hook needs of every item, read without
+        # parsing the briefs of the items it does not show (see read_heads).
+        entry.update(status=brief.get("status"), worktree=brief.get("worktree"))
         entry.update(state=list(stat), brief=redactor.data(brief))
         view = identity(view_file) if view_file is not None else None
         if view is not None:

@@ -27,9 +27,14 @@ import os
 import sys
 from pathlib import Path
 
-from phasegate.engine.index import read_index
+from phasegate.engine.index import head_brief, read_heads
 from phasegate.integrations.claude_code import EVENTS as EVENTS
-from phasegate.integrations.claude_code.layout import ENGINE_FILE, item_states, load_layout
+from phasegate.integrations.claude_code.layout import (
+    ENGINE_FILE,
+    item_dirs,
+    load_layout,
+    state_identity,
+)
 from phasegate.repo_paths import CONFIG_DIR, find_repo_quick
 from phasegate.suggested_commands import with_workflow
 
@@ -37,6 +42,7 @@ TYPE_CHECKING = False  # typing is not imported at run time (8 ms of every hook 
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
+    from phasegate.engine.index import Head
     from phasegate.integrations.claude_code.layout import Layout
 
 #: Set in the environment of agents phasegate runs itself: their sessions get no context
@@ -87,9 +93,9 @@ def next_step(
                 f"cannot start {workflow['nodes'][at]['label']}: {', '.join(missing)} {verb} "
                 f"missing (hard prerequisite){hint}"
             )
-    command = brief.get("nextCommand") or f"phasegate run {name}"
-    if blocked and not brief.get("decisions"):
-        command = f"fix the block, then: phasegate run {name}"
+    command = str(brief.get("nextCommand") or f"phasegate run {name}")
+    if blocked and not brief.get("decisions") and not command.startswith("fix the block"):
+        command = f"fix the block, then: {command}"
     return {
         "next_phase": brief.get("nextPhase"),
         "blocked": blocked,
@@ -160,20 +166,68 @@ def _item_lines(
     return lines, in_worktree
 
 
-def _brief_of(
-    key: str, folder: str, stat: tuple[int, int, int] | None, index: dict[str, Any]
-) -> tuple[dict[str, Any] | None, float]:
-    """The item's brief (from the index while it is fresh: ``stat`` is its engine state
-    file's identity) and that file's mtime."""
-    if stat is None:
-        return None, 0.0
-    mtime = stat[2] / 1e9
-    entry = index.get(key)
-    if entry is not None and entry[0] == stat:
-        return entry[1], mtime
+def _state_brief(folder: str) -> dict[str, Any]:
+    """The brief an item's engine state file holds (for an item the index does not know,
+    or knows for another version of the file)."""
     data = read_state(Path(folder, ENGINE_FILE), "json")
     brief = data.get("brief")
-    return (brief if isinstance(brief, dict) else {"status": data.get("status", "active")}), mtime
+    return brief if isinstance(brief, dict) else {"status": data.get("status", "active")}
+
+
+#: One active item: (not in this session's worktree, -mtime, workflow, name, folder, its
+#: index head or None, its brief once read, a problem reading it).
+_Active = tuple[bool, float, str, str, str, "Head | None", "dict[str, Any] | None", "str | None"]
+
+
+def _listed(repo: Path, cwd: Path, layout: Layout) -> tuple[list[_Active], dict[str, set[str]]]:
+    """Every item that looks active, from the index's heads without reading any brief (an
+    item the index does not know is read from its state file), and each name's workflows."""
+    heads = read_heads(repo)
+    workflows = layout.get("workflows", {})
+    active: list[_Active] = []
+    workflows_of: dict[str, set[str]] = {}
+    for wf_name, name, folder in item_dirs(repo, layout):
+        head = heads.get(f"{wf_name}/{name}")
+        brief: dict[str, Any] | None = None
+        problem: str | None = None
+        if head is not None:
+            status, worktree, mtime = head[1], head[2], head[0][2] / 1e9
+        else:
+            is_item, stat = state_identity(folder, workflows[wf_name])
+            if not is_item:
+                continue
+            mtime = stat[2] / 1e9 if stat is not None else 0.0
+            if stat is not None:
+                try:
+                    brief = _state_brief(folder)
+                except (OSError, ValueError) as exc:
+                    problem = str(exc)
+            status = str((brief or {}).get("status", "active"))
+            worktree = (brief or {}).get("worktree")
+        workflows_of.setdefault(name, set()).add(wf_name)
+        if status in DONE and problem is None:
+            continue
+        inside = bool(worktree) and _inside(cwd, (repo / str(worktree)).resolve())
+        active.append((not inside, -mtime, wf_name, name, folder, head, brief, problem))
+    active.sort(key=lambda entry: entry[:4])
+    return active, workflows_of
+
+
+def _shown(entry: _Active) -> _Active | None:
+    """``entry`` with its brief read (its index line while that is the state file's
+    version, else the state file); ``None`` when it turns out no longer active."""
+    head, brief, problem = entry[5], entry[6], entry[7]
+    if head is None or problem is not None:
+        return entry
+    try:
+        _, stat = state_identity(entry[4], {})
+        fresh = head_brief(head) if stat == head[0] else None
+        brief = fresh if fresh is not None else _state_brief(entry[4])
+    except (OSError, ValueError) as exc:
+        return (*entry[:6], None, str(exc))
+    if str(brief.get("status", "active")) in DONE:
+        return None
+    return (*entry[:6], brief, None)
 
 
 def session_context(payload: dict[str, Any], environ: dict[str, str] | None = None) -> str:
@@ -186,28 +240,20 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
     if repo is None or not (repo / CONFIG_DIR).is_dir():
         return ""  # no phasegate here (items are only made after .phasegate exists)
     layout: Layout = load_layout(repo)
-    index: dict[str, Any] = read_index(repo)
-    active: list[tuple[bool, float, str, str, dict[str, Any] | None, str, str | None]] = []
-    workflows_of: dict[str, set[str]] = {}
-    for wf_name, name, folder, stat in item_states(repo, layout):
-        workflows_of.setdefault(name, set()).add(wf_name)
-        problem: str | None = None
-        brief: dict[str, Any] | None = None
-        mtime = 0.0
-        try:
-            brief, mtime = _brief_of(f"{wf_name}/{name}", folder, stat, index)
-        except (OSError, ValueError) as exc:
-            problem = str(exc)
-        if brief is not None and str(brief.get("status", "active")) in DONE:
-            continue
-        worktree = (brief or {}).get("worktree")
-        inside = bool(worktree) and _inside(cwd, (repo / str(worktree)).resolve())
-        active.append((not inside, -mtime, wf_name, name, brief, folder, problem))
+    listed, workflows_of = _listed(repo, cwd, layout)
     problems = [f"phasegate could not read a workflow: {p}" for p in layout.get("problems", [])]
-    if not active:
+    # The items shown in detail are read now; one found to have ended makes way for the next.
+    shown: list[_Active] = []
+    position = 0
+    while position < len(listed) and len(shown) < DETAILED_ITEMS:
+        found = _shown(listed[position])
+        position += 1
+        if found is not None:
+            shown.append(found)
+    rest = listed[position:]
+    if not shown and not rest:
         return "\n".join(problems)
-    active.sort(key=lambda entry: entry[:4])
-    count = len(active)
+    count = len(shown) + len(rest)
     text = [
         f"phasegate: {count} active work item{'s' if count != 1 else ''} in {repo}. "
         "phasegate enforces each item's workflow: advance items only with the phasegate "
@@ -217,9 +263,7 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
     ]
     here = False
     warnings: list[tuple[str, Path]] = []
-    for position, (_, _, wf_name, name, brief, folder, problem) in enumerate(active):
-        if position >= DETAILED_ITEMS:
-            break
+    for _, _, wf_name, name, folder, _, brief, problem in shown:
         workflow = layout["workflows"][wf_name]
         lines, inside = _detailed(repo, cwd, wf_name, name, workflow, brief, Path(folder), problem)
         if len(workflows_of[name]) > 1:  # a command naming it must name its workflow too
@@ -228,7 +272,6 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
         if brief and brief.get("worktree") and not inside and not problem:
             warnings.append((name, (repo / str(brief["worktree"])).resolve()))
         text += ["", *lines]
-    rest = active[DETAILED_ITEMS:]
     if rest:
         names = ", ".join(entry[3] for entry in rest[:LISTED_ITEMS])
         more = len(rest) - LISTED_ITEMS

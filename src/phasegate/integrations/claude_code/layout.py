@@ -119,9 +119,21 @@ def item_states(
 ) -> list[tuple[str, str, str, tuple[int, int, int] | None]]:
     """``(workflow, item, folder, identity)`` for every work item: the folder as a string
     and the identity (inode, size, mtime in ns) of its engine state file, ``None`` for an
-    item with only a hand-written state file. One ``stat`` an item: the hook lists a
-    thousand items with this."""
+    item with only a hand-written state file. One ``stat`` an item."""
+    workflows = layout.get("workflows", {})
     found: list[tuple[str, str, str, tuple[int, int, int] | None]] = []
+    for wf_name, name, folder in item_dirs(repo, layout):
+        is_item, identity = state_identity(folder, workflows[wf_name])
+        if is_item:
+            found.append((wf_name, name, folder, identity))
+    return found
+
+
+def item_dirs(repo: Path, layout: Layout) -> list[tuple[str, str, str]]:
+    """``(workflow, name, folder)`` for every folder in the workflows' items folders, in
+    order, with no ``stat`` of its own: a folder is a work item when it holds an engine
+    state (:func:`item_states` checks; the hook trusts the index for the ones it lists)."""
+    found: list[tuple[str, str, str]] = []
     seen: set[str] = set()
     workflows = layout.get("workflows", {})
     for name in sorted(workflows):
@@ -131,21 +143,22 @@ def item_states(
         except OSError:
             continue
         for entry in entries:
-            path = entry.path
-            if path in seen or not entry.is_dir():
-                continue
-            try:
-                stat = os.stat(path + "/" + ENGINE_FILE)
-            except OSError:
-                if not _has_state(Path(path), workflows[name]):
-                    continue
-                found.append((name, entry.name, path, None))
-            else:
-                found.append(
-                    (name, entry.name, path, (stat.st_ino, stat.st_size, stat.st_mtime_ns))
-                )
-            seen.add(path)
+            if entry.path not in seen and entry.is_dir():
+                seen.add(entry.path)
+                found.append((name, entry.name, entry.path))
     return found
+
+
+def state_identity(
+    folder: str, workflow: dict[str, Any]
+) -> tuple[bool, tuple[int, int, int] | None]:
+    """Whether ``folder`` is a work item of ``workflow``, and its engine state file's
+    identity (``None``: an item with only a hand-written state file)."""
+    try:
+        stat = os.stat(folder + "/" + ENGINE_FILE)
+    except OSError:
+        return _has_state(Path(folder), workflow), None
+    return True, (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
 def _has_state(folder: Path, workflow: dict[str, Any]) -> bool:
