@@ -61,14 +61,20 @@ def identity(path: str | os.PathLike[str]) -> Identity | None:
     return (found.st_ino, found.st_size, found.st_mtime_ns)
 
 
-def read_index(repo: Path) -> dict[str, Entry]:
-    """``workflow/item`` -> its last entry (see :data:`Entry`)."""
+def _entry_lines(repo: Path) -> list[bytes] | None:
+    """The index's lines, its header first (``None``: no index, or one of another format)."""
     try:
         raw = index_path(repo).read_bytes()
     except OSError:
-        return {}
+        return None
     lines = raw.split(b"\n")
-    if _header(lines[0]) is None:
+    return lines if _header(lines[0]) is not None else None
+
+
+def read_index(repo: Path) -> dict[str, Entry]:
+    """``workflow/item`` -> its last entry (see :data:`Entry`)."""
+    lines = _entry_lines(repo)
+    if lines is None:
         return {}
     # The last line of each item wins: only it is parsed, all of them in one go.
     last: list[tuple[bytes, bytes]] = []
@@ -145,12 +151,8 @@ def read_heads(repo: Path) -> dict[str, Head]:
     """``workflow/item`` -> its last entry's head (see :data:`Head`), parsing only the few
     bytes before each brief: what the SessionStart hook reads for a thousand items. Lines
     without a head (written before heads were) are parsed whole, all in one go."""
-    try:
-        raw = index_path(repo).read_bytes()
-    except OSError:
-        return {}
-    lines = raw.split(b"\n")
-    if _header(lines[0]) is None:
+    lines = _entry_lines(repo)
+    if lines is None:
         return {}
     found: dict[str, Head] = {}
     seen: set[bytes] = set()
