@@ -219,6 +219,10 @@ def test_revise_answered_by_command_gives_the_plan_one_more_round(tmp_path: Path
     answered = cli(repo, "answer", ITEM, DECISION, "revise", "--note", "Limit per API key")
     assert answered.returncode == 0, answered.stderr
     assert f"Next: phasegate run {ITEM}" in answered.stdout
+    # status agrees: the answer waits for a run (not "phasegate decisions", the label's
+    # own next while the gate waits, which would show nothing waiting now)
+    shown = json.loads(cli(repo, "status", ITEM, "--json").stdout)
+    assert shown["nextCommand"] == f"phasegate run {ITEM}"
     backend = run_in_process(repo, agents)
     planner = [r for r in backend.requests if r.role == "planner"]
     assert len(planner) == 1  # the second round only: the first was the earlier run's

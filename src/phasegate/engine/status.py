@@ -8,7 +8,7 @@ from typing import Any
 from phasegate.engine.answers import answered_warning_command, record_command
 from phasegate.engine.node_state import NodeState
 from phasegate.engine.state import EngineState
-from phasegate.workflow.model import AgentNode, EndNode, ForeachNode, Workflow
+from phasegate.workflow.model import AgentNode, EndNode, ForeachNode, GateNode, Workflow
 from phasegate.workflow.prompts import render
 from phasegate.workflow.transitions import expected_next, validate_transition
 
@@ -386,7 +386,32 @@ def next_command(
         return answered
     if blocked:
         return f"fix the block, then: {continue_command(workflow, state.item, label)}"
+    if _answered_gate(workflow, state):
+        # Its answer waits for a run to act on it (a label's own next, such as
+        # "phasegate decisions", would show nothing waiting).
+        return continue_command(workflow, state.item, label)
     return next_for_label(workflow, state, label)
+
+
+def _answered_gate(workflow: Workflow, state: EngineState) -> bool:
+    """Whether the item is at a top-level gate whose decision was answered (by
+    ``phasegate answer``) and no run has acted on it yet."""
+    at = state.at
+    if not at or at.startswith("@") or "/" in at:
+        return False
+    try:
+        node = workflow.node(at)
+    except KeyError:
+        return False
+    if not isinstance(node, GateNode):
+        return False
+    record = state.decisions.get(node.decision or node.id)
+    found = state.peek(at)
+    return (
+        isinstance(record, Mapping)
+        and record.get("status") == "answered"
+        and (found is None or found.get("outcome") is None)
+    )
 
 
 def brief(status: Mapping[str, Any]) -> dict[str, Any]:
