@@ -377,6 +377,30 @@ def test_an_item_at_a_node_the_workflow_no_longer_has_says_the_workflow_changed(
     assert state.read_bytes() == before
 
 
+def test_items_of_a_workflow_file_that_was_removed_are_not_called_absent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The workflow file moved away: `status` said "No work items yet" and `status NAME`
+    offered `phasegate new NAME`. Both name the missing workflow; putting it back lists
+    the item again."""
+    repo = make_repo(tmp_path, capsys, "wf", HEAD + AGENT_THEN_END)
+    assert cli(capsys, "new", "rj", "-w", "wf", "-C", str(repo))[0] == 0
+    flow = repo / ".phasegate" / "workflows" / "wf.yaml"
+    kept = flow.read_text()
+    flow.unlink()
+    code, out, err = cli(capsys, "status", "-C", str(repo))
+    assert code == 0
+    assert "No work items yet" not in out
+    assert "last saw 1 item in workflow 'wf', which is not found" in err and ": rj;" in err
+    code, out, err = cli(capsys, "status", "rj", "-C", str(repo))
+    assert code == ExitCode.BAD_INPUT
+    assert "last saw it in workflow 'wf', which is not found" in err
+    assert "phasegate new" not in err
+    flow.write_text(kept)
+    code, out, err = cli(capsys, "status", "-C", str(repo))
+    assert code == 0 and "rj" in out and "not found" not in err
+
+
 def test_status_does_not_call_the_items_of_a_workflow_that_does_not_load_absent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from phasegate.cli.app import (
@@ -33,7 +34,10 @@ def status(
         with _no_collection():
             rows = quick_item_rows(root)
         if rows is not None:
-            _print_rows(rows)
+            from phasegate.integrations.claude_code.layout import load_layout
+
+            missing = _warn_missing_workflows(root, list(load_layout(root).get("workflows", {})))
+            _print_rows(rows, missing=missing)
             return
     from phasegate.cli.item_rows import full_status, item_rows, layout_items
     from phasegate.cli.views import print_item_status
@@ -88,7 +92,26 @@ def status(
             )
         return
     unlisted = _unlisted(registry)
-    _print_rows(item_rows(root, registry, config), unlisted)
+    rows = item_rows(root, registry, config)
+    missing = _warn_missing_workflows(root, registry.names())
+    _print_rows(rows, unlisted, missing=missing)
+
+
+def _warn_missing_workflows(root: Path, known: Sequence[str]) -> bool:
+    """Warn of the items the index last saw in workflows that are not found (a workflow
+    file deleted or renamed): they are on disk, but no workflow lists them. Whether any
+    was warned of."""
+    from phasegate.engine.index import items_of_missing_workflows
+
+    missing = items_of_missing_workflows(root, known)
+    for gone, items in missing.items():
+        shown = ", ".join(items[:10]) + (f" and {len(items) - 10} more" if len(items) > 10 else "")
+        warn(
+            f"the item index last saw {len(items)} item{'s' if len(items) != 1 else ''} in "
+            f"workflow {gone!r}, which is not found (neither built in nor in "
+            f".phasegate/workflows/): {shown}; restore that workflow to list them"
+        )
+    return bool(missing)
 
 
 def _unlisted(registry: Any) -> list[str]:
@@ -122,12 +145,16 @@ def _no_collection() -> Iterator[None]:
             gc.enable()
 
 
-def _print_rows(rows: list[dict[str, Any]], unlisted: Sequence[str] = ()) -> None:
+def _print_rows(
+    rows: list[dict[str, Any]], unlisted: Sequence[str] = (), *, missing: bool = False
+) -> None:
     from phasegate.cli.views import print_item_table
 
     with _no_collection():
         if rows:
             print_item_table(out, rows)
+        elif missing and not unlisted:
+            out.print("No work items listed: their workflows are not found (see above)")
         elif unlisted:
             names = ", ".join(repr(name) for name in unlisted)
             one = len(unlisted) == 1

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR
@@ -210,6 +211,17 @@ def _add_head(found: dict[str, Head], head: dict[str, Any], line: bytes) -> None
         worktree if isinstance(worktree, str) else None,
         line,
     )
+
+
+def items_of_missing_workflows(repo: Path, known: Collection[str]) -> dict[str, list[str]]:
+    """Workflow -> the items the index last saw in it, for each workflow not in ``known``
+    (a workflow file deleted or renamed: its items are still on disk, unlisted)."""
+    found: dict[str, list[str]] = {}
+    for key in sorted(read_heads(repo)):
+        workflow, _, item = key.partition("/")
+        if workflow not in known:
+            found.setdefault(workflow, []).append(item)
+    return found
 
 
 def head_brief(head: Head) -> dict[str, Any] | None:

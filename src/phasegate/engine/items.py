@@ -190,6 +190,16 @@ def locate_item(
             return archived
     if broken:
         raise broken[0]
+    if workflow is None:
+        from phasegate.engine.index import items_of_missing_workflows
+
+        for gone, items in items_of_missing_workflows(repo, registry.names()).items():
+            if name in items:
+                raise NotFoundError(
+                    f"no work item named {name!r} in a workflow of {repo}: the item index "
+                    f"last saw it in workflow {gone!r}, which is not found (neither built in "
+                    f"nor in .phasegate/workflows/); restore that workflow to use it"
+                )
     raise NotFoundError(
         f"no work item named {name!r} in {repo}; create it with 'phasegate new {name}'"
     )
