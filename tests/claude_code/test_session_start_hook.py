@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,6 +144,25 @@ def test_corrupt_state_file_becomes_a_line_and_the_hook_still_succeeds(repo: Rep
     ) in text
     assert "## good" in text
     assert state.read_text() == '{"id": "broken", "status": '
+
+
+@pytest.mark.parametrize("cache", ["kept", "deleted"])
+def test_a_corrupt_engine_state_is_named_not_the_view_file_beside_it(
+    repo: Repo, cache: str
+) -> None:
+    """With `.engine.json` broken and `.meta.json` whole, the line named `.meta.json` and
+    told the session to restore that healthy file."""
+    new_item(repo, "good")
+    new_item(repo, "broken")
+    engine = repo.root / "docs/features/broken/.engine.json"
+    engine.write_text("{broken")
+    if cache == "deleted":
+        shutil.rmtree(repo.root / ".phasegate" / "cache")
+    text = context(repo)
+    assert "- Its state file docs/features/broken/.engine.json cannot be read" in text
+    assert "git checkout -- docs/features/broken/.engine.json" in text
+    assert "docs/features/broken/.meta.json" not in text
+    assert engine.read_text() == "{broken"
 
 
 @pytest.mark.parametrize("scenario", ["new", "mid-workflow", "blocked", "in-progress"])

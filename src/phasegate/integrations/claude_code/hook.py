@@ -298,17 +298,22 @@ def _detailed(
     problem: str | None,
 ) -> tuple[list[str], bool]:
     state_file = folder / str(workflow.get("state_file") or ENGINE_FILE)
-    rel = state_file.relative_to(repo)
+    engine_rel = (folder / ENGINE_FILE).relative_to(repo)
+    # A problem found before (reading the brief) is the engine state file's.
+    rel = engine_rel if problem is not None else state_file.relative_to(repo)
     if problem is None:
-        try:  # the files a person reads must be readable: say so when they are not
-            if state_file.exists():
-                read_state(state_file, workflow.get("state_format", "json"))
-            if (folder / ENGINE_FILE).exists():
-                read_state(folder / ENGINE_FILE, "json")
-        except (OSError, ValueError) as exc:
-            problem = str(exc)
-            if not state_file.exists() or "engine" in str(exc):
-                rel = (folder / ENGINE_FILE).relative_to(repo)
+        # The files a person reads must be readable: say so, naming the one that is not.
+        checks = [(folder / ENGINE_FILE, "json", engine_rel)]
+        if state_file != folder / ENGINE_FILE:
+            fmt = workflow.get("state_format", "json")
+            checks.insert(0, (state_file, fmt, state_file.relative_to(repo)))
+        for path, fmt, shown in checks:
+            try:
+                if path.exists():
+                    read_state(path, fmt)
+            except (OSError, ValueError) as exc:
+                problem, rel = str(exc), shown
+                break
     if problem is not None or brief is None:
         return _corrupt(name, wf_name, rel, problem or "it holds no summary"), False
     try:
