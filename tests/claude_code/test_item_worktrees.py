@@ -176,3 +176,26 @@ def test_commands_run_inside_a_worktree_find_the_main_checkouts_items(repo: Repo
     data = json.loads(result.stdout)
     assert data["stateFile"] == str(repo.root / "docs/features/x/.meta.json")
     assert data["worktree"] == WT
+
+
+def test_removing_the_worktree_of_an_active_item_says_how_to_make_it_again(repo: Repo) -> None:
+    """The item is not done: `worktree remove` used to say only "Removed", `status` went on
+    advising `phasegate run x`, and the run then stopped on the missing worktree. The
+    removal warns, `status` names the command that makes it again, and it works."""
+    new_item(repo, "x", worktree=True)
+    removed = cli(repo.root, "worktree", "remove", "x")
+    assert removed.returncode == 0, removed.stderr
+    again = f"git worktree add {WT} phasegate/x"
+    assert f"work item 'x' is active: its next run works in {WT}; make it again first: " in (
+        removed.stderr
+    )
+    shown = json.loads(cli(repo.root, "status", "x", "--json").stdout)
+    assert shown["nextCommand"].startswith(f"git worktree prune && {again} (its worktree")
+    assert shown["nextCommand"].endswith("then: phasegate run x")
+    assert cli(repo.root, "worktree", "remove", "x").stdout == (
+        f"{WT} is already gone; its next run needs it again: {again}.\n"
+    )
+    git(repo.root, "worktree", "prune")
+    git(repo.root, *again.split()[1:])
+    shown = json.loads(cli(repo.root, "status", "x", "--json").stdout)
+    assert shown["nextCommand"] == "phasegate run x"

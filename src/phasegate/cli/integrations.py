@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from phasegate.cli.app import RepoOption, _repo, app, out
+from phasegate.cli.output import warn
 from phasegate.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def worktree_remove(
     """Remove a work item's worktree once its branch is merged; its branch is kept."""
     from phasegate.config import load_config
     from phasegate.engine.items import locate_item
-    from phasegate.engine.worktree import check_worktree, describe, remove_worktree
+    from phasegate.engine.worktree import check_worktree, describe, git_prune, remove_worktree
     from phasegate.workflow.registry import WorkflowRegistry
 
     root = _repo(repo)
@@ -146,8 +147,13 @@ def worktree_remove(
     if not state.worktree:
         raise BadInputError(f"work item {name!r} has no worktree")
     check = check_worktree(root, state.worktree, state.get("branch"))
+    branch = state.get("branch")
+    recreate = f"git worktree add {state.worktree}" + (f" {branch}" if branch else "")
+    ended = state.status in ("completed", "stopped")
     if not check.exists:
-        out.print(f"{state.worktree} is already gone.", markup=False)
+        git_prune(root)  # git's record of it goes too
+        again = "" if ended else f"; its next run needs it again: {recreate}"
+        out.print(f"{state.worktree} is already gone{again}.", markup=False)
         return
     if not check.safe_to_remove and not force:
         raise BadInputError(
@@ -156,3 +162,8 @@ def worktree_remove(
         )
     remove_worktree(root, state.worktree, force=force)
     out.print(f"Removed {state.worktree}; branch {state.get('branch')} is kept.", markup=False)
+    if not ended:
+        warn(
+            f"work item {name!r} is {state.status}: its next run works in {state.worktree}; "
+            f"make it again first: {recreate}"
+        )

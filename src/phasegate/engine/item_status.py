@@ -15,5 +15,13 @@ if TYPE_CHECKING:
 def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
     """What ``phasegate status NAME --json`` prints for ``item``."""
     data = item.status(state)
+    worktree = state.worktree
+    if worktree and data.get("nextCommand") and not (item.repo / worktree).is_dir():
+        # Removed by hand or by `phasegate worktree remove`: a run would stop on it.
+        branch = state.get("branch")
+        again = f"git worktree prune && git worktree add {worktree}" + (
+            f" {branch}" if branch else ""
+        )
+        data["nextCommand"] = f"{again} (its worktree is missing), then: {data['nextCommand']}"
     data["budget"] = budget_status(item.config, item.workflow.name, state, item.journal.path)
     return data

@@ -143,6 +143,11 @@ def describe(check: WorktreeCheck, rel: str) -> str:
     return "; ".join(problems) if problems else f"{rel} is clean and merged"
 
 
+def git_prune(repo: Path) -> None:
+    """``git worktree prune``: git forgets worktrees whose folders are gone."""
+    _git(repo, "worktree", "prune")
+
+
 def remove_worktree(repo: Path, rel: str, *, force: bool = False) -> None:
     """``git worktree remove`` (``--force`` discards uncommitted changes); the branch is kept."""
     args = ["worktree", "remove", *(["--force"] if force else []), rel]
