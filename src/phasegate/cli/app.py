@@ -115,6 +115,8 @@ def init(
     from phasegate.config import (
         CONFIG_DIR,
         config_path,
+        default_roles,
+        detect_agent_clis,
         detect_test_command,
         git_toplevel,
         render_default_config,
@@ -143,11 +145,21 @@ def init(
         out.print(f"{path} already exists; left unchanged.")
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_default_config(test_command or detect_test_command(top)), "utf-8")
+        clis = detect_agent_clis()
+        text = render_default_config(test_command or detect_test_command(top), clis)
+        path.write_text(text, "utf-8")
         ignore = top / CONFIG_DIR / ".gitignore"
         if not ignore.exists():
             ignore.write_text("locks/\n", "utf-8")
         out.print(f"Wrote {path}.")
+        if default_roles(clis) is None:
+            out.print(
+                "No agent CLI (claude, codex, gemini) was found on PATH: every role uses the "
+                "scripted backend, which answers from .phasegate/agents.yaml (not written: "
+                "see docs/backends.md). Install a CLI and set roles.default.backend in the "
+                "config to use real agents.",
+                markup=False,
+            )
         if example is None:
             out.print("Next: phasegate new NAME --description '...' and phasegate run NAME")
     if example is None:
