@@ -199,3 +199,16 @@ def test_removing_the_worktree_of_an_active_item_says_how_to_make_it_again(repo:
     git(repo.root, *again.split()[1:])
     shown = json.loads(cli(repo.root, "status", "x", "--json").stdout)
     assert shown["nextCommand"] == "phasegate run x"
+
+
+def test_init_from_inside_an_item_worktree_works_on_the_main_checkout(repo: Repo) -> None:
+    """It wrote a config and an example workflow inside the worktree, which no other command
+    reads: the next `new -w review-loop` said the workflow was unknown."""
+    new_item(repo, "x", worktree=True)
+    inside = repo.root / WT
+    ran = cli(inside, "init", "--example", "review-loop")
+    assert ran.returncode == 0, ran.stderr
+    assert (repo.root / ".phasegate" / "workflows" / "review-loop.yaml").is_file()
+    assert not (inside / ".phasegate" / "workflows" / "review-loop.yaml").exists()
+    made = cli(inside, "new", "rl1", "-w", "review-loop", "-d", "x")
+    assert made.returncode == 0, made.stderr

@@ -122,9 +122,11 @@ def init(
         render_default_config,
     )
     from phasegate.engine.confine import check_folder_possible
+    from phasegate.repo_paths import main_checkout
     from phasegate.workflow.sources import REPO_WORKFLOWS
 
-    start = (repo or Path.cwd()).resolve()
+    # From inside an item's worktree, the main checkout (as every other command reads it).
+    start = main_checkout((repo or Path.cwd()).resolve())
     top = git_toplevel(start)
     if top is None:
         raise ConfigError(f"{start} is not inside a git repository: run 'git init' first")
