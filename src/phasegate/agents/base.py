@@ -136,6 +136,9 @@ class AgentResult:
     session_id: str | None = None
     error: str | None = None
     stderr: str = ""
+    #: The call failed on a setting of the person's (a wrong value in a scripted agent's
+    #: script): retrying cannot help, so the run stops as on bad input (exit 2).
+    bad_setting: bool = False
 
     @property
     def ok(self) -> bool:

@@ -294,7 +294,7 @@ class ScriptedBackend(Backend):
         try:
             reply = self.reply_for(request)
         except ConfigError as exc:
-            return AgentResult(text="", exit_status=2, error=str(exc))
+            return AgentResult(text="", exit_status=2, error=str(exc), bad_setting=True)
         except Exception as exc:  # a user's handler raised: the agent failed, not phasegate
             return AgentResult(text="", exit_status=1, error=f"scripted handler raised {exc!r}")
         if reply is None:

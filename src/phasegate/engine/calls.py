@@ -234,6 +234,10 @@ def call_agent(
             error=last_error,
             sync_now=True,
         )
+        if result.bad_setting:
+            raise ConfigError(
+                f"{spec.role} ({backends.describe(spec.role, spec.plays)}): {last_error}"
+            )
     raise AgentError(
         f"{spec.role} ({backends.describe(spec.role, spec.plays)}) failed in phase "
         f"{_where(spec)} "
