@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from phasegate.errors import ConfigError
 from phasegate.repo_paths import find_repo as find_repo
@@ -166,6 +166,8 @@ class Config(BaseModel):
     notify: NotifySettings | None = None
     concurrency: Concurrency = Concurrency()
     budget: BudgetSettings = BudgetSettings()
+    #: The file this config was read from (set by :func:`load_config`), for messages.
+    _path: Path | None = PrivateAttr(default=None)
 
     @field_validator(
         "commands", "backends", "workflows", "concurrency", "budget", "protection", mode="before"
@@ -184,14 +186,30 @@ class Config(BaseModel):
         return value
 
     def binding(self, role: str) -> RoleBinding:
-        """The binding of ``role``, falling back to ``roles.default``."""
-        if role in self.roles:
-            return self.roles[role]
-        if "default" in self.roles:
-            return self.roles["default"]
+        """The binding of ``role``, falling back to ``roles.default``.
+
+        A binding to a backend that is not installed is refused here, naming the key
+        that set it (``roles.ROLE.backend``) and the file, as other config errors do.
+        """
+        key = role if role in self.roles else "default"
+        found = self.roles.get(key)
+        if found is None:
+            raise ConfigError(
+                f"no backend for role {role!r}: add roles.{role} or roles.default "
+                "to .phasegate/config.yaml"
+            )
+        self._check_installed(key, found.backend)
+        return found
+
+    def _check_installed(self, key: str, backend: str) -> None:
+        from phasegate.agents.registry import backend_class, backend_classes
+
+        if backend_class(backend) is not None:
+            return
+        installed = ", ".join(sorted(backend_classes())) or "none"
+        where = self._path if self._path is not None else Path(CONFIG_DIR) / CONFIG_FILE
         raise ConfigError(
-            f"no backend for role {role!r}: add roles.{role} or roles.default "
-            "to .phasegate/config.yaml"
+            f"{where}: roles.{key}.backend: unknown backend {backend!r} (installed: {installed})"
         )
 
     def setting_where(self, message: str, role: str) -> str:
@@ -231,11 +249,13 @@ def load_config(repo: Path) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the config must be a mapping")
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"])
         raise ConfigError(f"{path}: {field}: {_message(error)}") from None
+    config._path = path
+    return config
 
 
 #: What a section given as something else than a mapping should look like.

@@ -20,6 +20,7 @@ the output parser and where its credentials live.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import sys
@@ -83,6 +84,9 @@ BASE_ENV_NAMES = (
     "USERPROFILE",
 )
 BASE_ENV_PREFIXES = ("LC_",)
+
+#: Failures to create a ``config_dir`` that are the disk's, not the setting's.
+_DISK_TROUBLE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO})
 
 
 class Pricing(BaseModel):
@@ -280,7 +284,21 @@ class CliBackend(Backend):
         if not self.cfg.config_dir:
             return None
         path = resolve_path(self.cfg.config_dir, self.cfg.base_dir)
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno in _DISK_TROUBLE:
+                raise  # the disk's problem, reported as such (exit 8), not the setting's
+            # A file, a path under one, or a place nobody may create folders in (/proc):
+            # the setting is wrong, not phasegate (checked as the backend is made, so a
+            # run stops before any call starts).
+            reason = exc.strerror or exc.__class__.__name__
+            if isinstance(exc, FileExistsError):
+                reason = "a file is there, not a folder"
+            raise ConfigError(
+                f"{self.name}: config_dir {path} (backends.{self.name}.config_dir) cannot be "
+                f"used as a folder: {reason}; set it to a folder in .phasegate/config.yaml"
+            ) from None
         return path
 
     def _check_version(self, env: Mapping[str, str]) -> str:

@@ -22,20 +22,28 @@ if TYPE_CHECKING:  # imported where used: --help starts without the backends and
     from phasegate.config import Config
 
 
-def _check(backend: "Backend") -> "Availability":
+def _redacted(usable: bool, detail: str) -> "Availability":
+    """An availability whose detail shows no secret: the password of a ``base_url``
+    (``scheme://user:password@host``), a key from the environment... are masked as the
+    run's own records mask them."""
     from phasegate.agents.base import Availability
+    from phasegate.redact import redact
 
+    return Availability(usable, redact(detail))
+
+
+def _check(backend: "Backend") -> "Availability":
     try:
-        return backend.availability()
+        found = backend.availability()
     except PhasegateError as exc:
-        return Availability(False, str(exc))
+        return _redacted(False, str(exc))
     except Exception as exc:  # a third-party backend's bug must not hide the others
-        return Availability(False, f"availability check failed: {exc.__class__.__name__}: {exc}")
+        return _redacted(False, f"availability check failed: {exc.__class__.__name__}: {exc}")
+    return _redacted(found.usable, found.detail)
 
 
 def backend_report(config: "Config", base_dir: Path) -> list[dict[str, Any]]:
     """Each installed backend with its ``backends.<name>`` settings: usable or not, and why."""
-    from phasegate.agents.base import Availability
     from phasegate.agents.registry import backend_classes, create_backend
 
     rows: list[dict[str, Any]] = []
@@ -44,7 +52,7 @@ def backend_report(config: "Config", base_dir: Path) -> list[dict[str, Any]]:
         try:
             found = _check(create_backend(name, settings))
         except PhasegateError as exc:
-            found = Availability(False, str(exc))
+            found = _redacted(False, str(exc))
         rows.append({"backend": name, "usable": found.usable, "detail": found.detail})
     return rows
 
@@ -103,12 +111,14 @@ def role_report(config: "Config", root: Path | None, base_dir: Path) -> list[dic
             "workflows": workflows,
             "needed": any(w in in_use for w in workflows),
         }
+        # Shown even when the backend it names is not installed (binding() refuses that).
+        bound = config.roles.get(role) or config.roles.get("default")
+        if bound is not None:
+            row.update(backend=bound.backend, model=bound.model)
         try:
-            binding = config.binding(role)
-            row.update(backend=binding.backend, model=binding.model)
             backend = backends.for_role(role)
         except PhasegateError as exc:
-            rows.append({**row, "usable": False, "detail": str(exc)})
+            rows.append({**row, "usable": False, "detail": _redacted(False, str(exc)).detail})
             continue
         if id(backend) not in checked:
             checked[id(backend)] = _check(backend)
