@@ -167,3 +167,21 @@ def test_doctor_names_where_an_unknown_backend_was_set(tmp_path: Path) -> None:
     rows = {r["role"]: r for r in json.loads(result.stdout)["roles"]}
     assert "roles.default.backend: unknown backend 'nosuch'" in rows["executor"]["detail"]
     assert rows["executor"]["backend"] == "nosuch"
+
+
+def test_a_config_dir_set_on_the_role_is_named_there(repo: Path, tmp_path: Path) -> None:
+    """Set as roles.default.config_dir, the error named backends.claude.config_dir."""
+    binary = fake_cli(tmp_path / "bin", "claude")
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder\n")
+    write_config(
+        repo,
+        {
+            "commands": {"test": "true"},
+            "roles": {"default": {"backend": "claude", "config_dir": str(taken)}},
+            "backends": {"claude": {"binary": str(binary)}},
+        },
+    )
+    line = one_line_error(phasegate(repo, "run", "item"))
+    assert "(roles.default.config_dir)" in line and "backends.claude" not in line
+    nothing_dispatched(repo)

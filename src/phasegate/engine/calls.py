@@ -135,9 +135,10 @@ class Backends:
             settings.setdefault("base_dir", str(self.repo))
             try:
                 self._cache[key] = create_backend(binding.backend, settings)
-            except BackendUnavailable as exc:
-                # A binary set on the role is named where it was set, not under backends.
-                raise BackendUnavailable(self.config.setting_where(str(exc), bound)) from None
+            except (BackendUnavailable, ConfigError) as exc:
+                # A setting of the role's own (its binary, its config_dir) is named where it
+                # was set, not under backends.
+                raise type(exc)(self.config.setting_where(str(exc), bound)) from None
         return self._cache[key]
 
     def timeout(self, role: str, plays: str | None = None) -> float:
