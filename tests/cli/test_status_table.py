@@ -5,6 +5,7 @@ between its words."""
 
 from __future__ import annotations
 
+import io
 import shutil
 import sys
 from pathlib import Path
@@ -55,3 +56,53 @@ def test_at_a_terminal_the_table_fits_and_only_the_next_command_wraps(repo: Path
     wrapped = lines[1].split()[4:] + [word for line in lines[2:] for word in line.split()]
     assert len(lines) > 2 and " ".join(wrapped) == ANSWER
     assert "…" not in shown
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _table(width: int | None, rows: list[dict[str, object]]) -> list[str]:
+    from rich.console import Console
+
+    from phasegate.cli.views import print_item_table
+
+    file = _Terminal() if width else io.StringIO()
+    console = Console(file=file, width=width or 40, soft_wrap=True, color_system=None)
+    print_item_table(console, rows)
+    return file.getvalue().splitlines()
+
+
+ROWS: list[dict[str, object]] = [
+    {
+        "id": "parser",
+        "workflow": "feature",
+        "status": "active",
+        "inProgress": {"phase": "plan", "iteration": 2, "maxIterations": 3},
+        "currentPhase": "plan",
+        "nextCommand": "phasegate run parser --with-an-option-longer-than-the-room",
+    },
+    {"id": "broken", "workflow": "team", "error": "state file broken: not JSON"},
+]
+
+
+def test_a_word_longer_than_the_room_is_cut_and_an_unreadable_item_says_so() -> None:
+    """At a terminal 70 columns wide the next command folds between words, a word longer
+    than its column is cut; an unreadable item's row points to its error below."""
+    lines = _table(70, ROWS)
+    assert all(len(line) <= 70 for line in lines), lines
+    assert lines[0].split() == ["item", "workflow", "status", "phase", "next"]
+    assert lines[1].split()[:5] == ["parser", "feature", "active", "plan", "(2/3)"]
+    column = lines[0].index("next")
+    assert all(line[:column].strip() == "" for line in lines[2:-2]), lines
+    folded = "".join(line[column:].replace(" ", "") for line in lines[1:-2])
+    assert folded == "phasegaterunparser--with-an-option-longer-than-the-room"
+    assert lines[-2].split() == ["broken", "team", "unreadable", "(see", "below)"]
+    assert lines[-1] == "state file broken: not JSON"
+
+
+def test_into_a_file_the_next_command_is_never_folded() -> None:
+    lines = _table(None, ROWS)
+    assert lines[1].split()[-3:] == ["run", "parser", "--with-an-option-longer-than-the-room"]
+    assert len(lines) == 4

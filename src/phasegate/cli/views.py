@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
+
+from phasegate.cli.output import printable
 
 _MARKS = {
     "completed": "[green]✔[/]",
@@ -197,19 +200,18 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
     At a terminal the table fits its width: the next command wraps between its words. Into a
     pipe or a file each line is as long as it needs to be, so ``grep`` finds whole lines.
     A command for an item whose name another workflow has too names the item's workflow.
+
+    Laid out here rather than by rich's table, which took most of ``status``'s time with
+    a thousand items.
     """
     from phasegate.suggested_commands import shared_names, status_with_workflow
 
-    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
-    for column in ("item", "workflow", "status", "phase"):
-        # What says which item it is and where it stands is never cut or wrapped.
-        table.add_column(column, no_wrap=True)
-    table.add_column("next", overflow="fold")
     shared = shared_names((row["workflow"], row["id"]) for row in rows)
+    lines: list[tuple[list[str], str]] = [(list(_ITEM_COLUMNS), "bold")]
     errors: list[str] = []
     for row in rows:
         if "error" in row:
-            table.add_row(row["id"], row["workflow"], "[red]unreadable[/]", "", "(see below)")
+            lines.append(([row["id"], row["workflow"], "unreadable", "", "(see below)"], "red"))
             errors.append(row["error"])
             continue
         if row["id"] in shared:
@@ -221,10 +223,9 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
             phase = f"{progress['phase']} ({progress['iteration']}/{progress['maxIterations']})"
         else:
             phase = row["currentPhase"] or "-"
-        table.add_row(
-            row["id"], row["workflow"], row["status"], phase, escape(row["nextCommand"] or "")
-        )
-    console.print(table if _is_terminal(console) else _AsWideAsNeeded(table))
+        cells = [row["id"], row["workflow"], row["status"], phase, row["nextCommand"] or ""]
+        lines.append(([printable(cell) for cell in cells], ""))
+    console.print(_table_text(lines, console.width if _is_terminal(console) else None))
     for error in errors:
         console.print(f"[red]{escape(error)}[/]")
 
@@ -237,16 +238,62 @@ def _is_terminal(console: Console) -> bool:
         return False
 
 
-#: The width a renderable is given when nothing limits it (a line no longer than this
-#: is never cut).
-_UNLIMITED = 1_000_000
+_ITEM_COLUMNS = ("item", "workflow", "status", "phase", "next")
+#: Spaces before the first column and between two columns.
+_MARGIN, _GAP = 2, 4
+#: The last column is not folded narrower than this (the terminal wraps the line).
+_NARROWEST = 10
 
 
-class _AsWideAsNeeded:
-    """A renderable laid out as wide as it needs, whatever the console's width."""
+def _table_text(lines: list[tuple[list[str], str]], width: int | None) -> Text:
+    """``lines`` (cells, and a style for the row's status cell or the header) laid out in
+    columns: every column but the last as wide as its widest cell, the last folded
+    between its words to fit ``width`` (``None``: never folded)."""
+    from rich.cells import cell_len
 
-    def __init__(self, renderable: RenderableType) -> None:
-        self.renderable = renderable
+    fixed = len(lines[0][0]) - 1
+    widths = [max(cell_len(cells[i]) for cells, _ in lines) for i in range(fixed)]
+    indent = _MARGIN + sum(widths) + _GAP * fixed
+    # A terminal too narrow for the other columns wraps the lines itself.
+    room = None if width is None or width - indent < _NARROWEST else width - indent
+    text = Text(no_wrap=True, overflow="ignore")
+    for row, (cells, style) in enumerate(lines):
+        if row:
+            text.append("\n")
+        text.append(" " * _MARGIN)
+        for i, cell in enumerate(cells[:fixed]):
+            pad = " " * (widths[i] - cell_len(cell) + _GAP)
+            # The header is bold; an unreadable item's status is red.
+            text.append(cell, style if style == "bold" or (style and i == 2) else None)
+            text.append(pad)
+        last = _fold(cells[fixed], room)
+        text.append(last[0], "bold" if style == "bold" else None)
+        for more in last[1:]:
+            text.append("\n" + " " * indent + more)
+    return text
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield from console.render(self.renderable, options.update_width(_UNLIMITED))
+
+def _fold(cell: str, room: int | None) -> list[str]:
+    """``cell`` in lines of at most ``room`` cells, broken between words (a word longer
+    than ``room`` is cut)."""
+    if room is None or len(cell) <= room:
+        return [cell.rstrip()]
+    folded: list[str] = []
+    line = ""
+    for word in cell.split():
+        while len(word) > room:
+            if line:
+                folded.append(line)
+                line = ""
+            folded.append(word[:room])
+            word = word[room:]
+        if not line:
+            line = word
+        elif len(line) + 1 + len(word) <= room:
+            line += " " + word
+        else:
+            folded.append(line)
+            line = word
+    if line or not folded:
+        folded.append(line)
+    return folded
