@@ -476,3 +476,36 @@ def test_a_ticked_dependency_is_skipped_and_its_dependents_still_run(tmp_path: P
         "T3": "done",
     }
     assert sorted(task for role, task in agents.calls if role == "coder") == ["T2", "T3"]
+
+
+def test_a_cap_a_worker_reaches_on_a_retry_is_asked_as_a_decision(tmp_path: Path) -> None:
+    """T1's first attempt fails after spending $0.30 of a $0.50 cap; its retry, on the
+    worker's thread, would pass the cap (estimated at $0.30). A worker cannot ask a person:
+    the call goes back to the engine's thread, which saves the budget decision and asks it
+    (it used to end the run waiting, exit 3, with no decision to answer)."""
+    from phasegate.agents.base import AgentRequest
+    from phasegate.agents.scripted import ScriptedReply
+    from phasegate.api import open_repo
+    from phasegate.errors import WaitingForHuman
+
+    root = fan_repo(
+        tmp_path / "repo",
+        config="version: 1\nretries: {agent: 1}\nbudget:\n  roles: {coder: {usd: 0.5}}\n",
+    )
+    new_item(root)
+    failed: list[str] = []
+
+    def special(request: AgentRequest) -> ScriptedReply | None:
+        if request.labels.get("task") == "T1" and not failed:
+            failed.append("T1")
+            return ScriptedReply(exit_status=1, error="boom", cost_usd=0.3)
+        return ScriptedReply(write={f"src/{request.labels['task']}.py": "x\n"}, cost_usd=0.01)
+
+    agents = Agents(delay=0.0, special=special)
+    with pytest.raises(WaitingForHuman, match="budget") as stopped:
+        run(root, agents)
+    assert "phasegate answer" in str(stopped.value)
+    assert engine_state(root)["decisions"]["budget"]["status"] == "pending"
+    open_repo(root).answer(ITEM, "budget", "raise: 5")
+    assert run(root, agents).status == "completed"
+    assert (root / "src" / "T1.py").exists()

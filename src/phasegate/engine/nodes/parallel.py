@@ -28,6 +28,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from phasegate.engine.budget_gate import BudgetReached
 from phasegate.engine.calls import CallSpec, call_agent, recover_call
 from phasegate.engine.checks import recorded_round, run_check_round
 from phasegate.engine.fanout_git import FanoutGit
@@ -38,6 +39,10 @@ from phasegate.errors import BlockedError, PhasegateError
 from phasegate.process import stop_running_children
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import ForeachNode
+
+#: How often one item's call may come back from its worker at a budget cap before the
+#: cap's error ends its part of the run (spending by others can move a cap each time).
+_REQUEUES = 3
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
@@ -65,6 +70,8 @@ class FanOut:
         self.active: dict[str, _Active] = {}
         #: Items that stopped with an error this run (waiting, blocked, failed), by key.
         self.parked: dict[str, BaseException] = {}
+        #: Calls sent back from a worker to the engine's thread by a budget cap, by item.
+        self.requeued: dict[str, int] = {}
         self.halted = False  # an item ended other than done: no new item starts
         self.stop = threading.Event()
         self.git: FanoutGit | None = None
@@ -318,6 +325,17 @@ class FanOut:
             active.effect, active.future = None, None
             try:
                 value = future.result()
+            except BudgetReached as exc:
+                # A cap reached on the worker's thread (spent meanwhile, or by a failed
+                # attempt before a retry): no person can be asked there. The call goes back
+                # to the engine's thread, whose check before submitting it asks and saves
+                # the budget decision (or lets it go, the cap raised meanwhile).
+                self.requeued[active.key] = self.requeued.get(active.key, 0) + 1
+                if self.requeued[active.key] > _REQUEUES:
+                    self.park(active.key, exc)
+                else:
+                    active.effect = effect
+                continue
             except PhasegateError as exc:
                 self.park(active.key, exc)
                 continue
