@@ -189,3 +189,22 @@ def test_a_retry_killed_and_resumed_counts_visits_as_an_uninterrupted_one(
     state = json.loads((repo / "loopitems" / "it" / ".engine.json").read_text())
     assert state["nodes"]["spec"]["visit"] == 6
     assert state["nodes"]["spec"]["outcome"] == "exhausted"
+
+
+def test_a_script_answers_a_later_visit_of_a_node_with_its_own_replies(tmp_path: Path) -> None:
+    """A check sends the item back to ``spec`` until ``spec.md`` says OK. Each visit of a
+    node starts again at iteration 1, so a script keyed by node alone gives every visit the
+    same reply and the loop could never be scripted; ``spec@2`` answers the second visit."""
+    repo = setup(tmp_path / "repo", loop_workflow(check="grep -q OK loopitems/it/spec.md"))
+    (repo / ".phasegate" / "agents.yaml").write_text(
+        "writer:\n"
+        '  spec: [{write: {"{item_dir}/spec.md": "not yet\\n"}}]\n'
+        '  spec@2: [{write: {"{item_dir}/spec.md": "OK\\n"}}]\n'
+        'judge: {"*": [{verdict: {approved: true, summary: ok, issues: []}}]}\n'
+    )
+    assert phasegate(repo, "new", "it", "-w", "loop", "-d", "x").returncode == 0
+    done = phasegate(repo, "run", "it")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (repo / "loopitems" / "it" / "spec.md").read_text() == "OK\n"
+    keys = [str(e["key"]) for e in events(repo, "agent.dispatched")]
+    assert [key.split("/", 1)[0] for key in keys if "/execute/" in key] == ["spec#1", "spec#2"]

@@ -3,7 +3,8 @@
 Used by phasegate's own tests and demo, and by users who want to test their
 workflows without a model. Drive it with a Python callable, or with a YAML
 script keyed by role and phase, one reply per review iteration (the last
-reply repeats)::
+reply repeats); ``NODE@N`` (``spec@2``) answers the node's Nth visit, when a check
+or a gate has sent the item back to it, before ``NODE`` does::
 
     executor:
       specify:
@@ -257,6 +258,9 @@ class ScriptedBackend(Backend):
         task = labels.get("task")
         keys = [f"{node}:{task}"] if task else []
         keys += [k for k in dict.fromkeys((node, phase)) if k]
+        visit = labels.get("visit", "1")
+        if visit != "1":  # a later visit of the node: its own replies first (``spec@2``)
+            keys = [f"{key}@{visit}" for key in keys] + keys
         replies = None
         # Most specific first: the role's node (and item), its phase, "*"; then the
         # workflow role it plays (an agent chosen at run time), then "*"'s.

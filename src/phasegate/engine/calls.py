@@ -280,6 +280,13 @@ def recover_call(item: WorkItem, spec: CallSpec) -> AgentResult | None:
     return None
 
 
+def _visit(key: str) -> str:
+    """The visit a call key (``PATH#VISIT/...``) belongs to (``1`` when it names none)."""
+    _, found, rest = key.rpartition("#")
+    visit = rest.split("/", 1)[0] if found else ""
+    return visit if visit.isdigit() else "1"
+
+
 def _attempt(
     item: WorkItem,
     state: EngineState,
@@ -302,6 +309,8 @@ def _attempt(
         "node": spec.path.rsplit("/", 1)[-1].split("[", 1)[0],
         "path": spec.path,
         "iteration": str(spec.iteration),
+        # The node's visit (a check or gate sending the item back to it starts another).
+        "visit": _visit(spec.key),
         "stage": spec.stage,
         "item_dir": relative_to(item.item_dir, workdir),
     }
