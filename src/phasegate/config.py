@@ -177,6 +177,13 @@ class Config(BaseModel):
         # A section left with only comments in YAML reads as null.
         return {} if value is None else value
 
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value != 1:
+            raise ValueError(f"this phasegate reads version 1 of the config file, not {value}")
+        return value
+
     @field_validator("backends", mode="before")
     @classmethod
     def _empty_backend(cls, value: object) -> object:
@@ -200,6 +207,38 @@ class Config(BaseModel):
             )
         self._check_installed(key, found.backend)
         return found
+
+    def unknown_backends(self) -> list[str]:
+        """The config keys (``backends.NAME``, ``concurrency.backends.NAME``) naming a
+        backend that is not installed: their settings would apply to nothing."""
+        from phasegate import plugins
+        from phasegate.agents.registry import ENTRY_POINT_GROUP
+
+        installed = set(plugins.names(ENTRY_POINT_GROUP))
+        keys = [f"backends.{name}" for name in self.backends if name not in installed]
+        keys += [
+            f"concurrency.backends.{name}"
+            for name in self.concurrency.backends
+            if name not in installed
+        ]
+        return keys
+
+    def check_backend_names(self) -> None:
+        """ConfigError naming the first setting for a backend that is not installed (a
+        typo such as ``cluade`` would leave the real backend's settings unset)."""
+        from phasegate import plugins
+        from phasegate.agents.registry import ENTRY_POINT_GROUP
+
+        unknown = self.unknown_backends()
+        if not unknown:
+            return
+        where = self._path if self._path is not None else Path(CONFIG_DIR) / CONFIG_FILE
+        name = unknown[0].rsplit(".", 1)[1]
+        installed = ", ".join(sorted(plugins.names(ENTRY_POINT_GROUP))) or "none"
+        raise ConfigError(
+            f"{where}: {unknown[0]}: no backend named {name!r} is installed "
+            f"(installed: {installed}); fix the name or remove the entry"
+        )
 
     def _check_installed(self, key: str, backend: str) -> None:
         from phasegate.agents.registry import backend_class, backend_classes

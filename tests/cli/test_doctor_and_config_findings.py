@@ -185,3 +185,61 @@ def test_a_config_dir_set_on_the_role_is_named_there(repo: Path, tmp_path: Path)
     line = one_line_error(phasegate(repo, "run", "item"))
     assert "(roles.default.config_dir)" in line and "backends.claude" not in line
     nothing_dispatched(repo)
+
+
+# -- 4. config values that were accepted and did nothing ----------------------------------
+
+
+def test_a_config_version_this_phasegate_does_not_read_is_refused(repo: Path) -> None:
+    write_config(repo, {"version": 99, "commands": {"test": "true"}})
+    result = phasegate(repo, "status")
+    assert result.returncode == 2, result.stderr
+    assert "config.yaml: version: this phasegate reads version 1" in result.stderr
+
+
+def test_settings_for_a_backend_not_installed_are_refused_by_run_and_doctor(repo: Path) -> None:
+    """``backends.cluade`` (a typo) configured nothing: the run used claude's defaults."""
+    write_config(
+        repo,
+        {
+            "commands": {"test": "true"},
+            "roles": {"default": {"backend": "scripted"}},
+            "backends": {
+                "scripted": {"script": ".phasegate/agents.yaml"},
+                "cluade": {"model": "opus"},
+            },
+        },
+    )
+    line = one_line_error(phasegate(repo, "run", "item"))
+    assert "backends.cluade: no backend named 'cluade' is installed" in line
+    nothing_dispatched(repo)
+    doctor = phasegate(repo, "doctor", "--json")
+    assert doctor.returncode == 2, doctor.stderr
+    rows = {r["backend"]: r for r in json.loads(doctor.stdout)["backends"]}
+    assert rows["cluade"]["usable"] is False
+    assert "backends.cluade" in doctor.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"pass_env": ["MY-TOKEN"]}, "pass_env: 'MY-TOKEN' is not the name of an environment"),
+        ({"binary": ""}, "binary: empty: give the CLI's path or name"),
+    ],
+)
+def test_backend_settings_that_cannot_be_meant_are_refused(
+    repo: Path, tmp_path: Path, setting: dict[str, Any], message: str
+) -> None:
+    binary = fake_cli(tmp_path / "bin", "claude")
+    write_config(
+        repo,
+        {
+            "commands": {"test": "true"},
+            "roles": {"default": {"backend": "claude"}},
+            "backends": {"claude": {"binary": str(binary), **setting}},
+        },
+    )
+    result = phasegate(repo, "run", "item")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr and "backends.claude" in result.stderr
+    nothing_dispatched(repo)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -32,7 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from phasegate.agents.base import (
     TIMEOUT_EXIT,
@@ -130,6 +131,24 @@ class CliSettings(BaseModel):
     max_output_bytes: int = Field(default=DEFAULT_OUTPUT_LIMIT, ge=64 * 1024)
     pricing: Pricing | None = None
 
+    @field_validator("binary")
+    @classmethod
+    def _some_binary(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("empty: give the CLI's path or name, or remove the setting")
+        return value
+
+    @field_validator("pass_env")
+    @classmethod
+    def _variable_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not _VARIABLE.fullmatch(name):
+                raise ValueError(f"{name!r} is not the name of an environment variable")
+        return names
+
+
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 
 def parse_settings(name: str, model: type[BaseModel], settings: Mapping[str, Any]) -> BaseModel:
     """Validate ``settings`` against ``model``; one ConfigError line naming the key."""
@@ -139,6 +158,7 @@ def parse_settings(name: str, model: type[BaseModel], settings: Mapping[str, Any
         error = exc.errors()[0]
         key = ".".join(str(p) for p in error["loc"]) or "(settings)"
         message = "unknown setting" if error["type"] == "extra_forbidden" else error["msg"]
+        message = message.removeprefix("Value error, ")
         raise ConfigError(
             f"backend {name!r}: {key}: {message} "
             f"(check backends.{name} and the roles using it in .phasegate/config.yaml)"

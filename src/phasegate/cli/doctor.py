@@ -54,6 +54,10 @@ def backend_report(config: "Config", base_dir: Path) -> list[dict[str, Any]]:
         except PhasegateError as exc:
             found = _redacted(False, str(exc))
         rows.append({"backend": name, "usable": found.usable, "detail": found.detail})
+    for key in config.unknown_backends():
+        name = key.rsplit(".", 1)[1]
+        detail = f"not installed: {key} in the config names no backend (a typo?)"
+        rows.append({"backend": name, "usable": False, "detail": detail})
     return rows
 
 
@@ -149,6 +153,7 @@ def doctor(
         write_json({"backends": backends, "roles": roles})
     else:
         _print(backends, roles, root)
+    config.check_backend_names()  # a run refuses such a config: doctor fails on it too
     broken = [r for r in roles if r["needed"] and not r["usable"]]
     if broken:
         names = ", ".join(f"{r['role']} ({r['backend'] or 'no backend'})" for r in broken)

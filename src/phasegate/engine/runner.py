@@ -78,6 +78,7 @@ class Runner:
         return self.item.workflow
 
     def run(self) -> RunOutcome:
+        self.item.config.check_backend_names()
         with self.item.run_lock():
             self.item.remove_stale_temp_files()
             state = self.item.load()  # everything is checked before anything is written
