@@ -233,6 +233,21 @@ def test_run_of_an_unknown_item_says_how_to_create_it(repo: Path) -> None:
     assert "no work item named 'ghost'" in result.stderr and "phasegate new ghost" in result.stderr
 
 
+def test_an_item_asked_for_in_the_wrong_workflow_is_pointed_to_its_own(repo: Path) -> None:
+    """``logs x -w team`` for an item of ``feature`` used to offer ``phasegate new x``."""
+    assert phasegate(repo, "new", "x").returncode == 0
+    for command in ("logs", "status", "run"):
+        wrong = phasegate(repo, command, "x", "--workflow", "team")
+        assert wrong.returncode == 2, wrong.stderr
+        assert "no work item named 'x' in workflow 'team'" in wrong.stderr
+        assert "it is an item of workflow 'feature': use --workflow feature" in wrong.stderr
+        assert "phasegate new" not in wrong.stderr
+    absent = phasegate(repo, "status", "y", "--workflow", "team")
+    assert "create it with 'phasegate new y --workflow team'" in absent.stderr
+    change = phasegate(repo, "status", "y", "--workflow", "change")
+    assert 'create it with: phasegate plan y "DESCRIPTION"' in change.stderr
+
+
 def test_a_second_run_on_the_same_item_is_busy(repo: Path) -> None:
     """Two phasegate processes never interleave on one item: the second exits 7 at once."""
     script = approving_script()

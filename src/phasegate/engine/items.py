@@ -11,7 +11,13 @@ from phasegate.engine.confine import check_folder_possible, check_inside, inside
 from phasegate.engine.item import WorkItem, head_commit, items_dir, validate_item_name
 from phasegate.engine.plugin_api import view_files
 from phasegate.engine.state import EngineState
-from phasegate.errors import BadInputError, ConfigError, NotFoundError, WorkflowError
+from phasegate.errors import (
+    BadInputError,
+    ConfigError,
+    NotFoundError,
+    PhasegateError,
+    WorkflowError,
+)
 from phasegate.repo_paths import item_state_files
 from phasegate.state.journal import utc_now
 from phasegate.suggested_commands import COMMAND_LINE
@@ -200,6 +206,41 @@ def locate_item(
                     f"last saw it in workflow {gone!r}, which is not found (neither built in "
                     f"nor in .phasegate/workflows/); restore that workflow to use it"
                 )
+    if workflow is not None:
+        others = [
+            other
+            for other in registry.names()
+            if other != workflow and _exists_in(repo, name, registry, config, other)
+        ]
+        if others:
+            raise NotFoundError(
+                f"no work item named {name!r} in workflow {workflow!r} of {repo}; it is an "
+                f"item of workflow {others[0]!r}: use --workflow {others[0]} or leave it out"
+            )
+        raise NotFoundError(
+            f"no work item named {name!r} in workflow {workflow!r} of {repo}"
+            + _how_to_create(registry.get(workflow).workflow, name)
+        )
     raise NotFoundError(
         f"no work item named {name!r} in {repo}; create it with 'phasegate new {name}'"
     )
+
+
+def _how_to_create(workflow: Workflow, name: str) -> str:
+    """``; create it with ...`` for an item of ``workflow`` (nothing when only its own
+    commands, run through ``phasegate run``, create its items)."""
+    creators = [c for c, command in workflow.commands.items() if command.start is not None]
+    if not workflow.commands:
+        return f"; create it with 'phasegate new {name} --workflow {workflow.name}'"
+    if creators and creators[0] in COMMAND_LINE.get(workflow.name, frozenset()):
+        return f'; create it with: phasegate {creators[0]} {name} "DESCRIPTION"'
+    return ""
+
+
+def _exists_in(
+    repo: Path, name: str, registry: WorkflowRegistry, config: Config, workflow: str
+) -> bool:
+    try:
+        return WorkItem(repo, name, registry.get(workflow), config).exists()
+    except PhasegateError:
+        return False
