@@ -15,7 +15,7 @@ from phasegate.errors import BadInputError
 from phasegate.implement import cycles
 from phasegate.implement.checkboxes import tick_task
 from phasegate.implement.context import load_documents
-from phasegate.implement.parallel import restore_plan
+from phasegate.implement.parallel import guard_plan, restore_plan
 from phasegate.implement.settings import ACTIONS
 from phasegate.implement.snapshots import snapshot
 from phasegate.implement.where import (
@@ -145,6 +145,7 @@ class TickTask(Action):
         assert ctx.task is not None
         note = self.note(ctx)
         restore_plan(ctx)  # a parallel task's worktree: the plan is not the task's to change
+        guard_plan(ctx)  # the work tree, no review after the executor's call (--no-review)
         line = tick_task(plan_path(ctx), ctx.task.key, note)
         entry = cycles.task_entry(ctx.state, ctx.task.key, ctx.task.title)
         cycles.outcome(entry, self.how, note or "")
@@ -261,7 +262,8 @@ class Offers(Predicate):
 
 
 class EscalationDetail(Predicate):
-    """The escalation's question: which task, how it stands, the choices, the default."""
+    """The escalation's question: which task, how it stands, the choices escalation.actions
+    leaves (fixing by hand is always one), the default."""
 
     name = "implement-escalation-detail"
 
@@ -274,10 +276,40 @@ class EscalationDetail(Predicate):
             if minutes
             else ""
         )
+        offered = escalation.actions
+        choices = [
+            *(["accept it as is"] if "accept_as_is" in offered else []),
+            "fix it by hand",
+            *(["skip it with a warning"] if "skip_with_warning" in offered else []),
+            *(["abort"] if "abort_process" in offered else []),
+        ]
+        asked = f"{', '.join(choices[:-1])}, or {choices[-1]}?" if len(choices) > 1 else choices[0]
         return (
             f"Task {ctx.task.title!r} ({plan_rel(ctx.state)}:{ctx.task.line}) is escalated: "
-            f"{_why(ctx)}. "
-            f"Accept it as is, fix it by hand, skip it with a warning, or abort?{after}"
+            f"{_why(ctx)}. {asked[0].upper()}{asked[1:]}{after}"
+        )
+
+
+class EscalationRecommendation(Predicate):
+    """The answer an escalation suggests: the configured ``default_action`` (always one of
+    ``actions``), never acceptance unless that is the default."""
+
+    name = "implement-escalation-recommend"
+
+    def __call__(self, ctx: PluginContext) -> str:
+        return settings_of(ctx).escalation.default_action
+
+
+class AbortedChoices(Predicate):
+    """The answers an aborted task takes, ``|``-separated: ``retry``, then those of
+    ``skip_with_warning`` and ``accept_as_is`` that escalation.actions offers."""
+
+    name = "implement-aborted-choices"
+
+    def __call__(self, ctx: PluginContext) -> str:
+        offered = settings_of(ctx).escalation.actions
+        return "|".join(
+            ["retry", *(a for a in ("skip_with_warning", "accept_as_is") if a in offered)]
         )
 
 
@@ -294,3 +326,5 @@ OFFERS_SKIP = Offers("skip_with_warning")
 OFFERS_ACCEPT = Offers("accept_as_is")
 OFFERS_ABORT = Offers("abort_process")
 ESCALATION_DETAIL = EscalationDetail()
+ESCALATION_RECOMMEND = EscalationRecommendation()
+ABORTED_CHOICES = AbortedChoices()

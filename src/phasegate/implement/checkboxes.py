@@ -14,7 +14,7 @@ import re
 import stat
 from pathlib import Path
 
-from phasegate.errors import BadInputError
+from phasegate.errors import BadInputError, NotFoundError
 from phasegate.implement.outline import strip_bom
 from phasegate.implement.plan import parse_plan
 from phasegate.state.atomic import atomic_write_bytes
@@ -82,8 +82,16 @@ def add_note(data: bytes, line: int, after: int, note: str) -> bytes:
 
 
 def tick_task(path: Path, key: str, note: str | None = None) -> int:
-    """Tick the task (or phase) with ``key`` in the plan at ``path``; its 1-based line."""
-    data = path.read_bytes()
+    """Tick the task (or phase) with ``key`` in the plan at ``path``; its 1-based line.
+
+    A plan that is gone (deleted while a decision waited) stops the run, exit 2."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise NotFoundError(
+            f"{path}: no such file; the implement workflow needs a PLAN.md "
+            "(restore it, e.g. from git, and run again)"
+        ) from None
     plan = parse_plan(data.decode("utf-8"), path)
     task = plan.task(key)
     line: int | None

@@ -1,11 +1,15 @@
-"""The implement workflow's tasks running at once, each in its own git worktree.
+"""The implement workflow's tasks running at once, each in its own git worktree, and
+PLAN.md kept phasegate's alone wherever a task runs.
 
 A phase's parallel tasks run in worktrees of their own (the engine's parallel
 ``foreach``); their work is merged back in plan order when the phase's tasks
 are done. PLAN.md is phasegate's alone: it is ticked in the work tree, where
 the person sees it, and a change an agent makes to it in a worktree is undone
 before the task's work is committed, so tasks ticked on adjacent lines never
-conflict as they are merged.
+conflict as they are merged. A task running in the work tree itself (a
+sequential one) has the plan put back right after each executor call, before
+anything reads it: an agent can neither tick, untick, add or remove tasks or
+checkpoints, nor mark a task ``review: false``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import threading
 from pathlib import Path
 
 from phasegate.engine.plugin_api import PluginContext, Predicate
@@ -66,6 +71,84 @@ def restore_plan(ctx: PluginContext) -> bool:
         task=ctx.task.key,
         plan=rel,
         worktree=_shown(ctx.workspace, ctx.repo),
+        removed=now is None,
+        sync_now=True,
+    )
+    return True
+
+
+#: PLAN.md as it was before a work-tree task's executor call, by plan file, task, visit and
+#: cycle, with the run's state it was taken in: a retried attempt of the call in the same
+#: run keeps the first copy; another run (a person may have edited the plan since) takes
+#: a new one, so a plan is never put back to a copy older than the run.
+_BEFORE_CALL: dict[tuple[str, str, int, int], tuple[object, bytes | None, int | None]] = {}
+_BEFORE_LOCK = threading.Lock()
+
+
+def _read(path: Path) -> tuple[bytes | None, int | None]:
+    try:
+        return path.read_bytes(), stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return None, None
+
+
+def _call_key(ctx: PluginContext) -> tuple[str, str, int, int] | None:
+    """Which executor call of a task running in the work tree this is (``None``: a
+    parallel task's worktree, or no task)."""
+    if ctx.workspace is not None or ctx.task is None:
+        return None
+    node = ctx.state.peek(ctx.path)
+    visit, iteration = (node.visit, node.iteration) if node is not None else (0, 0)
+    plan = ctx.item.workdir(ctx.state) / plan_rel(ctx.state)
+    return (os.fspath(plan), ctx.task.key, visit, iteration)
+
+
+def remember_plan(ctx: PluginContext) -> None:
+    """Before an executor call of a task in the work tree: PLAN.md as it is, to be put back
+    after the call (:func:`guard_plan`). A retried attempt of the same call keeps the copy
+    taken before the first one."""
+    key = _call_key(ctx)
+    if key is None:
+        return
+    with _BEFORE_LOCK:
+        known = _BEFORE_CALL.get(key)
+        if known is None or known[0] is not ctx.state:
+            _BEFORE_CALL[key] = (ctx.state, *_read(Path(key[0])))
+
+
+def guard_plan(ctx: PluginContext) -> bool:
+    """After an executor call of a task in the work tree: PLAN.md put back as it was before
+    the call (a deleted one written again); whether the agent had changed it (journaled as
+    ``implement.plan_restored``). Nothing happens when no copy was taken in this run."""
+    if ctx.task is None:
+        return False
+    target = ctx.item.workdir(ctx.state) / plan_rel(ctx.state)
+    with _BEFORE_LOCK:
+        mine = [k for k in _BEFORE_CALL if k[:2] == (os.fspath(target), ctx.task.key)]
+        taken = [_BEFORE_CALL.pop(k) for k in mine]
+    # The copy before the earliest call of this run not looked at since.
+    copies = [(before, mode) for state, before, mode in taken if state is ctx.state]
+    if not copies:
+        return False
+    before, mode = copies[0]
+    if before is None:
+        return False  # there was no plan before the call: the run's reading reports it
+    now, _ = _read(target)
+    if now == before:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_dir() and not target.is_symlink():
+        return False  # a folder in its place: the plan's reading reports it
+    if target.is_symlink():
+        target.unlink()
+    atomic_write_bytes(target, before)
+    if mode is not None:
+        os.chmod(target, mode)
+    ctx.record(
+        "implement.plan_restored",
+        task=ctx.task.key,
+        plan=plan_rel(ctx.state),
+        worktree=None,
         removed=now is None,
         sync_now=True,
     )

@@ -27,6 +27,7 @@ from phasegate.engine.prompting import clip
 from phasegate.errors import BlockedError
 from phasegate.implement import cycles
 from phasegate.implement.context import context_package, review_request
+from phasegate.implement.parallel import guard_plan, remember_plan
 from phasegate.implement.patterns import FAILURE_RATE_LIMIT, failure_rate
 from phasegate.implement.plan import PlanPhase, PlanTask, parse_plan
 from phasegate.implement.selection import Ranked, analyze_changes, rank_reviewers, reasoning
@@ -188,6 +189,7 @@ class ReviewerChoice(ReviewerSelector):
     def select(self, ctx: PluginContext, settings: Mapping[str, Any]) -> Selection | None:
         task, node = ctx.task, ctx.state.peek(ctx.path)
         assert task is not None and node is not None
+        guard_plan(ctx)  # right after the executor's call: the plan is not its to change
         if not task.data.get("review", settings_of(ctx).review_by_default):
             return None
         implementer = implementer_of(node) or (cycles.peek_task(ctx.state, task.key) or {}).get(
@@ -273,6 +275,7 @@ class TaskPackage(ContextProvider):
 
     def _execute(self, ctx: PluginContext, role: str) -> list[PromptPart]:
         assert ctx.task is not None
+        remember_plan(ctx)  # built right before the executor's call: put back after it
         settings = settings_of(ctx)
         plan = load_plan(ctx)
         phase = plan.phase(str(ctx.task.data.get("phase")))

@@ -9,7 +9,8 @@ and pattern_tracking (same_issue_count, recurring_patterns); then
 is atomic and made under a lock, so two items never lose each other's session.
 
 Before a run, the file must be readable (a corrupt one stops the run, exit 5,
-and is never overwritten), the settings are read into the item's data (the
+and is never overwritten; deleting it loses nothing, as each item's next run
+writes its session again from the engine state), the settings are read into the item's data (the
 engine reads the review budget and time limits there), and PLAN.md's
 checkboxes are read again: a task ticked by hand since is not done again, a task or
 phase added to the plan while a run was interrupted joins the loops the resumed run
@@ -69,11 +70,14 @@ class ImplementView(StateView):
         except (UnicodeDecodeError, ValueError) as exc:
             raise StateCorruptError(
                 f"state file {self.path} is corrupt ({str(exc).splitlines()[0]}); it was left "
-                "untouched: restore it (e.g. from git) or fix it by hand"
+                "untouched: delete it (the next run of each work item writes its part again "
+                "from the item's engine state) or fix it by hand"
             ) from None
         if not isinstance(data, dict) or not isinstance(data.get("sessions", {}), dict):
             raise StateCorruptError(
-                f"state file {self.path} has no 'sessions' object; it was left untouched"
+                f"state file {self.path} has no 'sessions' object; it was left untouched: "
+                "delete it (the next run of each work item writes its part again from the "
+                "item's engine state) or fix it by hand"
             )
         return data
 
@@ -235,6 +239,13 @@ class ImplementView(StateView):
         enter_node(self.item.workflow, state, CONTEXT_NODE)
 
     # -- rendering -------------------------------------------------------------------------
+
+    def completed(self, state: EngineState) -> None:
+        """A run of a completed item writes its session again when the file is gone (it
+        was deleted, e.g. after it was found corrupt): the engine state holds all of it."""
+        if not self.path.exists():
+            self._written = None
+            self.render(state)
 
     def render(self, state: EngineState) -> None:
         session = cycles.session_document(state)
