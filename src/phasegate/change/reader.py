@@ -86,8 +86,9 @@ class ChangeReviewReader(VerdictReader):
         denied = [line for line in result.stderr.splitlines() if "denied" in line.lower()]
         hint = f" (its CLI reported: {denied[-1].strip()})" if denied else ""
         return (
-            f"finished without calling the create_review tool{hint}, so no review was "
-            "recorded; check that its backend is given phasegate's MCP server"
+            f"without calling the create_review tool{hint}, so no review was recorded and "
+            f"the change is not approved; give its backend phasegate's MCP server "
+            f'(docs/change-workflow.md, "The MCP server")'
         )
 
     def approving(self, word: str, ctx: ReadContext) -> ToolCall:

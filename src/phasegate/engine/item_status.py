@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.budget import budget_status
+from phasegate.engine.spend import Spend, read_spend
 
 if TYPE_CHECKING:
     from phasegate.engine.item import WorkItem
@@ -24,4 +25,17 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
         )
         data["nextCommand"] = f"{again} (its worktree is missing), then: {data['nextCommand']}"
     data["budget"] = budget_status(item.config, item.workflow.name, state, item.journal.path)
+    data["usage"] = with_failed_attempts(data.get("usage"), read_spend(item.journal.path))
     return data
+
+
+def with_failed_attempts(usage: dict[str, Any] | None, spend: Spend) -> dict[str, Any]:
+    """The item's usage with its failed attempts added (their calls, tokens and cost, as
+    the budget counts them), and ``failedCalls``: how many of the calls failed."""
+    found = dict(usage or {})
+    failed = spend.failed_usage()
+    for key in ("calls", "inputTokens", "outputTokens"):
+        found[key] = int(found.get(key, 0)) + int(failed[key])
+    found["costUsd"] = round(float(found.get("costUsd", 0.0)) + float(failed["costUsd"]), 6)
+    found["failedCalls"] = int(failed["calls"])
+    return found

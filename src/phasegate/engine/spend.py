@@ -8,6 +8,8 @@ it, or it is still running) counts as the mean of the role's reported calls
 workflow role (its ``agent.dispatched`` event has ``plays``) counts for that
 role too, as the role->backend binding does (``roles.reviewer`` serves it).
 A journal is read once: each later read takes only the lines added since.
+The failed attempts' own spend is kept apart too: ``status``'s usage adds it to
+the calls whose result the workflow used.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ class RoleSpend:
     tokens: int = 0
     #: Attempts dispatched that never reported (killed, or still running).
     open: set[str] = field(default_factory=set)
+    #: What the failed attempts reported (a subset of ``usd`` and ``tokens``).
+    failed_usd: float = 0.0
+    failed_input_tokens: int = 0
+    failed_output_tokens: int = 0
 
     def total(self, metric: Metric) -> float:
         return self.usd if metric == "usd" else float(self.tokens)
@@ -78,6 +84,17 @@ class Spend:
     def names(self, role: str) -> list[str]:
         """``role`` and the agents that played it (the roles a cap of ``role`` counts)."""
         return [role, *sorted(self.players.get(role, frozenset()) - {role})]
+
+    def failed_usage(self) -> dict[str, Any]:
+        """What the failed attempts reported, in ``status``'s usage keys (the state's
+        usage counts only the calls whose result the workflow used)."""
+        roles = self.roles.values()
+        return {
+            "calls": sum(r.failed for r in roles),
+            "inputTokens": sum(r.failed_input_tokens for r in roles),
+            "outputTokens": sum(r.failed_output_tokens for r in roles),
+            "costUsd": round(sum(r.failed_usd for r in roles), 6),
+        }
 
     def summary(self) -> dict[str, Any]:
         """The item's totals, as ``status --json`` shows them under ``budget.spent``."""
@@ -154,10 +171,19 @@ class SpendLedger:
             spend.failed += 0 if event.get("ok") else 1
             usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
             assert isinstance(usage, dict)
-            spend.tokens += _count(usage.get("input_tokens")) + _count(usage.get("output_tokens"))
+            given, taken = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+            spend.tokens += given + taken
             cost = event.get("cost_usd")
-            if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0:
-                spend.usd += float(cost)
+            usd = (
+                float(cost)
+                if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0
+                else 0.0
+            )
+            spend.usd += usd
+            if not event.get("ok"):
+                spend.failed_usd += usd
+                spend.failed_input_tokens += given
+                spend.failed_output_tokens += taken
 
 
 def _count(value: object) -> int:
@@ -166,7 +192,15 @@ def _count(value: object) -> int:
 
 def _copy(spend: RoleSpend) -> RoleSpend:
     return RoleSpend(
-        spend.attempts, spend.failed, spend.reported, spend.usd, spend.tokens, set(spend.open)
+        spend.attempts,
+        spend.failed,
+        spend.reported,
+        spend.usd,
+        spend.tokens,
+        set(spend.open),
+        spend.failed_usd,
+        spend.failed_input_tokens,
+        spend.failed_output_tokens,
     )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from phasegate.engine.state import EngineState
+from phasegate.errors import BadInputError
 from phasegate.implement.patterns import (
     Suggestion,
     count_issues,
@@ -79,7 +80,19 @@ def _review(entry: dict[str, Any], visit: int, cycle: int) -> dict[str, Any] | N
 def reviewer_selected(
     entry: dict[str, Any], agent: str, visit: int, cycle: int, max_cycles: int
 ) -> None:
-    """A reviewer was chosen for ``cycle``: its entry is ``pending`` until it answers."""
+    """A reviewer was chosen for ``cycle``: its entry is ``pending`` until it answers.
+
+    The implementer never reviews its own work: when it is the only agent there is to
+    choose, the run stops (exit 2) before any review, with the ways out.
+    """
+    implementer = entry.get("implementer")
+    if implementer and agent == implementer:
+        raise BadInputError(
+            f"task {entry.get('description')!r} has no reviewer: its implementer {agent} is "
+            f"the only agent here, and it never reviews its own work; add another agent "
+            f"(.claude/agents/NAME.md or a roles.NAME entry in .phasegate/config.yaml) "
+            f"or mark the task [`review: false`], then run again"
+        )
     entry["current_cycle"] = cycle
     entry["max_cycles"] = max_cycles
     found = _review(entry, visit, cycle)

@@ -122,6 +122,47 @@ def _validate(model: type[BaseModel], data: Any) -> BaseModel | None:
         return None
 
 
+def _field(loc: tuple[int | str, ...]) -> str:
+    """``("issues", 0, "severity")`` -> ``issues[0].severity``."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "the answer"
+
+
+def schema_mismatch(model: type[BaseModel], data: Any) -> str:
+    """Why ``data`` does not match ``model``: its first wrong field, and what it allows."""
+    if not isinstance(data, Mapping):
+        return f"the answer is {type(data).__name__}, not an object"
+    try:
+        model.model_validate(dict(data))
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        where = _field(tuple(first["loc"]))
+        expected = (first.get("ctx") or {}).get("expected")
+        if first["type"] == "literal_error" and expected:
+            why = f"{first['input']!r} is not one of {expected}"
+        elif first["type"] == "missing":
+            why = "field required"
+        elif first["type"] == "extra_forbidden":
+            why = "not a field of the schema"
+        else:
+            why = str(first["msg"])
+            why = why[:1].lower() + why[1:]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        return f"{where}: {why}{more}"
+    return "no field is wrong"
+
+
+def _mismatch(model: type[BaseModel], data: Any) -> Verdict:
+    """The unclear verdict of a structured answer that does not match the schema."""
+    return unclear(
+        "The reviewer's structured answer does not match the verdict schema "
+        f"({schema_mismatch(model, data)}); treated as not approved."
+    )
+
+
 class ApprovalReader(VerdictReader):
     """Seed 000's structured review; ``APPROVED`` only when approved with no blocker."""
 
@@ -149,10 +190,7 @@ class ApprovalReader(VerdictReader):
             found = _validate(ApprovalAnswer, result.structured)
             if isinstance(found, ApprovalAnswer):
                 return self._verdict(found, "structured")
-            return unclear(
-                "The reviewer's structured answer does not match the verdict schema; "
-                "treated as not approved."
-            )
+            return _mismatch(ApprovalAnswer, result.structured)
         found = _validate(ApprovalAnswer, json_document(result.text))
         if isinstance(found, ApprovalAnswer):
             return self._verdict(found, "json-text")
@@ -230,11 +268,9 @@ class WordsReader(VerdictReader):
             found = _validate(model, result.structured)
             if found is not None:
                 return self._verdict(found, "structured", ctx)
-            return unclear(
-                "The reviewer's structured answer does not match the verdict schema; "
-                "treated as not approved."
-            )
-        found = _validate(model, json_document(result.text))
+            return _mismatch(model, result.structured)
+        document = json_document(result.text)
+        found = _validate(model, document)
         if found is not None:
             return self._verdict(found, "json-text", ctx)
         if ctx.structured_enforced:
@@ -242,6 +278,11 @@ class WordsReader(VerdictReader):
         if approval_naming_a_problem(result.text):
             return _approval_naming_a_problem(result.text)
         said = first_line_word(result.text, ctx.words)
+        if said is None and isinstance(document, Mapping):
+            return unclear(
+                "The reviewer's JSON answer does not match the verdict schema "
+                f"({schema_mismatch(model, document)}); treated as not approved."
+            )
         if said is None:
             return unclear(
                 "The reviewer's answer could not be read as a verdict; treated as not approved."

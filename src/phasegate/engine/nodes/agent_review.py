@@ -288,12 +288,20 @@ def _no_verdict(
         ns["review_tries"] = tries
         ns["review_tries_from"] = tries
         run.save()
+        from phasegate.engine.status import continue_command
+
         explain = getattr(reader, "missing_message", None)
-        detail = explain(rctx, result) if callable(explain) else "no verdict was recorded"
+        detail = (
+            explain(rctx, result)
+            if callable(explain)
+            else "without recording a verdict (a tool it had to call was not called), so it "
+            "is not approved; fix that"
+        )
+        again = continue_command(run.workflow, run.item.name, run.label(path))
         raise AgentError(
             f"the reviewer ({run.backends.describe(reviewer.role or reviewer.key)}) of "
-            f"{run.item.name} answered {limit} time{'s' if limit > 1 else ''} but {detail}, "
-            f"so it is not approved; run phasegate again once that is fixed"
+            f"{run.item.name} answered {limit} time{'s' if limit > 1 else ''} {detail}, "
+            f"then run {again}"
         )
     ns["review_tries"] = tries
     run.save()
