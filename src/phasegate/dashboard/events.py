@@ -259,11 +259,19 @@ def _generic(event: Mapping[str, Any]) -> str:
     """``name: key=value, ...`` for events without a reading of their own."""
     skip = {"ts", "event", "item", "phase", "role", "text", "structured", "stderr"}
     fields = [
-        f"{k}={_first_line(v)[:80]}"
+        f"{k}={_clipped(_first_line(v))}"
         for k, v in event.items()
         if k not in skip and isinstance(v, str | int | float | bool) and v not in ("", None)
     ]
     return str(event.get("event")) + (": " + ", ".join(fields[:6]) if fields else "")
+
+
+def _clipped(text: str, most: int = 80) -> str:
+    """``text`` cut at a word to at most ``most`` characters, an ellipsis saying so."""
+    if len(text) <= most:
+        return text
+    cut = text[: most - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
+    return (cut or text[: most - 1]) + "…"
 
 
 #: The reason an ``agent.abandoned`` event gives when phasegate itself was stopped.
