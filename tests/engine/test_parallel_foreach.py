@@ -479,10 +479,11 @@ def test_a_ticked_dependency_is_skipped_and_its_dependents_still_run(tmp_path: P
 
 
 def test_a_cap_a_worker_reaches_on_a_retry_is_asked_as_a_decision(tmp_path: Path) -> None:
-    """T1's first attempt fails after spending $0.30 of a $0.50 cap; its retry, on the
-    worker's thread, would pass the cap (estimated at $0.30). A worker cannot ask a person:
-    the call goes back to the engine's thread, which saves the budget decision and asks it
-    (it used to end the run waiting, exit 3, with no decision to answer)."""
+    """T1's first attempt fails after spending $0.45 of a $0.50 cap; its retry, on the
+    worker's thread, would pass the cap (whatever the others spent meanwhile). A worker
+    cannot ask a person: the call goes back to the engine's thread, which saves the budget
+    decision and asks it (it used to end the run waiting, exit 3, with no decision to
+    answer); another item's call that the cap lets through does not withdraw it."""
     from phasegate.agents.base import AgentRequest
     from phasegate.agents.scripted import ScriptedReply
     from phasegate.api import open_repo
@@ -498,7 +499,7 @@ def test_a_cap_a_worker_reaches_on_a_retry_is_asked_as_a_decision(tmp_path: Path
     def special(request: AgentRequest) -> ScriptedReply | None:
         if request.labels.get("task") == "T1" and not failed:
             failed.append("T1")
-            return ScriptedReply(exit_status=1, error="boom", cost_usd=0.3)
+            return ScriptedReply(exit_status=1, error="boom", cost_usd=0.45)
         return ScriptedReply(write={f"src/{request.labels['task']}.py": "x\n"}, cost_usd=0.01)
 
     agents = Agents(delay=0.0, special=special)

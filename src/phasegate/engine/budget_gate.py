@@ -66,7 +66,7 @@ class BudgetGuard:
         """The USD the call may spend at most (``None``: no USD cap), or stop at the gate."""
         run = self.run
         if not self.enabled:
-            self.withdraw_stale()
+            self.withdraw_stale(None)
             return None
         while True:
             on_engine_thread = threading.get_ident() == self._engine_thread
@@ -79,7 +79,7 @@ class BudgetGuard:
             if isinstance(found, Allowed):
                 if answered is not None:
                     self.acted(answered[2])  # a stop no longer needed (the cap was changed)
-                self.withdraw_stale()
+                self.withdraw_stale(spec.path)
                 return found.max_usd
             reached = self._reached(found, spec)
             from phasegate.engine.status import continue_command
@@ -114,7 +114,13 @@ class BudgetGuard:
         cap, unit = found.cap, found.cap.metric
         visit = _visit(run)
         record = budget_record(run.state)
-        record["asked"] = {"visit": visit, "cap": cap.key, "unit": unit, "step": cap.configured}
+        record["asked"] = {
+            "visit": visit,
+            "cap": cap.key,
+            "unit": unit,
+            "step": cap.configured,
+            "node": spec.path,
+        }
         run.state["budget"] = record  # saved with the pending decision, before it is asked
         question = Question(
             id=BUDGET_DECISION,
@@ -137,13 +143,20 @@ class BudgetGuard:
         if answer.by == "flag":
             run.presets.pop(BUDGET_DECISION, None)  # --answer budget=raise raises it once
 
-    def withdraw_stale(self) -> None:
+    def withdraw_stale(self, node: str | None) -> None:
         """A budget decision still pending although no cap stops the call now (the config
-        was changed instead of answering): it no longer waits for anyone."""
+        was changed instead of answering): it no longer waits for anyone.
+
+        ``node`` is the call's node: only the call the question was asked for says so (in a
+        parallel loop another item's call may pass while that one is still stopped);
+        ``None``: no cap is configured any more."""
         if threading.get_ident() != self._engine_thread:
             return
         record = self.run.state.decisions.get(BUDGET_DECISION)
         if record is None or record.get("status") != "pending":
+            return
+        asked = (budget_record(self.run.state).get("asked") or {}).get("node")
+        if node is not None and asked is not None and asked != node:
             return
         del self.run.state.decisions[BUDGET_DECISION]
         self.run.item.record(
