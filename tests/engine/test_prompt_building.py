@@ -19,7 +19,7 @@ from phasegate.engine.template_text import inside_any, template_text
 
 EVERY_PLACEHOLDER = (
     "{{ artifact_path }}|{{item}}|{{ phase }}|{{node}}|{{iteration}}/{{max_iterations}}|"
-    "{{role}}|{{artifact}}|{{item_dir}}|{{task}}|{{task_title}}|{{mode}}|{{description}}|"
+    "{{role}}|{{artifact}}|{{item_dir}}|{{mode}}|{{description}}|"
     "{{workflow}}\n"
 )
 
@@ -59,8 +59,8 @@ def test_every_placeholder_of_an_executor_prompt_is_filled_with_its_value(
     assert repo.run("demo", backends={"default": backend}).status == "completed"
     shown = [r.instructions for r in calls(backend, "executor", "p1")]
     assert shown == [
-        "work/demo/p1.md|demo|p1|p1|1/3|executor|p1.md|work/demo|||standard|Add a greeting|loop\n",
-        "work/demo/p1.md|demo|p1|p1|2/3|executor|p1.md|work/demo|||standard|Add a greeting|loop\n",
+        "work/demo/p1.md|demo|p1|p1|1/3|executor|p1.md|work/demo|standard|Add a greeting|loop\n",
+        "work/demo/p1.md|demo|p1|p1|2/3|executor|p1.md|work/demo|standard|Add a greeting|loop\n",
     ]
     reviews = [r.instructions for r in calls(backend, "reviewer", "p2")]
     assert reviews == ["Review p2 in work/demo/p2.md.\n"] * 2

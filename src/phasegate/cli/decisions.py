@@ -35,10 +35,12 @@ def decisions(
     root = _repo(repo)
     config = load_config(root)
     registry = WorkflowRegistry(root)
+    unlisted: list[str] = []
     if name is not None:
         targets = [locate_item(root, name, registry, config, workflow, command="decisions")]
     else:
         targets = []
+        unlisted = _unlisted(registry)
         for wf, item_name, _ in iter_items(root, registry, config):
             try:
                 targets.append(
@@ -75,7 +77,19 @@ def decisions(
         write_json(found)
         return
     if not found:
-        out.print("No decisions are waiting." if name is None else f"{name}: no decision waits.")
+        if name is not None:
+            out.print(f"{name}: no decision waits.")
+        elif unlisted:
+            names = ", ".join(repr(n) for n in unlisted)
+            one = len(unlisted) == 1
+            which = f"workflow {names} does not" if one else f"workflows {names} do not"
+            out.print(
+                f"No decisions listed: {which} load (see above); the decisions of "
+                f"{'its' if one else 'their'} items are listed once "
+                f"{'it loads' if one else 'they load'} (phasegate validate FILE says why)"
+            )
+        else:
+            out.print("No decisions are waiting.")
         return
     for record in found:
         out.print(
@@ -91,6 +105,22 @@ def decisions(
         if record.get("recommendation"):
             out.print(f"  recommended: {escape(str(record['recommendation']))}")
         out.print(f"  answer: [bold]{escape(record['command'])}[/]")
+
+
+def _unlisted(registry: Any) -> list[str]:
+    """The workflows that do not load, each warned of on stderr (as ``status`` does): the
+    decisions of their items cannot be listed (they are not gone; fixing the workflow
+    lists them again)."""
+    from phasegate.errors import WorkflowError
+
+    broken: list[str] = []
+    for workflow_name in registry.names():
+        try:
+            registry.get(workflow_name)
+        except WorkflowError as exc:
+            warn(f"{exc} (the decisions of the items of workflow {workflow_name!r} are not listed)")
+            broken.append(workflow_name)
+    return broken
 
 
 @app.command()

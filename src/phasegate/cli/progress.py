@@ -358,6 +358,8 @@ class ProgressPrinter:
             self._line(f"  - check {e.get('check')} skipped (no command configured)")
         elif e.get("passed"):
             self._line(f"  [green]✓[/] check {e.get('check')} passed")
+        elif e.get("error"):  # it could not run (a cwd folder missing, no command configured)
+            self._line(f"  [red]✗[/] check {e.get('check')} failed: {escape(str(e.get('error')))}")
         else:
             self._line(f"  [red]✗[/] check {e.get('check')} failed (exit {e.get('exit_code')})")
 
@@ -446,8 +448,11 @@ class ProgressPrinter:
     def _on_item_completed(self, e: dict[str, Any]) -> None:
         summary = escape(str(e.get("summary")))
         if e.get("status") == "stopped":  # an end node with status: stopped
+            # Its message ends the run's closing message, printed after this line.
             self._line(f"[yellow]■ {e.get('item')} stopped:[/] {summary}")
             return
+        if e.get("message"):  # the end node's message, added to the closing line
+            summary = f"{summary} {escape(str(e.get('message')))}"
         self._line(f"[bold green]★ {e.get('item')} complete:[/] {summary}")
 
     def _on_worktree_finish(self, e: dict[str, Any]) -> None:

@@ -90,6 +90,13 @@ def validate(
         raise BadInputError(f"{path}: not a regular file")
     root = git_toplevel(path.resolve().parent)
     overrides = root / CONFIG_DIR / "prompts" if root else None
+    if path.suffix != ".yaml":
+        from phasegate.cli.output import warn
+
+        warn(
+            f"{path}: never loaded as it is named: only NAME.yaml files in "
+            f".phasegate/workflows/ are workflows (rename it to {path.stem}.yaml)"
+        )
     try:
         loaded = load_workflow(path.resolve(), "repo", overrides)
         if root is not None:  # its items folder must be its own among the repo's workflows

@@ -12,6 +12,7 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from phasegate.config import Config
 from phasegate.engine.confine import inside
@@ -37,6 +38,8 @@ class CheckOutcome:
     output_tail: str = ""
     timed_out: bool = False
     duration_s: float = 0.0
+    #: Why the command could not be started at all (its ``cwd`` folder is missing).
+    error: str = ""
 
     def describe(self) -> str:
         if self.skipped:
@@ -45,6 +48,9 @@ class CheckOutcome:
             )
         if self.passed:
             return f"check {self.name!r} passed"
+        if self.error:
+            ran = f" ({self.command})" if self.command else ""
+            return f"check {self.name!r}{ran} could not run: {self.error}"
         why = "timed out" if self.timed_out else f"failed with exit code {self.exit_code}"
         return f"check {self.name!r} ({self.command}) {why}"
 
@@ -59,6 +65,8 @@ class CheckCommand:
     name: str
     command: str | None
     cwd: str | None = None
+    #: A command that must run (a check node's): not configured, it fails, never skips.
+    required: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,14 +82,21 @@ class CheckRound:
     workdir: Path | None = None
 
 
-def resolve(checks: tuple[CheckRef, ...], config: Config) -> tuple[CheckCommand, ...]:
-    """The commands of ``checks``: named ones come from ``config.commands``."""
+def resolve(
+    checks: tuple[CheckRef, ...], config: Config, *, required: bool = False
+) -> tuple[CheckCommand, ...]:
+    """The commands of ``checks``: named ones come from ``config.commands``.
+
+    ``required`` (a check node's ``run``): a named command the configuration does not
+    have fails when the round runs, instead of being skipped (a gate never passes
+    without running what it names).
+    """
     found: list[CheckCommand] = []
     for check in checks:
         if isinstance(check, InlineCheck):
             found.append(CheckCommand(check.name, check.run, check.cwd))
         else:
-            found.append(CheckCommand(check, config.commands.get(check)))
+            found.append(CheckCommand(check, config.commands.get(check), required=required))
     return tuple(found)
 
 
@@ -137,6 +152,7 @@ def run_check_round(
             exit_code=outcome.exit_code,
             duration_s=outcome.duration_s,
             output=outcome.output_tail,
+            **_error_field(outcome),
         )
     item.record_result(
         "checks.completed",
@@ -151,14 +167,38 @@ def run_check_round(
     return outcomes
 
 
+def _error_field(outcome: CheckOutcome) -> dict[str, Any]:
+    """``{"error": why}`` for a check that could not run (journaled with it), else ``{}``."""
+    return {"error": outcome.error} if outcome.error else {}
+
+
 def _run_one(item: WorkItem, workdir: Path, command: CheckCommand) -> CheckOutcome:
     if not command.command:
+        if command.required:
+            return CheckOutcome(
+                command.name,
+                None,
+                passed=False,
+                error=(
+                    f"no {command.name!r} command is configured; set "
+                    f"commands.{command.name} in .phasegate/config.yaml (a check node does "
+                    "not pass without running its commands)"
+                ),
+            )
         return CheckOutcome(command.name, None, passed=True, skipped=True)
     cwd = workdir / command.cwd if command.cwd else workdir
     if not inside(cwd, [workdir]):
         raise WorkflowError(
             f"check {command.name!r}: its working directory {command.cwd!r} leads outside the "
             f"work tree (to {cwd.resolve()}, through a symlink); refused"
+        )
+    if not cwd.is_dir():
+        what = "is not a folder" if cwd.exists() else "does not exist"
+        return CheckOutcome(
+            command.name,
+            command.command,
+            passed=False,
+            error=f"its working directory {command.cwd!r} {what} in the work tree",
         )
     result = run_process(command.command, cwd=cwd, timeout=item.config.timeouts.check)
     # Redacted before it is cut, so no tail of a secret survives the cut.

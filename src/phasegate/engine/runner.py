@@ -318,7 +318,11 @@ class Runner:
         self.item.save(state, durable=True)
         self.item.view.completed(state)
         self.item.record(
-            "item.completed", summary=state["summary"], status=state.status, sync_now=True
+            "item.completed",
+            summary=state["summary"],
+            status=state.status,
+            sync_now=True,
+            **({"message": end.message} if end.message else {}),
         )
         message = str(state["summary"])
         if end.message:

@@ -36,8 +36,16 @@ def template_text(path: Path | str) -> str:
     known = _TEXTS.get(name)
     if known is not None and known[0] == stamp:
         return known[1]
-    with open(name, encoding="utf-8") as handle:
-        text = handle.read()
+    try:
+        with open(name, encoding="utf-8") as handle:
+            text = handle.read()
+    except UnicodeDecodeError as exc:
+        from phasegate.errors import WorkflowError
+
+        raise WorkflowError(
+            f"{name}: prompt template is not UTF-8 text (byte {exc.start}: {exc.reason}); "
+            "save it as UTF-8"
+        ) from None
     if _settled(stamp[0], stamp[1]):
         with _LOCK:
             if len(_TEXTS) >= _MAX_KEPT:

@@ -19,6 +19,7 @@ from phasegate.workflow.graph import graph_problems
 from phasegate.workflow.loaded import LoadedWorkflow as LoadedWorkflow
 from phasegate.workflow.model import AgentNode, GateNode, Workflow
 from phasegate.workflow.node_rules import Location
+from phasegate.workflow.parts import UNION_TAGS
 from phasegate.workflow.phases import LinearWorkflow, linear_problems, node_location, to_nodes
 from phasegate.workflow.prompts import (
     CALL_VARIABLES,
@@ -26,7 +27,9 @@ from phasegate.workflow.prompts import (
     GATE_VARIABLES,
     LABEL_NEXT_VARIABLES,
     REFUSAL_VARIABLES,
+    TEMPLATE_VARIABLES,
     find_template,
+    malformed_placeholders,
     unknown_placeholders,
 )
 from phasegate.workflow.sources import prompt_search_path
@@ -36,7 +39,7 @@ from phasegate.yaml_errors import yaml_problem
 MAX_FILE_BYTES = 1_000_000
 MAX_VALUES = 200_000
 MAX_DEPTH = 64
-_UNION_TAGS = frozenset({"agent", "gate", "foreach", "check", "action", "end"})
+_UNION_TAGS = frozenset({"agent", "gate", "foreach", "check", "action", "end", *UNION_TAGS})
 
 
 class WorkflowProblems(WorkflowError):
@@ -286,6 +289,8 @@ def placeholder_problems(workflow: Workflow) -> list[tuple[Location, str]]:
     for loc, text, known in texts_of(workflow):
         if "{{" not in text:
             continue
+        for line, problem in malformed_placeholders(text):
+            problems.append((loc, f"{problem} (line {line})" if "\n" in text else problem))
         bad = unknown_placeholders(text, known)
         if bad:
             names = ", ".join(repr(name) for name in bad)
@@ -322,14 +327,57 @@ def _template_problems(
                 _located(path, document, loc, f"prompt template {name!r} not found in {places}")
             )
             continue
-        bad = unknown_placeholders(found.read_text(encoding="utf-8"))
-        if bad:
+        try:
+            text = found.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
             problems.append(
                 _located(
                     path,
                     document,
                     loc,
-                    f"template {found} uses unknown placeholders: {', '.join(bad)}",
+                    f"prompt template {found} is not UTF-8 text "
+                    f"(byte {exc.start}: {exc.reason}); save it as UTF-8",
+                )
+            )
+            continue
+        except OSError as exc:
+            problems.append(
+                _located(
+                    path,
+                    document,
+                    loc,
+                    f"cannot read prompt template {found} ({exc.strerror or exc})",
+                )
+            )
+            continue
+        problems += [
+            _located(path, document, loc, f"template {found}:{line}: {problem}")
+            for line, problem in malformed_placeholders(text)
+        ]
+        # The foreach item's names are filled only inside a foreach body.
+        in_foreach = "body" in where
+        known = TEMPLATE_VARIABLES if in_foreach else TEMPLATE_VARIABLES - FOREACH_VARIABLES
+        bad = unknown_placeholders(text, known)
+        outside = [name for name in bad if name in FOREACH_VARIABLES]
+        unknown = [name for name in bad if name not in FOREACH_VARIABLES]
+        if unknown:
+            problems.append(
+                _located(
+                    path,
+                    document,
+                    loc,
+                    f"template {found} uses unknown placeholders: {', '.join(unknown)}",
+                )
+            )
+        if outside:
+            names = " and ".join(repr(name) for name in outside)
+            problems.append(
+                _located(
+                    path,
+                    document,
+                    loc,
+                    f"template {found} uses {names}, filled only inside a foreach body "
+                    "(this node is not in one: it would be empty)",
                 )
             )
     return problems
@@ -361,6 +409,10 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
         message = "unknown field"
     elif error["type"] == "missing":
         message = "required field is missing"
+    elif error["type"] in _LIST_TYPES:
+        message = f"should be a list, not {_kind_of(error.get('input'))}"
+    elif error["type"] in _MAPPING_TYPES:
+        message = f"should be a mapping (key: value), not {_kind_of(error.get('input'))}"
     elif error["type"] == "union_tag_invalid":
         message = f"unknown node kind {error['input'].get('kind')!r} " + (
             "(kinds: agent, gate, foreach, check, action, end)"
@@ -370,6 +422,30 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
     if relocate is not None:
         loc = relocate(loc)
     return _located(path, document, loc, message)
+
+
+#: pydantic's error types for a value that is not a list (``tuple`` fields read YAML
+#: lists), and not a mapping (a model, a dict): said in the YAML's words.
+_LIST_TYPES = frozenset({"tuple_type", "list_type", "set_type", "frozen_set_type"})
+_MAPPING_TYPES = frozenset({"dict_type", "model_type", "model_attributes_type"})
+
+
+def _kind_of(value: Any) -> str:
+    """What a YAML value is, in a few words (``a string``, ``a number``...)."""
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        shown = value if len(value) <= 30 else value[:29] + "…"
+        return f"a string ({shown!r})"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return type(value).__name__
 
 
 def _located(path: Path, document: Any, loc: Location, message: str) -> str:

@@ -7,9 +7,17 @@ The nodes and the workflow itself are in :mod:`phasegate.workflow.model`.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 
@@ -107,8 +115,27 @@ class InlineCheck(Strict):
     _name = field_validator("name")(check_name)
     _cwd = field_validator("cwd")(lambda v: confined_path(v) if v is not None else v)
 
+    @field_validator("run")
+    @classmethod
+    def _run_given(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("an empty command; give the shell command the check runs")
+        return value
 
-CheckRef = str | InlineCheck
+
+def _check_kind(value: Any) -> str:
+    return "command-name" if isinstance(value, str) or not isinstance(value, dict) else "inline"
+
+
+#: A check: a command's name from the configuration's ``commands:``, or an inline check.
+#: Told apart by the value's type, so a problem is reported for the one it is (an inline
+#: check's field, never also "should be a string").
+CheckRef = Annotated[
+    Annotated[str, Tag("command-name")] | Annotated[InlineCheck, Tag("inline")],
+    Discriminator(_check_kind),
+]
+#: The tags of the unions (a check's, a node's kind): in a problem's location, not named.
+UNION_TAGS = frozenset({"command-name", "inline"})
 
 
 class InputFile(Strict):

@@ -17,7 +17,7 @@ from pydantic import Field, field_validator, model_validator
 
 from phasegate.workflow.parts import (
     NAME_PATTERN,
-    InlineCheck,
+    CheckRef,
     Label,
     Mode,
     Prerequisites,
@@ -50,7 +50,7 @@ class Phase(Strict):
     executor_prompt: str | None = None
     reviewer_prompt: str | None = None
     prerequisites: Prerequisites = Prerequisites()
-    checks: tuple[str | InlineCheck, ...] = ()
+    checks: tuple[CheckRef, ...] = ()
     next: tuple[str, ...] | None = None
     final: bool = False
 

@@ -101,6 +101,44 @@ def unknown_placeholders(text: str, known: frozenset[str] = TEMPLATE_VARIABLES) 
     return sorted({m for m in PLACEHOLDER.findall(text) if m not in known})
 
 
+#: ``{{`` and a name, as a placeholder begins: what follows says whether it was meant as one.
+_ATTEMPT = re.compile(r"\{\{[ \t]*[A-Za-z_][A-Za-z0-9_]*[ \t]*")
+
+
+def malformed_placeholders(text: str) -> list[tuple[int, str]]:
+    """``(line, problem)`` of every ``{{ name`` of ``text`` meant as a placeholder but not
+    one (``{{ name }}``, nothing else): a filter (``{{ item | upper }}``) or no ``}}`` on
+    its line (``{{ item ?``). It would be shown as written, never filled. Other ``{{``
+    (code in a prompt: ``style={{color: 'red'}}``) are text."""
+    if "{{" not in text:
+        return []
+    covered = {m.start() for m in PLACEHOLDER.finditer(text)}
+    problems: list[tuple[int, str]] = []
+    for found in _ATTEMPT.finditer(text):
+        start = found.start()
+        if start in covered:
+            continue
+        line_end = text.find("\n", start)
+        if line_end == -1:
+            line_end = len(text)
+        rest = text[found.end() : line_end]
+        line = text.count("\n", 0, start) + 1
+        close = rest.find("}}")
+        if close == -1:
+            shown = _clipped(text[start:line_end].rstrip())
+            problems.append((line, f"{shown!r} is not closed with '}}}}'"))
+        elif rest.startswith("|"):
+            shown = _clipped(text[start : found.end() + close + 2])
+            problems.append(
+                (line, f"{shown!r} is not a placeholder (only {{{{ name }}}}: no filters)")
+            )
+    return problems
+
+
+def _clipped(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def render(text: str, values: Mapping[str, object]) -> str:
     """Fill the placeholders of ``text`` from ``values``."""
     return PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), "")), text)

@@ -112,6 +112,7 @@ class WorkflowRegistry:
         if name not in files:
             raise NotFoundError(
                 f"unknown workflow {name!r} (available: {', '.join(sorted(files))})"
+                + self._misnamed(name)
             )
         path, source = files[name]
         overrides = self.repo_root / REPO_PROMPTS if self.repo_root is not None else None
@@ -129,6 +130,21 @@ class WorkflowRegistry:
                 cache.remember(name, key, data)
         self._cache[name] = loaded
         return loaded
+
+    def _misnamed(self, name: str) -> str:
+        """A note on a file of the repository's workflows folder that would be workflow
+        ``name`` but for its extension (``NAME.yml``: never loaded), else ``""``."""
+        if self.repo_root is None:
+            return ""
+        folder = self.repo_root / REPO_WORKFLOWS
+        for suffix in (".yml", ".YAML", ".YML", ".Yaml"):
+            candidate = folder / f"{name}{suffix}"
+            if candidate.is_file():
+                return (
+                    f"; {candidate} is not loaded: only NAME.yaml files are workflows "
+                    f"(rename it to {name}.yaml)"
+                )
+        return ""
 
     def _from_cache(
         self, key: str | None, name: str, path: Path, source: str, search: tuple[Path, ...]

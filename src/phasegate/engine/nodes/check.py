@@ -34,7 +34,7 @@ def run_check(run: Run, path: str, node: CheckNode, task: Task | None) -> Steps:
     ns = run.state.node(path)
     if run.over_visit_limit(path):
         return Outcome("exhausted")
-    commands = list(resolve(node.run, run.item.config))
+    commands = list(resolve(node.run, run.item.config, required=True))
     if node.commands_from is not None:
         commands += listed_commands(run, path, node, task, node.commands_from)
     round_ = CheckRound(
