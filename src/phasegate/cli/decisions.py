@@ -26,6 +26,7 @@ def decisions(
     repo: RepoOption = None,
 ) -> None:
     """List the decisions waiting for a person: question, files, choices, the answer command."""
+    from phasegate.cli.status_command import unlisted_workflows
     from phasegate.config import load_config
     from phasegate.engine.answers import pending, record_command
     from phasegate.engine.items import iter_items, locate_item
@@ -40,7 +41,7 @@ def decisions(
         targets = [locate_item(root, name, registry, config, workflow, command="decisions")]
     else:
         targets = []
-        unlisted = _unlisted(registry)
+        unlisted = unlisted_workflows(registry, "decisions of the items")
         for wf, item_name, _ in iter_items(root, registry, config):
             try:
                 targets.append(
@@ -105,22 +106,6 @@ def decisions(
         if record.get("recommendation"):
             out.print(f"  recommended: {escape(str(record['recommendation']))}")
         out.print(f"  answer: [bold]{escape(record['command'])}[/]")
-
-
-def _unlisted(registry: Any) -> list[str]:
-    """The workflows that do not load, each warned of on stderr (as ``status`` does): the
-    decisions of their items cannot be listed (they are not gone; fixing the workflow
-    lists them again)."""
-    from phasegate.errors import WorkflowError
-
-    broken: list[str] = []
-    for workflow_name in registry.names():
-        try:
-            registry.get(workflow_name)
-        except WorkflowError as exc:
-            warn(f"{exc} (the decisions of the items of workflow {workflow_name!r} are not listed)")
-            broken.append(workflow_name)
-    return broken
 
 
 @app.command()

@@ -115,8 +115,13 @@ def _warn_missing_workflows(root: Path, known: Sequence[str]) -> bool:
 
 
 def _unlisted(registry: Any) -> list[str]:
-    """The workflows that do not load, each warned of on stderr: their items cannot be
-    listed (they are not gone; fixing the workflow lists them again)."""
+    return unlisted_workflows(registry, "items")
+
+
+def unlisted_workflows(registry: Any, what: str) -> list[str]:
+    """The workflows that do not load, each warned of on stderr: ``what`` of their items
+    (``items``, ``decisions of the items``) cannot be listed (they are not gone; fixing
+    the workflow lists them again)."""
     from phasegate.errors import WorkflowError
 
     broken: list[str] = []
@@ -124,7 +129,7 @@ def _unlisted(registry: Any) -> list[str]:
         try:
             registry.get(workflow_name)
         except WorkflowError as exc:
-            warn(f"{exc} (the items of workflow {workflow_name!r} are not listed)")
+            warn(f"{exc} (the {what} of workflow {workflow_name!r} are not listed)")
             broken.append(workflow_name)
     return broken
 

@@ -55,26 +55,8 @@ def restore_plan(ctx: PluginContext) -> bool:
     if before is None:
         return False
     target = ctx.workspace / rel
-    try:
-        now: bytes | None = target.read_bytes()
-        mode: int | None = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        now, mode = None, None
-    if now == before:
-        return False
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(target, before)
-    if mode is not None:
-        os.chmod(target, mode)
-    ctx.record(
-        "implement.plan_restored",
-        task=ctx.task.key,
-        plan=rel,
-        worktree=_shown(ctx.workspace, ctx.repo),
-        removed=now is None,
-        sync_now=True,
-    )
-    return True
+    _, mode = _read(target)
+    return _put_back(ctx, target, before, mode, _shown(ctx.workspace, ctx.repo))
 
 
 #: PLAN.md as it was before a work-tree task's executor call, by plan file, task, visit and
@@ -88,7 +70,7 @@ _BEFORE_LOCK = threading.Lock()
 def _read(path: Path) -> tuple[bytes | None, int | None]:
     try:
         return path.read_bytes(), stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError):
         return None, None
 
 
@@ -133,12 +115,26 @@ def guard_plan(ctx: PluginContext) -> bool:
     before, mode = copies[0]
     if before is None:
         return False  # there was no plan before the call: the run's reading reports it
-    now, _ = _read(target)
+    return _put_back(ctx, target, before, mode, None)
+
+
+def _put_back(
+    ctx: PluginContext, target: Path, before: bytes, mode: int | None, worktree: str | None
+) -> bool:
+    """PLAN.md at ``target`` written back as ``before`` (with its ``mode``) if it changed;
+    whether it had (journaled as ``implement.plan_restored``)."""
+    assert ctx.task is not None
+    try:
+        now: bytes | None = target.read_bytes()
+    except FileNotFoundError:
+        now = None
+    except IsADirectoryError:
+        return False  # a folder in its place: the plan's reading reports it
     if now == before:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_dir() and not target.is_symlink():
-        return False  # a folder in its place: the plan's reading reports it
+        return False
     if target.is_symlink():
         target.unlink()
     atomic_write_bytes(target, before)
@@ -148,7 +144,7 @@ def guard_plan(ctx: PluginContext) -> bool:
         "implement.plan_restored",
         task=ctx.task.key,
         plan=plan_rel(ctx.state),
-        worktree=None,
+        worktree=worktree,
         removed=now is None,
         sync_now=True,
     )
