@@ -45,6 +45,21 @@ def test_list_items_gives_workflow_node_status_iterations_and_spend(repo: Path) 
     assert row["costUsd"] == 0.0 and row["nextCommand"] == f"phasegate run {ITEM}"
 
 
+def test_list_items_counts_failed_attempts_as_status_does(tmp_path: Path) -> None:
+    """A call that failed was paid for: the list row counts it as `status` and the
+    item's own page do."""
+    failing = {"executor": {"*": [{"cost_usd": 0.5, "fail": {"exit": 1, "error": "boom"}}]}}
+    root = new_repo(tmp_path / "repo", failing)
+    ran = phasegate(root, "run", ITEM, "-q")
+    assert ran.returncode == 6, ran.stdout + ran.stderr
+    status = json.loads(phasegate(root, "status", ITEM, "--json").stdout)
+    assert status["usage"]["failedCalls"] == status["usage"]["calls"] > 0
+    (row,) = data.list_items(root)
+    assert row["calls"] == status["usage"]["calls"]
+    assert row["costUsd"] == status["usage"]["costUsd"] > 0
+    assert data.item_detail(root, ITEM)["calls"] == row["calls"]
+
+
 def test_list_items_reports_an_unreadable_item_without_hiding_the_others(repo: Path) -> None:
     """A corrupt state file is one row with its error; the other items are still listed."""
     assert phasegate(repo, "new", "other").returncode == 0

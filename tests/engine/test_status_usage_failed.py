@@ -73,7 +73,7 @@ def _check(root: Path, name: str) -> None:
     assert usage["costUsd"] == 1.0
     assert usage["inputTokens"] + usage["outputTokens"] == 240
     shown = _cli(root, "status", name).stdout
-    assert "Usage: 2 agent calls, 240 tokens in and out" in shown, shown
+    assert "Usage: 2 agent calls (2 failed), 240 tokens in and out" in shown, shown
     assert "$1.0000" in shown
 
 

@@ -91,7 +91,7 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     usage = status["usage"]
     cost = f", ${usage['costUsd']:.4f}" if usage.get("costUsd") else ""
     console.print(
-        f"  Usage: {usage['calls']} agent calls, "
+        f"  Usage: {usage['calls']} agent calls{_failed(usage)}, "
         f"{usage['inputTokens'] + usage['outputTokens']} tokens in and out"
         f"{_cached(usage)}{cost}"
     )
@@ -99,6 +99,13 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         console.print(f"  {escape(line)}")
     if status.get("worktree"):
         console.print(f"  Worktree: {status['worktree']} (branch {status.get('branch') or '?'})")
+
+
+def _failed(usage: dict[str, Any]) -> str:
+    """`` (N failed)`` after the call count when some calls failed (they count too:
+    the budget pays for them)."""
+    failed = int(usage.get("failedCalls", 0))
+    return f" ({failed} failed)" if failed else ""
 
 
 _TASK_MARKS = {

@@ -152,7 +152,9 @@ def _row(status: dict[str, Any]) -> dict[str, Any]:
 
 def list_items(root: Path) -> list[dict[str, Any]]:
     """Every work item of the repository at ``root`` (see the module docstring)."""
+    from phasegate.engine.item_status import with_failed_attempts
     from phasegate.engine.items import iter_items, locate_item
+    from phasegate.engine.spend import read_spend
     from phasegate.suggested_commands import shared_names, status_with_workflow
 
     config = load_config(root)
@@ -165,6 +167,10 @@ def list_items(root: Path) -> list[dict[str, Any]]:
         try:
             found = locate_item(root, name, registry, config, workflow, command="dashboard")
             status = found.status(found.load(read_journal=False))
+            # Failed attempts count, as in the item's own page and in `status`.
+            status["usage"] = with_failed_attempts(
+                status.get("usage"), read_spend(found.journal.path)
+            )
             rows.append(_row(status_with_workflow(status) if name in shared else status))
         except PhasegateError as exc:
             rows.append({"id": name, "workflow": workflow, "error": str(exc)})
