@@ -86,6 +86,12 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ),
     ("no findings", {"verdict": "MAJOR_ISSUES", "findings": []}, "must list at least one finding"),
     ("extra", {"score": 9}, "create_review: score: unknown field"),
+    ("no change_id", {"change_id": ""}, "create_review: change_id: required field is missing"),
+    (
+        "change_id number",
+        {"change_id": 7},
+        "create_review: change_id: must be a string, not int (7)",
+    ),
     (
         "tests",
         {"tests_run": [{"command": "pytest", "passed": "yes"}]},

@@ -129,8 +129,13 @@ class ChangeTools:
 
     def _change(self, args: Mapping[str, Any], tool: str) -> ChangePaths:
         change_id = args.get("change_id")
-        if not isinstance(change_id, str) or not change_id:
+        if change_id is None or change_id == "":
             raise ToolCallError(f"{tool}: change_id: required field is missing")
+        if not isinstance(change_id, str):
+            raise ToolCallError(
+                f"{tool}: change_id: must be a string, not {type(change_id).__name__} "
+                f"({change_id!r})"
+            )
         if self.change_id is not None and change_id != self.change_id:
             raise ToolCallError(
                 f"{tool}: change_id {change_id!r} is not the change this server serves "
