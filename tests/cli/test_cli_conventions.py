@@ -234,3 +234,23 @@ def test_a_bad_color_value_is_bad_input(repo: Path) -> None:
     result = phasegate(repo, "status", "--color", "sometimes")
     assert result.returncode == 2
     assert "--color must be one of auto, always, never" in result.stderr
+
+
+def test_a_stop_for_a_decision_is_not_called_an_error(tmp_path: Path) -> None:
+    """Exit 3 (waiting on a person) says ``waiting``, not ``error``: nothing failed."""
+    root = new_repo(tmp_path / "repo")
+    (root / ".phasegate" / "workflows").mkdir()
+    (root / ".phasegate" / "workflows" / "ask.yaml").write_text(
+        "name: ask\ndescription: One question.\nitems_dir: work/ask\ndefault_mode: standard\n"
+        "modes:\n  standard: {max_iterations: 1}\nroles: {}\nnodes:\n"
+        "  - id: go\n    kind: gate\n    question: Go on?\n"
+        "    choices:\n      yes: {to: done}\n      no: {to: done}\n"
+        "  - id: done\n    kind: end\n"
+    )
+    assert phasegate(root, "new", "q1", "--workflow", "ask").returncode == 0
+    waiting = phasegate(root, "run", "q1")
+    assert waiting.returncode == 3, waiting.stderr
+    last = waiting.stderr.strip().splitlines()[-1]
+    assert last.startswith("phasegate: waiting: Go on? Answer with: phasegate answer q1 go"), last
+    missing = phasegate(root, "run", "ghost")
+    assert missing.returncode == 2 and missing.stderr.startswith("phasegate: error: ")

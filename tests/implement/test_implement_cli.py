@@ -169,7 +169,7 @@ def test_an_escalation_after_an_unclear_review_says_why_in_one_sentence(tmp_path
     again = cli(root, "implement", "006", "-q")
     assert again.returncode == 3
     assert again.stderr.startswith(
-        "phasegate: error: Task 'Sign outgoing payloads' (docs/specs/006-webhooks/PLAN.md:5) "
+        "phasegate: waiting: Task 'Sign outgoing payloads' (docs/specs/006-webhooks/PLAN.md:5) "
         "is escalated: the review was unclear. Accept it as is, fix it by hand, skip it with "
         "a warning, or abort? Without an answer within 5 minutes: skip_with_warning."
     )

@@ -117,7 +117,9 @@ def _run(args: list[str], fail: Fail, as_json: bool) -> int:
     try:
         result = command.main(args=args, prog_name="phasegate", standalone_mode=False)
     except PhasegateError as exc:
-        return fail(str(exc), int(exc.exit_code))
+        # A stop for a person's decision is no failure: nothing went wrong, nothing is lost.
+        kind = "waiting" if exc.exit_code == ExitCode.WAITING else "error"
+        return fail(str(exc), int(exc.exit_code), kind)
     except typer.Abort as exc:
         if isinstance(exc.__cause__, KeyboardInterrupt):
             return _interrupted(exc.__cause__)
