@@ -204,11 +204,14 @@ def test_a_review_md_written_by_the_implementer_never_approves(repo: Path) -> No
             (repo / FOLDER / "REVIEW.md").write_text(forged)
         return reply
 
-    with pytest.raises(AgentError, match="without calling the create_review tool"):
+    # REVIEW.md is put back after the implementer's call, which fails as a forged
+    # STATE.yaml makes it fail; the reviewer is never reached.
+    with pytest.raises(AgentError, match=r"changed phasegate's own files .*REVIEW\.md"):
         changes(repo).impl(
             "add-oauth",
             backends={"default": ScriptedBackend(handler=implementer)},  # type: ignore[arg-type]
         )
+    assert not (repo / FOLDER / "REVIEW.md").exists()
     assert changes(repo).state("add-oauth").phase.value == "implementing"
 
 

@@ -193,8 +193,8 @@ def test_person_at_the_limit_can_view_then_implement(repo: Path) -> None:
         options=PlanOptions(mode="quick", viewer=shown.append),
     )
     assert [choices for _, choices in person.asked] == [
-        ("implement", "view", "continue"),
-        ("implement", "continue"),
+        ("implement", "continue", "view", "rechallenge"),
+        ("implement", "continue", "rechallenge"),
     ]
     assert "## Challenge review 1: NEEDS_REVISION" in shown[0]
     assert outcome.action == "challenged"

@@ -20,6 +20,7 @@ from phasegate.change.phases import LIMIT_CHOICES as LIMIT_CHOICES  # plan's --o
 from phasegate.change.phases import LimitChoice, limit_answer
 from phasegate.change.review import RecordedReview, read_review
 from phasegate.change.state import ChangeState
+from phasegate.change.tasks import read_tasks
 from phasegate.config import Config
 from phasegate.engine.calls import Backends
 from phasegate.engine.item import EventSink, WorkItem, items_dir, validate_item_name
@@ -225,6 +226,15 @@ class Changes:
             answers["planning-limit"] = opts.on_limit
         if opts.rechallenge:
             answers["rechallenge"] = "rechallenge"
+            if self._limit_pending(item):
+                # At the planning limit (proposed): the plan was edited by hand, so it is
+                # challenged again as it is, without a reproposal.
+                if opts.on_limit is not None:
+                    raise BadInputError(
+                        f"--rechallenge and --on-limit {opts.on_limit} both answer the "
+                        f"planning limit of {change_id}; give one of them"
+                    )
+                answers["planning-limit"] = "rechallenge"
         before = len(self.state(change_id).history)
         try:
             outcome = self._run(item, "plan", backends, asker, answers, opts.viewer)
@@ -246,6 +256,11 @@ class Changes:
                 f"{change_id} is challenged ({moved[-1].cause}). Next: phasegate impl {change_id}",
             )
         return PlanOutcome("beyond-planning", state, outcome.message)
+
+    def _limit_pending(self, item: WorkItem) -> bool:
+        """Whether the planning-limit question waits for an answer."""
+        decision = item.load(read_journal=False).decisions.get("planning-limit") or {}
+        return decision.get("status") == "pending"
 
     def _limit_message(self, item: WorkItem) -> str:
         """The pending question: the planning limit is answered with ``plan``'s own flags,
@@ -296,6 +311,7 @@ class Changes:
             )
         opts = options or ImplOptions()
         answers: dict[str, str] = {}
+        self._ready_to_implement(change_id, opts)
         before = item.load(read_journal=False)
         pending = before.decisions.get("manual-fix") or {}
         if pending.get("status") == "pending":
@@ -310,6 +326,14 @@ class Changes:
             if state.impl is not None and state.impl.step == "stopped":
                 review = read_review(paths.review_path)
                 reason = state.impl.stop_reason or "manual fix required"
+                if reason.startswith("the implementer changed no files"):
+                    message = (
+                        f"{change_id}: {reason}. Make the changes {paths.rel(paths.tasks_path)} "
+                        "asks for (by hand, or with the implementer's backend in "
+                        f".phasegate/config.yaml set to one that edits files), then run "
+                        f"phasegate impl {change_id} --review-only"
+                    )
+                    return ImplOutcome("stopped", state, message, review)
                 findings = len(review.findings) if review else 0
                 message = (
                     f"{change_id}: manual fix required: {reason} ({findings} finding(s), see "
@@ -323,6 +347,38 @@ class Changes:
         if current_label(item.workflow, before) == "complete":  # nothing was left to do
             message = ran.message
         return ImplOutcome("complete", state, message, read_review(paths.review_path))
+
+    def _ready_to_implement(self, change_id: str, opts: ImplOptions) -> None:
+        """Refuse, before anything runs (the phase stays as it is), what ``impl`` cannot
+        start: ``--review-only`` before anything was implemented, or implementing without
+        tasks.md's tasks."""
+        state = self.state(change_id)
+        phase = state.phase.value
+        step = state.impl.step if state.impl is not None else None
+        implementing = phase == "implementing"
+        if phase not in ("challenged", "implementing"):
+            return  # the workflow's own answer for that phase
+        if opts.review_only and (not implementing or step == "implement"):
+            where = f"phase {phase}" + (f", step {step}" if implementing else "")
+            raise BlockedError(
+                f"{change_id} has nothing to review yet ({where}): --review-only reviews "
+                f"work impl has implemented; run phasegate impl {change_id} to implement it"
+            )
+        if opts.review_only or (implementing and step not in ("implement", "stopped")):
+            return
+        paths = self.paths(change_id)
+        tasks = paths.rel(paths.tasks_path)
+        if not paths.tasks_path.is_file():
+            raise BlockedError(
+                f"{tasks} does not exist, so {change_id} cannot be implemented; restore it "
+                f"or write it (tasks under headings such as '## 1. Data Layer'), then run "
+                f"phasegate impl {change_id}"
+            )
+        if read_tasks(paths.tasks_path).task_count == 0:
+            raise BlockedError(
+                f"{tasks} lists no tasks, so {change_id} cannot be implemented; add them "
+                f"(under headings such as '## 1. Data Layer'), then run phasegate impl {change_id}"
+            )
 
     # -- archive ----------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from typing import Any
 from phasegate.agents.base import PromptPart
 from phasegate.change.archive import Archive
 from phasegate.change.paths import paths_of
+from phasegate.change.reader import RECORDED_EVENT, review_digest
 from phasegate.change.specfiles import snapshot_bases, spec_entries
 from phasegate.change.tasks import ensure_change_id, read_tasks
 from phasegate.engine.plugin_api import (
@@ -262,8 +263,9 @@ class ChallengeBlock(Action):
 
 
 class ReviewVerdictAction(Action):
-    """The implementation review's findings kept for the view; NEEDS_FIX records
-    ``implementing -> implementing``."""
+    """The implementation review's findings kept for the view, the review journaled with
+    its round and content (so an earlier REVIEW.md is filed under the round phasegate
+    recorded); NEEDS_FIX records ``implementing -> implementing``."""
 
     name = "change-review-verdict"
 
@@ -273,6 +275,14 @@ class ReviewVerdictAction(Action):
             return "done"
         node = ctx.state.node(ctx.path)
         node["findings"] = list(verdict.data.get("findings") or [])
+        path = paths_of(ctx).review_path
+        if path.is_file():
+            ctx.record(
+                RECORDED_EVENT,
+                round=str(verdict.data.get("round") or ctx.round),
+                verdict=verdict.word,
+                sha256=review_digest(path.read_bytes()),
+            )
         if verdict.word == "NEEDS_FIX":
             _self_move(ctx, "implementing", f"review {node.iteration} NEEDS_FIX")
         return "done"

@@ -1,15 +1,23 @@
 """The verdict of an implementation review, read from the REVIEW.md ``create_review`` wrote.
 
 The reviewer's text is never read: only the review the MCP tool recorded for
-this very round, during the reviewer's call, counts (WF-R4). A REVIEW.md
-already there before the call (an older round, or one an implementer forged)
-is set aside under ``reviews/`` first, named for the round it records.
+this very round, during the reviewer's call, counts (WF-R4). REVIEW.md is
+one of the change's protected files (see :class:`~phasegate.change.view.ChangeView`):
+it is open to writes only while a reviewer's call runs, so any other agent's
+edit is put back. A REVIEW.md already there before the call is set aside under
+``reviews/`` first, named for the round phasegate recorded it under (the
+``review.recorded`` journal event with the same content), or ``unrecorded``
+when phasegate never recorded that content (a hand edit).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import threading
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from phasegate.agents.base import AgentResult, PromptPart
@@ -17,8 +25,52 @@ from phasegate.change.paths import ChangePaths
 from phasegate.change.review import CREATE_REVIEW_SCHEMA, read_review
 from phasegate.errors import StateCorruptError
 from phasegate.state.atomic import atomic_write_bytes, remove_file
+from phasegate.state.journal import Journal
 from phasegate.verdicts.model import Issue, Verdict
 from phasegate.verdicts.readers import ReadContext, ToolCall, VerdictReader
+
+#: The journal event that records the review phasegate read: its round and its content.
+RECORDED_EVENT = "review.recorded"
+#: The name an earlier REVIEW.md whose content phasegate never recorded is filed under.
+UNRECORDED = "unrecorded"
+
+_open_lock = threading.Lock()
+#: REVIEW.md files (absolute paths) a reviewer's call may write now: from just before the
+#: call (``prepare``) until its review is read (``read``).
+_open_reviews: set[str] = set()
+
+
+def review_digest(data: bytes) -> str:
+    """How a recorded review's content is recognised when it is filed under ``reviews/``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def review_open(path: Path) -> bool:
+    """Whether a reviewer's call may write ``path`` (a REVIEW.md) now."""
+    with _open_lock:
+        return os.path.abspath(path) in _open_reviews
+
+
+def close_review(path: Path) -> None:
+    """No reviewer's call may write ``path`` any more (its call ended, or none runs)."""
+    with _open_lock:
+        _open_reviews.discard(os.path.abspath(path))
+
+
+def _open_review(path: Path) -> None:
+    with _open_lock:
+        _open_reviews.add(os.path.abspath(path))
+
+
+def recorded_round(paths: ChangePaths, data: bytes, journal_file: str = ".journal.jsonl") -> str:
+    """The round phasegate recorded the review ``data`` under, or ``unrecorded``."""
+    digest = review_digest(data)
+    try:
+        found = Journal(paths.dir / journal_file).find(RECORDED_EVENT, sha256=digest)
+    except StateCorruptError:
+        found = None
+    round_id = str(found.get("round") or "") if found is not None else ""
+    return round_id if round_id and all(c.isalnum() or c in ".-" for c in round_id) else UNRECORDED
 
 
 class ChangeReviewReader(VerdictReader):
@@ -32,26 +84,27 @@ class ChangeReviewReader(VerdictReader):
         return ChangePaths(ctx.workdir, ctx.item, ctx.item_dir)
 
     def prepare(self, ctx: ReadContext) -> None:
-        """Keep the last REVIEW.md under reviews/ (named for its own round), then remove it."""
+        """Keep the last REVIEW.md under reviews/ (named for the round phasegate recorded it
+        under), remove it, and open it to the coming reviewer's call."""
         paths = self._paths(ctx)
         path = paths.review_path
-        if not path.exists():
-            return
-        try:
-            found = read_review(path)
-            round_id = found.round if found is not None else "unknown"
-        except StateCorruptError:
-            round_id = "unreadable"
-        kept = paths.reviews_dir / f"REVIEW.{round_id}.md"
-        number = 2
-        while kept.exists():
-            kept = paths.reviews_dir / f"REVIEW.{round_id}-{number}.md"
-            number += 1
-        atomic_write_bytes(kept, path.read_bytes())
-        remove_file(path)
+        if path.exists():
+            data = path.read_bytes()
+            round_id = recorded_round(paths, data)
+            kept = paths.reviews_dir / f"REVIEW.{round_id}.md"
+            number = 2
+            while kept.exists():
+                if kept.read_bytes() == data:  # filed already (a run stopped after that)
+                    break
+                kept = paths.reviews_dir / f"REVIEW.{round_id}-{number}.md"
+                number += 1
+            atomic_write_bytes(kept, data)
+            remove_file(path)
+        _open_review(path)
 
     def read(self, result: AgentResult, ctx: ReadContext) -> Verdict | None:
         paths = self._paths(ctx)
+        close_review(paths.review_path)
         review = read_review(paths.review_path)
         if review is None or review.round != ctx.round or review.change_id != ctx.item:
             return None

@@ -11,10 +11,12 @@ A STATE.yaml written by hand with no engine state behind it is adopted.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from phasegate.change.paths import ChangePaths
 from phasegate.change.phases import ChangePhase
+from phasegate.change.reader import close_review, review_open
 from phasegate.change.state import ChangeState
 from phasegate.engine.node_state import NodeState
 from phasegate.engine.plugin_api import StateView
@@ -31,6 +33,8 @@ PLAN_NODES = ("proposal", "specs", "tasks", "planning-limit")
 BUDGETS = ("planning_iterations", "implementation_iterations")
 #: The cause of the first history entry, the change's creation by ``plan`` (seed 002).
 INIT_CAUSE = "plan (init)"
+#: The cause of ``challenged -> implementing``: ``impl`` started implementing.
+IMPL_CAUSE = "impl"
 
 
 class ChangeView(StateView):
@@ -45,6 +49,15 @@ class ChangeView(StateView):
     @classmethod
     def file_names(cls, settings: Mapping[str, Any]) -> list[str]:
         return ["STATE.yaml"]
+
+    def files(self) -> list[Path]:
+        """STATE.yaml, and REVIEW.md except while a reviewer's call may record a review
+        (``create_review`` writes it then): any other agent's edit of it is put back."""
+        files = [self.item.item_dir / name for name in self.file_names(self.settings)]
+        review = self.paths.review_path
+        if not review_open(review):
+            files.append(review)
+        return files
 
     @property
     def paths(self) -> ChangePaths:
@@ -251,6 +264,11 @@ class ChangeView(StateView):
         if step == "stopped" and review is not None:
             if review.get("outcome") == "major-issues":
                 impl["stop_reason"] = "the reviewer found MAJOR_ISSUES"
+            elif no_changes(review):
+                impl["stop_reason"] = (
+                    f"the implementer changed no files in {review.iteration} round(s), "
+                    "so no reviewer was asked"
+                )
             else:
                 limit = state.data.get("implementation_iterations") or "?"
                 impl["stop_reason"] = (
@@ -261,6 +279,9 @@ class ChangeView(StateView):
 
     def render(self, state: EngineState) -> None:
         document = _with_kept_keys(self.document(state), self._previous())
+        impl = document.get("impl") or {}
+        if document.get("phase") != ChangePhase.IMPLEMENTING.value or impl.get("step") != "review":
+            close_review(self.paths.review_path)  # no review awaited: no call may write it
         payload = dump_state(self.item.redactor.data(document), "yaml")
         if payload != self._written:
             atomic_write_bytes(self.paths.state_path, payload, durable=False)
@@ -313,7 +334,7 @@ def _history(state: EngineState) -> list[dict[str, Any]]:
     """Every phase change, starting with the seed's ``[*] --> proposed: plan (init)`` for a
     change ``plan`` created."""
     history = [
-        {"at": h.get("at"), "from": h.get("from"), "to": h.get("to"), "cause": h.get("cause", "")}
+        {"at": h.get("at"), "from": h.get("from"), "to": h.get("to"), "cause": _cause(h)}
         for h in state.get("history") or []
     ]
     created = not history or history[0]["from"] is not None
@@ -321,6 +342,17 @@ def _history(state: EngineState) -> list[dict[str, Any]]:
         init = {"at": state.get("created"), "from": None, "to": "proposed", "cause": INIT_CAUSE}
         history.insert(0, init)
     return history
+
+
+#: The causes seed 002 names for a move the engine records under its node's outcome.
+SEED_CAUSES: dict[tuple[Any, Any, str], str] = {
+    ("challenged", "implementing", "challenged done"): IMPL_CAUSE
+}
+
+
+def _cause(entry: Mapping[str, Any]) -> str:
+    cause = str(entry.get("cause", ""))
+    return SEED_CAUSES.get((entry.get("from"), entry.get("to"), cause), cause)
 
 
 def _with_kept_keys(document: dict[str, Any], previous: Mapping[str, Any]) -> dict[str, Any]:
@@ -345,6 +377,13 @@ def _done_items(node: NodeState | None) -> list[str]:
     return [
         k for k in node.get("order") or [] if items.get(k, {}).get("status") in ("done", "skipped")
     ]
+
+
+def no_changes(review: NodeState) -> bool:
+    """Whether the last review round was decided by phasegate without a reviewer, because
+    the work tree held no implementation changes to review."""
+    records = list(review.get("iterations") or [])
+    return bool(records) and records[-1].get("source") == "engine"
 
 
 def _last_record(node: NodeState | None, reviewer: str) -> dict[str, Any] | None:

@@ -133,7 +133,11 @@ def impl(
     change_id: ChangeId,
     review_only: Annotated[
         bool,
-        typer.Option("--review-only", help="After a manual fix: skip implementing, review again."),
+        typer.Option(
+            "--review-only",
+            help="After a stop for a manual fix: skip implementing, review again "
+            "(refused before anything was implemented).",
+        ),
     ] = False,
     quiet: QuietOption = False,
     repo: RepoOption = None,
