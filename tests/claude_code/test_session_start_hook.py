@@ -130,7 +130,9 @@ def test_session_inside_the_worktree_gets_the_items_without_a_warning(repo: Repo
 
 
 def test_corrupt_state_file_becomes_a_line_and_the_hook_still_succeeds(repo: Repo) -> None:
-    """Architecture principle 4 for the hook: a corrupt state file never fails the session."""
+    """Architecture principle 4 for the hook: a corrupt state file never fails the session.
+    ``.meta.json`` is written from ``.engine.json``: the item is shown from the engine's
+    state, with a line saying the next run writes the broken file again."""
     new_item(repo, "good")
     new_item(repo, "broken")
     state = repo.root / "docs/features/broken/.meta.json"
@@ -139,11 +141,25 @@ def test_corrupt_state_file_becomes_a_line_and_the_hook_still_succeeds(repo: Rep
     text = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     assert result.returncode == 0
     assert (
-        "- Its state file docs/features/broken/.meta.json cannot be read (Expecting value: "
-        "line 1 column 28 (char 27)); phasegate left it untouched."
+        "- docs/features/broken/.meta.json cannot be read (Expecting value: "
+        "line 1 column 28 (char 27)); phasegate writes it from .engine.json, and the next "
+        "run writes it again."
     ) in text
+    assert "## broken" in text and "- Next command: phasegate run broken" in text
     assert "## good" in text
     assert state.read_text() == '{"id": "broken", "status": '
+
+
+def test_a_renamed_item_folder_is_named_not_shown_under_its_folder_name(repo: Repo) -> None:
+    """A folder renamed by hand holds another item's state: the context says so, and never
+    gives a command naming the folder's item that does not exist."""
+    new_item(repo, "rl")
+    (repo.root / "docs/features/rl").rename(repo.root / "docs/features/rl3")
+    shutil.rmtree(repo.root / ".phasegate" / "cache", ignore_errors=True)
+    text = context(repo)
+    assert "it holds work item 'rl', not 'rl3'" in text
+    assert "rename it back to rl" in text
+    assert "Next command: phasegate run rl" not in text
 
 
 @pytest.mark.parametrize("cache", ["kept", "deleted"])

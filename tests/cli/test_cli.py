@@ -189,9 +189,10 @@ def test_partial_phase_fresh_and_review_choices(repo: Path) -> None:
 
 
 def test_corrupt_state_file_is_reported_and_left_untouched(repo: Path) -> None:
-    """A half-written state file gives a clear error with its path (exit 5), never overwritten."""
+    """A half-written state file gives a clear error with its path (exit 5), never overwritten
+    (the engine's: ``.meta.json`` is written from it, see test_item_folders.py)."""
     phasegate(repo, "new", "x")
-    state_file = repo / "docs/features/x/.meta.json"
+    state_file = repo / "docs/features/x/.engine.json"
     state_file.write_text('{"id": "x", "phases": {')
     before = state_file.read_bytes()
     for args in (("run", "x"), ("status", "x")):

@@ -92,19 +92,23 @@ def test_reading_the_state_rewrites_nothing(tmp_path: Path) -> None:
     ],
 )
 def test_invalid_state_document_names_the_file_and_field(
-    tmp_path: Path, broken: dict[str, Any], field: str
+    tmp_path: Path, broken: dict[str, Any], field: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """``.meta.json`` is written from the engine state: one a person broke is named with its
+    field in a warning, and the run writes it again."""
     repo = specify(tmp_path)
     path = repo.root / FOLDER / ".meta.json"
     text = json.dumps({**meta(repo), **broken})
     path.write_text(text)
-    with pytest.raises(StateCorruptError) as caught:
-        repo.run("auth", backends={"default": ScriptedBackend(script=approving_script())})
-    message = str(caught.value)
+    backends = {"default": ScriptedBackend(script=approving_script())}
+    repo.run("auth", backends=backends, options=RunOptions(until="design"))
+    message = capsys.readouterr().err
     assert str(path) in message
     assert f"invalid at {field}" in message
-    assert "left untouched" in message
-    assert path.read_text() == text
+    assert "the next run writes it again" in message
+    written = json.loads(path.read_text())
+    assert written["mode"] == "standard" and written["status"] == "active"
+    assert isinstance(written["phases"]["specify"]["iterations"], int)
 
 
 def test_an_unknown_mode_in_the_engine_state_is_corrupt_and_nothing_is_written(

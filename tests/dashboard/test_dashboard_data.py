@@ -63,7 +63,7 @@ def test_list_items_counts_failed_attempts_as_status_does(tmp_path: Path) -> Non
 def test_list_items_reports_an_unreadable_item_without_hiding_the_others(repo: Path) -> None:
     """A corrupt state file is one row with its error; the other items are still listed."""
     assert phasegate(repo, "new", "other").returncode == 0
-    (repo / "docs/features/other/.meta.json").write_text("{ not json")
+    (repo / "docs/features/other/.engine.json").write_text("{ not json")
     rows = {row["id"]: row for row in data.list_items(repo)}
     assert "corrupt" in rows["other"]["error"]
     assert rows[ITEM]["status"] == "active"

@@ -76,6 +76,10 @@ def logs(
         root, name, WorkflowRegistry(root), load_config(root), workflow, command="logs"
     )
     journal = item.journal.path
+    if not journal.is_file():
+        # Nothing journaled yet is an empty log; a journal the state has lines of is gone.
+        state = item.load(read_journal=False)
+        item.journal.check_before(state.journal_offset, state.journal_lines)
     reader = EventReader()
     events, offset = read_journal(journal, 0)
     _show(events, reader, as_json)

@@ -206,11 +206,49 @@ class WorkItem(ItemCommits):
             ) from None
         else:
             state = EngineState.decode(raw, self.engine_path)
+            self.check_name(state)
         self.check_against_workflow(state)
         self.view.check(state)
         if read_journal:
             self._read_journal(state)
         return state
+
+    def check_name(self, state: EngineState) -> None:
+        """The state must be this item's: a folder renamed or copied by hand holds another
+        item's state, whose name is also in its journal, branch, refs and the item index,
+        so it is not run or shown under the folder's name (exit 5, nothing written)."""
+        recorded = state.item
+        if recorded == self.name:
+            return
+        folder = self._shown(self.item_dir)
+        where = f"folder {folder} holds work item {recorded!r} (its {ENGINE_FILE} says so)"
+        if self.folder is not None:
+            raise StateCorruptError(f"{where}, not {self.name!r}; it was left untouched")
+        try:
+            validate_item_name(recorded)
+        except BadInputError:
+            raise StateCorruptError(
+                f"{where}, not {self.name!r}: the state file was edited; restore it "
+                "(e.g. from git); it was left untouched"
+            ) from None
+        home = self.item_dir.parent / recorded
+        fix = f"rename the folder back to {self._shown(home)}"
+        if home.exists():
+            fix = (
+                f"{self._shown(home)} exists too: delete {folder} if it is a copy (a new item "
+                f"is made with phasegate new), else move {self._shown(home)} away and {fix}"
+            )
+        raise StateCorruptError(
+            f"{where}, not {self.name!r}: it was renamed or copied, and an item's name is "
+            f"also in its journal, branch and refs; {fix}; it was left untouched"
+        )
+
+    def _shown(self, path: Path) -> str:
+        """``path`` relative to the repository when inside it (for messages)."""
+        try:
+            return path.relative_to(self.repo).as_posix()
+        except ValueError:
+            return str(path)
 
     def check_against_workflow(self, state: EngineState) -> None:
         """A state naming a mode or node the workflow does not have is corrupt (exit 5)."""

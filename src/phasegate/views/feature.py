@@ -6,12 +6,15 @@
 tokens and cost of each phase. ``.review-history.md`` lists every review
 iteration in seed 000's interface 4 format and is deleted when the item
 finishes (TD5). Both are rendered from the engine state: each phase's part is
-rendered again only when that phase changed.
+rendered again only when that phase changed. Edits to ``.meta.json``'s own fields
+are overwritten (keys a person adds are kept), and a ``.meta.json`` that cannot be
+read is named in a warning and written again, never a reason to stop.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,8 +24,8 @@ from phasegate.engine.state import EngineState
 from phasegate.engine.status import camel_usage
 from phasegate.errors import StateCorruptError
 from phasegate.state.atomic import remove_file
-from phasegate.state.store import dump_state, parse_state
-from phasegate.views.feature_meta import META_KEYS, PHASE_KEYS, check_names, validate_meta
+from phasegate.state.store import dump_state
+from phasegate.views.feature_meta import META_KEYS, PHASE_KEYS, meta_problem
 from phasegate.views.files import ViewFile, encode_json
 from phasegate.views.history import ReviewHistory
 from phasegate.workflow.model import EndNode
@@ -51,6 +54,9 @@ class FeatureView(StateView):
     """``.meta.json`` + ``.review-history.md`` (file names configurable)."""
 
     name = "feature"
+    #: Its state file is written from the engine state: one that cannot be read is written
+    #: again (the Claude Code hook reads it so too).
+    state_file_rebuilt = True
 
     def __init__(self, item: Any, settings: Mapping[str, Any]) -> None:
         super().__init__(item, settings)
@@ -105,16 +111,23 @@ class FeatureView(StateView):
         ]
 
     def check(self, state: EngineState) -> None:
-        """The state file must be readable; keys a person added to it are kept."""
+        """Keys a person added to the state file are kept; the file is written from the
+        engine state, so one that cannot be read is not a reason to stop: it is named in
+        a warning and written again by the next run."""
         try:
             raw = self.state_path.read_bytes()
         except FileNotFoundError:
             return
         except OSError as exc:
             raise StateCorruptError(f"state file {self.state_path} cannot be read: {exc}") from None
-        document = parse_state(raw, self.state_path, self.fmt)
-        validate_meta(document, self.state_path)
-        check_names(document, self.state_path, self.item.workflow)
+        document, problem = self._read(raw)
+        if document is None or problem is not None:
+            self._files()[0].forget()  # the next render writes it, whatever it holds
+            _warn_once(
+                f"{self.state_path} {problem}; it is not read: phasegate writes it from "
+                f"{self.item.engine_path.name}, and the next run writes it again"
+            )
+            return
         self._files()[0].known(raw)
         extra = {k: v for k, v in document.items() if k not in META_KEYS}
         phases = document.get("phases") or {}
@@ -126,6 +139,26 @@ class FeatureView(StateView):
         by_phase = {name: keys for name, keys in by_phase.items() if keys}
         if extra or by_phase or state.data.get("meta_extra"):
             state.data["meta_extra"] = {"top": extra, "phases": by_phase}
+
+    def _read(self, raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+        """The state file's document, or what makes it unusable (one short reason)."""
+        if not raw.strip():
+            return None, "is empty"
+        try:
+            text = raw.decode("utf-8")
+            if self.fmt == "json":
+                document = json.loads(text)
+            else:
+                from ruamel.yaml import YAML
+
+                document = YAML(typ="safe", pure=True).load(text)
+        except Exception as exc:  # any parse failure means the same thing to the user
+            reason = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+            return None, f"is corrupt ({reason})"
+        if not isinstance(document, dict):
+            return None, "does not hold an object"
+        problem = meta_problem(document, self.item.workflow)
+        return document, (f"cannot be used: {problem}" if problem else None)
 
     # -- rendering ----------------------------------------------------------------------
 
@@ -303,6 +336,19 @@ def _lines_json(document: Mapping[str, Any], phases: str | None = None) -> bytes
 
 
 _PHASES = "feature-view-phases"
+
+#: The warnings given in this process (a run reads the state more than once).
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """One warning line on stderr, once per process."""
+    if message in _WARNED:
+        return
+    if len(_WARNED) < 256:
+        _WARNED.add(message)
+    sys.stderr.write(f"phasegate: warning: {message}\n")
+    sys.stderr.flush()
 
 
 class _Encoded(str):

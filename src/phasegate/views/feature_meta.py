@@ -1,15 +1,12 @@
-"""What a ``.meta.json`` a person may have edited must hold (seed 000's fields and types,
-and modes and phases the workflow has): anything else is a corrupt state, exit 5."""
+"""What a ``.meta.json`` a person may have edited must hold to be read (seed 000's fields
+and types, and modes and phases the workflow has): one that does not is not read, and the
+next run writes it again from the engine state."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
-
-from phasegate.errors import StateCorruptError
 
 #: The fields of ``.meta.json`` phasegate writes; any other key is a person's and is kept.
 META_KEYS = frozenset(
@@ -64,42 +61,29 @@ class _MetaFields(BaseModel):
     phases: dict[str, _PhaseFields] = {}
 
 
-def validate_meta(document: dict[str, Any], path: Path) -> None:
-    """Seed 000's fields have their types (a person may edit the file): else exit 5."""
+def meta_problem(document: dict[str, Any], workflow: Any) -> str | None:
+    """What makes ``document`` (a ``.meta.json`` a person may have edited) unusable: a seed
+    000 field of the wrong type, or a mode or phase the workflow does not have; ``None``
+    when it is fine."""
     try:
         fields = _MetaFields.model_validate(document)
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(p) for p in error["loc"])
-        raise StateCorruptError(
-            f"state file {path} is invalid at {field}: {error['msg']}; it was left untouched"
-        ) from None
+        return f"it is invalid at {field}: {error['msg']}"
     if "mode" in document and not isinstance(fields.mode, str):
-        raise StateCorruptError(
-            f"state file {path} is invalid at mode: it must be a mode's name; it was left untouched"
-        )
-
-
-def check_names(document: Mapping[str, Any], path: Path, workflow: Any) -> None:
-    """A mode or phase the workflow does not have (a hand edit gone wrong) is corrupt: exit 5
-    before anything is written, rather than overwritten by the next render."""
-    where = f"state file {path}"
+        return "it is invalid at mode: it must be a mode's name"
     mode = document.get("mode")
     if mode is not None and mode not in workflow.modes:
-        raise StateCorruptError(
-            f"{where}: unknown mode {mode!r} (modes of {workflow.name}: "
-            f"{', '.join(workflow.modes)}); it was left untouched"
-        )
+        return f"unknown mode {mode!r} (modes of {workflow.name}: {', '.join(workflow.modes)})"
     labels = workflow.label_names
     current = document.get("currentPhase")
     if current is not None and current not in labels:
-        raise StateCorruptError(
-            f"{where}: unknown currentPhase {current!r} (phases of {workflow.name}: "
-            f"{', '.join(labels)}); it was left untouched"
-        )
+        return f"unknown currentPhase {current!r} (phases of {workflow.name}: {', '.join(labels)})"
     for name in document.get("phases") or {}:
         if name not in labels:
-            raise StateCorruptError(
-                f"{where}: unknown phase {name!r} under phases (phases of {workflow.name}: "
-                f"{', '.join(labels)}); it was left untouched"
+            return (
+                f"unknown phase {name!r} under phases (phases of {workflow.name}: "
+                f"{', '.join(labels)})"
             )
+    return None

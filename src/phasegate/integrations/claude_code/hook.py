@@ -170,6 +170,12 @@ def _state_brief(folder: str) -> dict[str, Any]:
     """The brief an item's engine state file holds (for an item the index does not know,
     or knows for another version of the file)."""
     data = read_state(Path(folder, ENGINE_FILE), "json")
+    recorded, name = data.get("item"), Path(folder).name
+    if isinstance(recorded, str) and recorded != name:  # a folder renamed or copied by hand
+        raise ValueError(
+            f"it holds work item {recorded!r}, not {name!r}: the folder was renamed or "
+            f"copied; rename it back to {recorded} (phasegate status {name} says more)"
+        )
     brief = data.get("brief")
     return brief if isinstance(brief, dict) else {"status": data.get("status", "active")}
 
@@ -304,7 +310,7 @@ def _detailed(
     if problem is None:
         # The files a person reads must be readable: say so, naming the one that is not.
         checks = [(folder / ENGINE_FILE, "json", engine_rel)]
-        if state_file != folder / ENGINE_FILE:
+        if state_file != folder / ENGINE_FILE and not workflow.get("state_file_rebuilt"):
             fmt = workflow.get("state_format", "json")
             checks.insert(0, (state_file, fmt, state_file.relative_to(repo)))
         for path, fmt, shown in checks:
@@ -317,9 +323,19 @@ def _detailed(
     if problem is not None or brief is None:
         return _corrupt(name, wf_name, rel, problem or "it holds no summary"), False
     try:
-        return _item_lines(repo, cwd, name, wf_name, workflow, brief, folder)
+        lines, in_worktree = _item_lines(repo, cwd, name, wf_name, workflow, brief, folder)
     except Exception as exc:  # valid JSON, unexpected shape: same advice
         return _corrupt(name, wf_name, rel, f"unexpected content: {exc!r}"), False
+    if workflow.get("state_file_rebuilt") and state_file.exists():
+        # Written from the engine state: a broken one is written again by the next run.
+        try:
+            read_state(state_file, str(workflow.get("state_format", "json")))
+        except (OSError, ValueError) as exc:
+            lines.append(
+                f"- {state_file.relative_to(repo)} cannot be read ({exc}); phasegate writes "
+                f"it from {ENGINE_FILE}, and the next run writes it again."
+            )
+    return lines, in_worktree
 
 
 def _corrupt(name: str, wf_name: str, rel: Path, reason: str) -> list[str]:

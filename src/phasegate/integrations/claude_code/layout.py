@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     Layout = dict[str, Any]
 
 #: Bump when the layout's shape changes, so old caches are rebuilt.
-LAYOUT_FORMAT = 5
+LAYOUT_FORMAT = 6
 LAYOUT_FILE = "hook-layout.json"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from phasegate import plugins
 from phasegate.config import Config, load_config
 from phasegate.engine.item import items_dir
 from phasegate.engine.plugin_api import view_files
@@ -36,6 +37,8 @@ def describe_workflow(workflow: Workflow, folder: str) -> dict[str, Any]:
         "state_file": views[0] if views else ENGINE_FILE,
         "state_format": "yaml" if views and views[0].endswith((".yaml", ".yml")) else "json",
         "views": views,
+        # Whether the view's state file is written from the engine state (never stops).
+        "state_file_rebuilt": _rebuilt(workflow),
         "commands": list(workflow.commands),
         "producers": {
             file: producers(workflow, file)
@@ -54,6 +57,14 @@ def describe_workflow(workflow: Workflow, folder: str) -> dict[str, Any]:
             for name, mode in workflow.modes.items()
         },
     }
+
+
+def _rebuilt(workflow: Workflow) -> bool:
+    try:
+        cls = plugins.load("views", workflow.view.plugin)
+    except plugins.PluginError:
+        return False
+    return bool(getattr(cls, "state_file_rebuilt", False))
 
 
 def build_layout(repo: Path) -> Layout:
