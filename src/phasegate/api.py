@@ -9,7 +9,7 @@ from typing import Any
 
 from phasegate.agents.base import Backend
 from phasegate.config import Config, find_repo, load_config
-from phasegate.engine.answers import answer_decision, pending
+from phasegate.engine.answers import answer_decision, pending, with_journaled_answers
 from phasegate.engine.calls import Backends
 from phasegate.engine.item import EventSink, WorkItem
 from phasegate.engine.item_status import status_of as status_of
@@ -74,7 +74,8 @@ class Repo:
 
     def decisions(self, name: str) -> list[dict[str, Any]]:
         """The pending decisions of ``name`` (``phasegate decisions NAME --json``)."""
-        return pending(self.item(name, command="status").load())
+        item = self.item(name, command="status")
+        return pending(with_journaled_answers(item, item.load()))
 
     def answer(self, name: str, decision: str, choice: str, note: str = "") -> dict[str, Any]:
         """Answer a pending decision (``phasegate answer``)."""

@@ -279,7 +279,12 @@ def run(
         typer.Option("--command", "-c", help="Run one of the workflow's commands (e.g. plan)."),
     ] = None,
     no_review: Annotated[
-        bool, typer.Option("--no-review", help="Skip the reviewer in the phases this run executes.")
+        bool,
+        typer.Option(
+            "--no-review",
+            help="Skip the reviewer in the phases this run executes (checks made in code "
+            "still hold; refused by a workflow that sets allow_no_review: false).",
+        ),
     ] = False,
     partial: Annotated[
         str | None,
@@ -297,7 +302,8 @@ def run(
         typer.Option(
             "--answer",
             "-a",
-            help="Answer a decision before it is asked: DECISION=CHOICE (repeatable).",
+            help="Answer a decision before it is asked: DECISION=CHOICE (repeatable; "
+            "checked against the workflow's decisions and their choices before the run).",
         ),
     ] = None,
     wait: Annotated[

@@ -28,7 +28,7 @@ def decisions(
     """List the decisions waiting for a person: question, files, choices, the answer command."""
     from phasegate.cli.status_command import unlisted_workflows
     from phasegate.config import load_config
-    from phasegate.engine.answers import pending, record_command
+    from phasegate.engine.answers import pending, record_command, with_journaled_answers
     from phasegate.engine.items import iter_items, locate_item
     from phasegate.suggested_commands import named_elsewhere, shared_names, with_workflow
     from phasegate.workflow.registry import WorkflowRegistry
@@ -67,7 +67,7 @@ def decisions(
             # One unreadable item does not hide the decisions of the others.
             warn(f"{exc} (its decisions are not listed)")
             continue
-        for record in pending(state):
+        for record in pending(with_journaled_answers(item, state)):
             command = record_command(item.name, record)
             if item.name in shared:
                 command = with_workflow(command, item.name, item.workflow.name)

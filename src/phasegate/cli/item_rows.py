@@ -6,8 +6,8 @@ so an item whose indexed brief was written for its state files (the engine's
 and its view's) as they are now is not loaded at all. The others (no entry, a
 state file changed since, a workflow whose state a person may edit by hand, a
 node waiting on a hard prerequisite whose file may be gone since, a completed
-implement item whose PLAN.md may have open tasks again) are loaded
-in full, as before.
+implement item whose PLAN.md may have open tasks again, an item waiting on a
+decision that may have been answered since) are loaded in full, as before.
 
 :func:`quick_item_rows` finds the items through the cached workflow layout
 (:mod:`phasegate.integrations.claude_code.layout`) rather than the workflow
@@ -44,6 +44,8 @@ def _row_from_brief(
     has_commands, _, hard_of = shape
     if has_commands:
         return None  # its state file may be edited by hand: read it
+    if brief.get("decisions"):
+        return None  # answered since, maybe, while a run asked it (journaled only): read it
     if brief.get("status") == "completed" and workflow_name in REOPENABLE:
         return None  # its PLAN.md may have open tasks again, which reopens it: read it
     at = brief.get("at")

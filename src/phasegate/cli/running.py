@@ -4,7 +4,7 @@ final status. Shared by ``run``, ``implement`` and the change workflow's command
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,8 +13,9 @@ from phasegate.errors import BadInputError
 
 if TYPE_CHECKING:
     from phasegate.cli.progress import ProgressPrinter
+    from phasegate.engine.item import WorkItem
     from phasegate.engine.runner import RunOptions, RunOutcome
-    from phasegate.workflow.model import Workflow
+    from phasegate.workflow.model import GateNode, Workflow
 
 
 class TerminalAsker:
@@ -22,10 +23,14 @@ class TerminalAsker:
 
     An empty answer (Enter) takes ``default``, which the prompt shows. Without a default
     (a gate with neither ``default`` nor ``recommend``, or an ``explicit`` one) an empty
-    answer takes nothing: the prompt says so, names the choices and asks again.
+    answer takes nothing: the prompt says so, names the choices and asks again. Ctrl-D
+    (the end of the input) raises ``EOFError``: nobody answers here.
     """
 
     interactive = True
+
+    #: How often a waiting prompt asks whether it may stop waiting (see choose_watching).
+    poll_seconds = 0.5
 
     def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
         from rich.markup import escape
@@ -47,33 +52,74 @@ class TerminalAsker:
 
         return Confirm.ask(question, default=default, console=err)
 
+    def show(self, text: str) -> None:
+        """Show ``text`` to the person at the prompt (a gate's files, what happened)."""
+        err.print(text, markup=False, highlight=False)
+
     def choose_within(
         self, question: str, choices: Sequence[str], default: str | None, seconds: float
     ) -> str | None:
         """Ask, waiting at most ``seconds`` for a line; ``None`` when none came in time."""
-        import select
+        return self.choose_watching(question, choices, default, seconds, None)
+
+    def choose_watching(
+        self,
+        question: str,
+        choices: Sequence[str],
+        default: str | None,
+        seconds: float | None,
+        stop: Callable[[], bool] | None,
+    ) -> str | None:
+        """Ask, waiting for a line at most ``seconds`` (``None``: as long as it takes) and
+        until ``stop()`` (asked every :attr:`poll_seconds`) says the answer came from
+        elsewhere; ``None`` when either ended the wait."""
         import time
 
+        from rich.text import Text
+
         err.print(question, markup=False)
-        shown = f" [{default}]" if default else ""
-        deadline = time.monotonic() + max(seconds, 0.0)
+        deadline = None if seconds is None else time.monotonic() + max(seconds, 0.0)
         while True:
-            left = max(deadline - time.monotonic(), 0.0)
-            err.print(
-                f"Answer ({' / '.join(choices)}){shown}, within {left:.0f}s: ",
-                end="",
-                markup=False,
-            )
-            ready, _, _ = select.select([sys.stdin], [], [], left)
-            if not ready:
+            prompt = Text(f"Answer ({' / '.join(choices)})")
+            if deadline is None:
+                if default:
+                    prompt.append(" ")
+                    prompt.append(f"({default})", style="prompt.default")
+                prompt.append(": ")
+            else:
+                left = max(deadline - time.monotonic(), 0.0)
+                shown = f" [{default}]" if default else ""
+                prompt.append(f"{shown}, within {left:.0f}s: ")
+            err.print(prompt, end="")
+            line = self._read_line(deadline, stop)
+            if line is None:
                 err.print("", markup=False)
-                return None
-            line = sys.stdin.readline()
-            if not line:
                 return None
             if line.strip() or default:
                 return line.strip() or (default or "")
             err.print(_no_default(choices), markup=False)
+
+    def _read_line(self, deadline: float | None, stop: Callable[[], bool] | None) -> str | None:
+        """A line typed before ``deadline`` and before ``stop()``, else ``None``."""
+        import select
+        import time
+
+        while True:
+            wait = self.poll_seconds if stop is not None else None
+            if deadline is not None:
+                left = max(deadline - time.monotonic(), 0.0)
+                wait = left if wait is None else min(wait, left)
+            ready, _, _ = select.select([sys.stdin], [], [], wait)
+            if ready:
+                line = sys.stdin.readline()
+                if not line:
+                    err.print("", markup=False)  # the error that follows gets its own line
+                    raise EOFError
+                return line
+            if stop is not None and stop():
+                return None
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
 
 
 def _no_default(choices: Sequence[str]) -> str:
@@ -115,11 +161,14 @@ def parse_answers(values: list[str] | None) -> dict[str, str]:
 OWN_DECISIONS = ("budget", "transition-warning", "partial-phase")
 
 
-def check_answer_ids(workflow: Workflow, answers: Mapping[str, str]) -> None:
+def check_answer_ids(
+    workflow: Workflow, answers: Mapping[str, str], item: WorkItem | None = None
+) -> None:
     """Refuse (exit 2, before the run starts) an ``--answer`` whose decision id no run of
     ``workflow`` can ask: not a gate's ``decision`` (a templated one matches whatever its
     placeholders fill in), not one of :data:`OWN_DECISIONS`, not a parallel merge's
-    ``conflict-KEY``."""
+    ``conflict-KEY``; and one that is not a choice of its gate (read as the gate's
+    ``classify`` reads it, with the note its choice requires)."""
     import re
 
     from phasegate.workflow.model import ForeachNode, GateNode
@@ -129,12 +178,15 @@ def check_answer_ids(workflow: Workflow, answers: Mapping[str, str]) -> None:
         return
     patterns: list[str] = [re.escape(own) for own in OWN_DECISIONS]
     named: list[str] = []
-    for _, node in workflow.walk():
+    gates: list[tuple[re.Pattern[str], str, GateNode]] = []
+    for path, node in workflow.walk():
         if isinstance(node, GateNode):
             template = node.decision or node.id
             named.append(template)
             parts = PLACEHOLDER.split(template)  # literal, name, literal, name, ...
-            patterns.append(".*".join(re.escape(part) for part in parts[::2]))
+            pattern = ".*".join(re.escape(part) for part in parts[::2])
+            patterns.append(pattern)
+            gates.append((re.compile(pattern, re.DOTALL), path, node))
         elif isinstance(node, ForeachNode):
             patterns.append("conflict-.+")
     possible = re.compile("|".join(f"(?:{p})" for p in patterns), re.DOTALL)
@@ -145,6 +197,40 @@ def check_answer_ids(workflow: Workflow, answers: Mapping[str, str]) -> None:
                 f"--answer {decision}=...: workflow {workflow.name!r} has no decision "
                 f"{decision!r} (its decisions: {known})"
             )
+    for decision, raw in answers.items():
+        matching = [(path, node) for found, path, node in gates if found.fullmatch(decision)]
+        # A decision id written out in full names its gate before a templated one.
+        matching.sort(key=lambda gate: (gate[1].decision or gate[1].id) != decision)
+        problems = [_choice_problem(item, decision, raw, path, node) for path, node in matching]
+        if problems and all(problems):
+            raise BadInputError(f"--answer {decision}={raw}: {problems[0]}")
+
+
+def _choice_problem(
+    item: WorkItem | None, decision: str, raw: str, path: str, node: GateNode
+) -> str | None:
+    """Why ``raw`` does not answer gate ``node`` (``None`` when it does)."""
+    from phasegate.engine.answers import canonical
+
+    answer = raw
+    if node.classify and item is not None:
+        from phasegate.engine.plugin_api import PluginContext, plugin
+
+        state = item.load(read_journal=False)
+        found = plugin("predicates", node.classify)(
+            PluginContext(item, state, path, node, None, {"answer": raw})
+        )
+        answer = str(found) if found else raw
+    record = {
+        "id": decision,
+        "choices": dict(node.choices),
+        "notes_required": [n for n, c in node.choices.items() if c.note == "required"],
+    }
+    try:
+        canonical(record, answer)
+    except BadInputError as exc:
+        return str(exc)
+    return None
 
 
 def run_item(
@@ -184,7 +270,7 @@ def run_item(
     config = load_config(root)
     registry = WorkflowRegistry(root)
     item = locate_item(root, name, registry, config, workflow, command=options.command)
-    check_answer_ids(item.workflow, options.answers)
+    check_answer_ids(item.workflow, options.answers, item)
     # Without a workflow given the item was found by its name alone: no other workflow has it.
     shared = workflow is not None and named_elsewhere(
         root, name, item.workflow.name, registry, config

@@ -192,6 +192,37 @@ def apply_answer(state: EngineState, decision: str, answer: Answer) -> None:
     }
 
 
+def with_journaled_answers(item: WorkItem, state: EngineState) -> EngineState:
+    """``state`` (changed in memory only) with the answers journaled after its last commit
+    applied: ``phasegate answer`` or the dashboard answered a decision while a run was
+    asking it, and the run has not applied the answer yet (or was killed before it did).
+    ``decisions`` and ``status`` read a decision so answered as answered, never pending.
+    A journal that cannot be read leaves ``state`` as committed (the run says why)."""
+    from phasegate.errors import PhasegateError
+
+    waiting = [d for d in state.decisions.values() if d.get("status") == "pending"]
+    if not waiting:
+        return state
+    found: dict[tuple[str, int], Mapping[str, Any]] = {}
+    try:
+        for _, _, event in item.journal.tail(state.journal_offset, state.journal_lines + 1):
+            if event.get("event") == "decision.answered" and isinstance(event.get("visit"), int):
+                found.setdefault((str(event.get("id")), event["visit"]), event)
+    except PhasegateError:
+        return state
+    for record in waiting:
+        given = found.get((str(record.get("id")), int(record.get("visit", 0))))
+        if given is not None and given.get("choice") in (record.get("choices") or {}):
+            record["status"] = "answered"
+            record["answer"] = {
+                "choice": given["choice"],
+                "note": str(given.get("note") or ""),
+                "by": str(given.get("by") or "command"),
+                "answered_at": given.get("ts"),
+            }
+    return state
+
+
 def pending(state: EngineState) -> list[dict[str, Any]]:
     """The decisions waiting for an answer."""
     return [dict(d) for d in state.decisions.values() if d.get("status") == "pending"]
@@ -211,7 +242,7 @@ def answer_decision(
         state = item.load()
         record = state.decisions.get(decision)
         if record is None:
-            open_ids = [d["id"] for d in pending(state)]
+            open_ids = [d["id"] for d in pending(with_journaled_answers(item, state))]
             known = ", ".join(open_ids) if open_ids else "none"
             raise BadInputError(f"{item.name} has no decision {decision!r} (pending: {known})")
         visit = int(record.get("visit", 0))

@@ -16,7 +16,9 @@ One mechanism for every decision a person makes, the workflow's own gates
 :func:`phasegate.engine.answers.answer_decision`: under the item's lock, a
 decision already answered is refused (the loser of two concurrent answers gets
 a clear message) and the answer is journaled, so a run waiting on it
-(``run --wait``) or the next run finds it.
+(``run --wait``), a prompt asking it at a terminal, or the next run finds it.
+The first answer recorded wins: one typed at the prompt after it is told it came
+too late, and the recorded one is used.
 """
 
 from __future__ import annotations
@@ -123,7 +125,8 @@ def ask(run: Run, q: Question) -> Answer:
         return _persist(run, q, Answer(q.timeout_choice, "no answer in time", "timeout"))
     asker = run.asker
     if q.ask_at_terminal and asker.interactive:
-        return _persist(run, q, _prompt(run, q, record))
+        given, elsewhere = _prompt(run, q, record)
+        return _persist(run, q, given, journal=not elsewhere)
     if q.default is not None:
         return _persist(run, q, Answer(q.default, "", "default"))
     if run.options.wait:
@@ -152,27 +155,90 @@ def _seconds_left(record: Mapping[str, Any], minutes: float) -> float | None:
     return minutes * 60 - (datetime.now(UTC).replace(tzinfo=None) - asked).total_seconds()
 
 
-def _timed_choice(run: Run, q: Question, record: Mapping[str, Any]) -> Any:
-    """How to ask within the gate's time limit (``None``: ask without one).
-
-    An asker that can wait a bounded time offers ``choose_within(question, choices,
-    default, seconds)``, which returns ``None`` when nobody answered in time.
-    """
-    within = getattr(run.asker, "choose_within", None)
-    if q.timeout_minutes is None or not q.timeout_choice or not callable(within):
+def _journaled_answer(run: Run, q: Question) -> Answer | None:
+    """The answer to ``q``'s visit already in the journal, if one is: given with ``phasegate
+    answer`` or on the dashboard while this run asks (read from the journal's tail)."""
+    item = run.item
+    found = item.recorded().answer(q.id, q.visit)
+    if found is None:
+        state = run.state
+        for _, _, event in item.journal.tail(state.journal_offset, state.journal_lines + 1):
+            if (
+                event.get("event") == "decision.answered"
+                and event.get("id") == q.id
+                and event.get("visit") == q.visit
+            ):
+                item.recorded().add(event)
+                found = item.recorded().answer(q.id, q.visit)
+                break
+    if found is None:
         return None
-    minutes = q.timeout_minutes
+    return Answer(
+        str(found["choice"]), str(found.get("note") or ""), str(found.get("by") or "command")
+    )
 
-    def choose(text: str, offered: Sequence[str], default: str | None) -> str | None:
+
+def _tell(run: Run, text: str) -> None:
+    """Say ``text`` to the person at the prompt (an asker without ``show`` is not told)."""
+    show = getattr(run.asker, "show", None)
+    if callable(show):
+        show(text)
+
+
+def _said(answer: Answer) -> str:
+    """``drop (by command)``, ``revise: more tests (by page)``."""
+    note = f": {answer.note}" if answer.note else ""
+    return f"{answer.choice}{note} (by {answer.by})"
+
+
+def _chooser(run: Run, q: Question, record: Mapping[str, Any]) -> Any:
+    """How to ask: ``ask(text, choices, default) -> str | None``, ``None`` when the gate's
+    time ran out or the decision was answered elsewhere meanwhile.
+
+    An asker that can watch while it waits offers ``choose_watching(question, choices,
+    default, seconds, stop)``: it returns ``None`` once ``seconds`` (``None``: no limit)
+    have passed or ``stop()`` says so, which it asks about twice a second. Otherwise
+    ``choose_within(question, choices, default, seconds)`` asks within the gate's time
+    limit, and ``choose`` without one.
+    """
+    asker = run.asker
+    timed = q.timeout_minutes is not None and bool(q.timeout_choice)
+    minutes = q.timeout_minutes or 0.0
+
+    def seconds() -> float | None:
+        if not timed:
+            return None
         left = _seconds_left(record, minutes)
-        seconds = max(left if left is not None else minutes * 60, 0.0)
-        found: str | None = within(text, offered, default, seconds)
-        return found
+        return max(left if left is not None else minutes * 60, 0.0)
 
-    return choose
+    watching = getattr(asker, "choose_watching", None)
+    if callable(watching):
+
+        def watch(text: str, offered: Sequence[str], default: str | None) -> str | None:
+            found: str | None = watching(
+                text,
+                offered,
+                default,
+                seconds(),
+                lambda: _journaled_answer(run, q) is not None,
+            )
+            return found
+
+        return watch
+    within = getattr(asker, "choose_within", None)
+    if timed and callable(within):
+
+        def choose(text: str, offered: Sequence[str], default: str | None) -> str | None:
+            found: str | None = within(text, offered, default, seconds())
+            return found
+
+        return choose
+    return asker.choose
 
 
-def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> Answer:
+def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> tuple[Answer, bool]:
+    """The answer to ``q`` at the terminal, and whether it was recorded elsewhere (by
+    ``phasegate answer`` or the dashboard while the prompt waited)."""
     classify = run.classifier(q)
     choices = list(q.choices)
     lines = [q.question]
@@ -186,18 +252,28 @@ def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> A
     offered = list(choices)
     if q.files:
         offered.insert(max(len(offered) - 1, 0), "view")  # view comes before the last choice
-    timed = _timed_choice(run, q, record or {})
+    ask = _chooser(run, q, record or {})
     # Enter takes the recommendation, else the default; without either it takes nothing.
     default = None if q.explicit else (q.recommendation or q.default)
     for _ in range(q.attempts):
-        if timed is not None:
-            found = timed(text, offered, default)
-            if found is None:
-                assert q.timeout_choice is not None
-                return Answer(q.timeout_choice, "no answer in time", "timeout")
-            raw = found
-        else:
-            raw = run.asker.choose(text, offered, default)
+        try:
+            raw = ask(text, offered, default)
+        except EOFError:
+            # Ctrl-D (or the end of the input): nobody answers here now.
+            how = answer_command(
+                run.item.name, q.id, list(q.choices), q.recommendation, list(q.notes_required)
+            )
+            raise WaitingForHuman(
+                f"no answer to decision {q.id} of {run.item.name} (the terminal's input "
+                f"ended); answer with: {how} (choices: {', '.join(q.choices)})"
+            ) from None
+        if raw is None:
+            elsewhere = _journaled_answer(run, q)
+            if elsewhere is not None:
+                _tell(run, f"{q.id} was answered elsewhere: {_said(elsewhere)}; going on with it")
+                return elsewhere, True
+            assert q.timeout_choice is not None
+            return Answer(q.timeout_choice, "no answer in time", "timeout"), False
         if raw.strip() == "view" and "view" in offered:
             _show_files(run, q.files)
             offered.remove("view")
@@ -218,8 +294,8 @@ def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> A
             run.item.record("decision.invalid", id=q.id, answer=raw, reason=str(exc))
             continue
         note = given.note or (split_choice(raw)[1] if picked != raw else "")
-        return Answer(given.choice, note, "prompt")
-    return Answer("invalid", f"no valid answer after {q.attempts} attempts", "prompt")
+        return Answer(given.choice, note, "prompt"), False
+    return Answer("invalid", f"no valid answer after {q.attempts} attempts", "prompt"), False
 
 
 def _show_files(run: Run, files: Sequence[str]) -> None:
@@ -276,16 +352,30 @@ def _wait(run: Run, q: Question, record: Mapping[str, Any]) -> Answer:
 def _persist(run: Run, q: Question, answer: Answer, *, journal: bool = True) -> Answer:
     """Record the answer durably, then read it back from disk before acting on it."""
     state, item = run.state, run.item
+    earlier: Answer | None = None
     if journal:
-        item.record(
-            "decision.answered",
-            id=q.id,
-            visit=q.visit,
-            choice=answer.choice,
-            note=answer.note,
-            by=answer.by,
-            sync_now=True,
-        )
+        # Under the item's lock, as ``phasegate answer`` and the dashboard answer: the first
+        # answer recorded wins, and a later one is told it came too late.
+        with item.locked():
+            earlier = _journaled_answer(run, q)
+            if earlier is None:
+                item.record(
+                    "decision.answered",
+                    id=q.id,
+                    visit=q.visit,
+                    choice=answer.choice,
+                    note=answer.note,
+                    by=answer.by,
+                    sync_now=True,
+                )
+        if earlier is not None:
+            item.record("decision.late", id=q.id, visit=q.visit, answer=answer.choice, by=answer.by)
+            _tell(
+                run,
+                f"{answer.choice!r} came too late: {q.id} was already answered: "
+                f"{_said(earlier)}; going on with that answer",
+            )
+            answer = earlier
     apply_answer(state, q.id, answer)
     item.applied(f"decision:{q.id}:{q.visit}")
     item.record(

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 
 def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
     """What ``phasegate status NAME --json`` prints for ``item``."""
-    data = item.status(state)
+    from phasegate.engine.answers import with_journaled_answers
+
+    data = item.status(with_journaled_answers(item, state))
     worktree = state.worktree
     if worktree and data.get("nextCommand") and not (item.repo / worktree).is_dir():
         # Removed by hand or by `phasegate worktree remove`: a run would stop on it.

@@ -78,6 +78,11 @@ class Runner:
         return self.item.workflow
 
     def run(self) -> RunOutcome:
+        if self.options.no_review and not self.workflow.allow_no_review:
+            raise BadInputError(
+                f"--no-review: workflow {self.workflow.name!r} refuses to skip its reviewers "
+                "(they are part of what completes an item); run without --no-review"
+            )
         self.item.config.check_backend_names()
         with self.item.run_lock():
             self.item.remove_stale_temp_files()

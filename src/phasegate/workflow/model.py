@@ -245,6 +245,9 @@ class Workflow(Strict):
     #: A node started but not completed when a run begins: ask (continue, fresh,
     #: review) or just continue.
     partial: Literal["ask", "continue"] = "continue"
+    #: ``run --no-review`` is allowed; ``false``: refused (the reviewers are part of
+    #: what completes an item, and skipping them could never finish it).
+    allow_no_review: bool = True
     start: str | None = None
     nodes: tuple[Node, ...] = Field(min_length=1)
     _by_path: dict[str, AnyNode] = PrivateAttr(default_factory=dict)

@@ -92,6 +92,7 @@ class LinearWorkflow(Strict):
     journal_file: str = ".journal.jsonl"
     default_mode: str = "standard"
     partial: Literal["ask", "continue"] = "ask"
+    allow_no_review: bool = True
     modes: dict[str, Mode]
     roles: dict[str, Role]
     labels: dict[str, Label] = Field(default_factory=dict)
@@ -330,6 +331,7 @@ def to_nodes(workflow: LinearWorkflow) -> dict[str, Any]:
         "journal_file": workflow.journal_file,
         "default_mode": workflow.default_mode,
         "partial": workflow.partial,
+        "allow_no_review": workflow.allow_no_review,
         "modes": {k: v.model_dump() for k, v in workflow.modes.items()},
         "roles": {k: v.model_dump() for k, v in workflow.roles.items()},
         "labels": {k: v.model_dump() for k, v in workflow.labels.items()},

@@ -39,7 +39,7 @@ def no_more_reviewers(
         verdict = precheck(
             run, path, node, PromptFor(run, path, node, run.context(path, node, task, {}))
         )
-        if verdict is not None and not skipped:
+        if verdict is not None:  # checked in code: --no-review does not skip it
             return conclude(
                 run, path, node, verdict, REVISE, "engine", -1, final=previous_missing(run, node)
             )
