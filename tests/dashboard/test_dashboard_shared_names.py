@@ -22,7 +22,9 @@ BASE = "http://127.0.0.1:8765"
 OTHER = "review-loop"
 #: An item only the other workflow has.
 UNIQUE = "only-here"
-PICK_ONE = "pick one with --workflow"
+#: How the dashboard asks for the workflow (in the address), and how the commands do.
+PICK_ONE = "add ?workflow=feature|review-loop to the address"
+PICK_ONE_CLI = "pick one with --workflow"
 
 
 @pytest.fixture(scope="module")
@@ -256,5 +258,5 @@ def test_a_decision_of_a_shared_name_is_answered_with_the_workflow(tmp_path: Pat
     # The command the dashboard shows next for the answered item works as pasted.
     assert shown == f"phasegate run {ITEM} --workflow feature --phase design"
     goes_on = phasegate(root, *shlex.split(shown)[1:])
-    assert PICK_ONE not in goes_on.stderr
+    assert PICK_ONE_CLI not in goes_on.stderr
     assert goes_on.returncode == 0, goes_on.stderr

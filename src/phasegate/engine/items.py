@@ -180,9 +180,15 @@ def locate_item(
         if item.exists():
             matches.append(item)
     if len(matches) > 1:
+        names_found = [m.workflow.name for m in matches]
+        # The dashboard takes the workflow in the address; the commands take --workflow.
+        how = (
+            f"add ?workflow={'|'.join(names_found)} to the address"
+            if command == "dashboard"
+            else "pick one with --workflow"
+        )
         raise BadInputError(
-            f"work item {name!r} exists in several workflows "
-            f"({', '.join(m.workflow.name for m in matches)}); pick one with --workflow"
+            f"work item {name!r} exists in several workflows ({', '.join(names_found)}); {how}"
         )
     if matches:
         if command is None:
