@@ -225,18 +225,27 @@ def test_an_unresolved_conflict_asks_a_person_and_waits(tmp_path: Path) -> None:
     assert worktrees(root) == []
 
 
-def test_conflicts_then_outcome_ends_the_loop_with_merge_conflict(tmp_path: Path) -> None:
-    """``conflicts: {attempts: 0, then: outcome}``: the loop ends ``merge-conflict``, which
-    stops the run blocked by default; the finished items' work still lands."""
+def test_conflicts_then_outcome_blocks_and_the_next_run_takes_the_conflict_up(
+    tmp_path: Path,
+) -> None:
+    """``conflicts: {attempts: 0, then: outcome}``: ``merge-conflict``, unmapped, stops the
+    run blocked, naming the worktree to resolve it in; the loop is kept as it is, so once
+    it is resolved there the next run lands every item's work without running any again."""
     from phasegate.errors import BlockedError
 
     root = fan_repo(tmp_path / "repo", extra="    conflicts: {attempts: 0, then: outcome}\n")
     new_item(root)
     agents = clashing_agents(resolve=True)
-    with pytest.raises(BlockedError, match="merge-conflict"):
+    with pytest.raises(BlockedError, match=r"merging T2 stopped at a conflict in src/shared\.py"):
         run(root, agents)
     assert ("repair", "T2") not in agents.calls
-    assert (root / "src" / "shared.py").read_text() == "RATE = 10\n"  # T1's
+    assert not (root / "src" / "shared.py").exists()  # nothing lands before it is resolved
+    (where,) = [Path(w) for w in worktrees(root) if "conflict-" in w]
+    (where / "src" / "shared.py").write_text("RATE = 30\n")
+    before = len(agents.calls)
+    assert run(root, agents).status == "completed"
+    assert [c for c in agents.calls[before:] if c[0] == "coder"] == [("coder", "T4")]
+    assert (root / "src" / "shared.py").read_text() == "RATE = 30\n"
     assert (root / "src" / "T3.py").exists()
 
 

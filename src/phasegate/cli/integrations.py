@@ -125,31 +125,66 @@ app.add_typer(worktree_app)
 
 @worktree_app.command("remove")
 def worktree_remove(
-    name: Annotated[str, typer.Argument(help="The work item whose worktree to remove.")],
+    name: Annotated[str, typer.Argument(help="The work item whose worktrees to remove.")],
     force: Annotated[
         bool,
         typer.Option(
             "--force",
-            help="Remove even with uncommitted changes or unmerged commits (the branch is kept).",
+            help="Remove even with uncommitted changes or unmerged commits (the branch is kept), "
+            "or the worktrees of parallel items a next run would resume.",
         ),
     ] = False,
     repo: RepoOption = None,
 ) -> None:
-    """Remove a work item's worktree once its branch is merged; its branch is kept."""
+    """Remove a work item's worktree once its branch is merged (its branch is kept), and the
+    worktrees and branches its parallel items left behind."""
     from phasegate.config import load_config
+    from phasegate.engine.fanout_git import (
+        remove_task_worktrees,
+        task_worktree_owner,
+        task_worktrees,
+    )
     from phasegate.engine.items import locate_item
     from phasegate.engine.worktree import check_worktree, describe, git_prune, remove_worktree
+    from phasegate.errors import NotFoundError
     from phasegate.workflow.registry import WorkflowRegistry
 
     root = _repo(repo)
-    item = locate_item(root, name, WorkflowRegistry(root), load_config(root))
+    try:
+        item = locate_item(root, name, WorkflowRegistry(root), load_config(root))
+    except NotFoundError:
+        owner = task_worktree_owner(root, name)
+        if owner is None:
+            raise
+        raise BadInputError(
+            f"{name!r} is a worktree of the parallel items of work item {owner!r}, not a work "
+            f"item; remove them with: phasegate worktree remove {owner}"
+        ) from None
     state = item.load()
-    if not state.worktree:
+    ended = state.status in ("completed", "stopped")
+    tasks = task_worktrees(root, item.name)
+    if not state.worktree and not tasks:
         raise BadInputError(f"work item {name!r} has no worktree")
+    if tasks:
+        if not ended and not force:
+            raise BadInputError(
+                f"not removing the worktrees of {name}'s parallel items "
+                f"({', '.join(tasks.paths or tasks.branches)}): the item is {state.status} and "
+                "its next run resumes them; pass --force to remove them anyway"
+            )
+        remove_task_worktrees(root, tasks)
+        shown = ", ".join(tasks.paths) if tasks.paths else "none"
+        out.print(
+            f"Removed the worktrees of {name}'s parallel items ({shown}) and their "
+            f"{len(tasks.branches)} branch(es).",
+            markup=False,
+        )
+        if not state.worktree:
+            return
+    assert state.worktree is not None
     check = check_worktree(root, state.worktree, state.get("branch"))
     branch = state.get("branch")
     recreate = f"git worktree add {state.worktree}" + (f" {branch}" if branch else "")
-    ended = state.status in ("completed", "stopped")
     if not check.exists:
         git_prune(root)  # git's record of it goes too
         again = "" if ended else f"; its next run needs it again: {recreate}"

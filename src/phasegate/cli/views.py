@@ -99,6 +99,13 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         console.print(f"  {escape(line)}")
     if status.get("worktree"):
         console.print(f"  Worktree: {status['worktree']} (branch {status.get('branch') or '?'})")
+    left = status.get("taskWorktrees")
+    if left:
+        where = ", ".join(left["paths"]) or f"{len(left['branches'])} branch(es)"
+        console.print(
+            f"  Left by its parallel items: {escape(where)} (remove them: "
+            f"phasegate worktree remove {escape(status['id'])})"
+        )
 
 
 def _failed(usage: dict[str, Any]) -> str:
@@ -116,6 +123,7 @@ _TASK_MARKS = {
     "implementing": "[yellow]…[/]",
     "in review": "[yellow]…[/]",
     "escalated": "[red]?[/]",
+    "merge conflict": "[red]?[/]",
     "pending": "·",
 }
 
@@ -130,8 +138,10 @@ def task_state(task: dict[str, Any]) -> str:
         if task.get("focus"):
             state += f", focus: {', '.join(task['focus'])}"
         state += ")"
-    elif state == "escalated" and task.get("decision"):
+    elif state in ("escalated", "merge conflict") and task.get("decision"):
         state += f" (decision {task['decision']})"
+    if state.startswith("merge conflict") and task.get("worktree"):
+        state += f" in {task['worktree']}"
     return state
 
 

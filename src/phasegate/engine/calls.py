@@ -367,6 +367,7 @@ def _attempt(
                 attempt=attempt_id,
                 role=spec.role,
                 exempt=backend.own_files(),
+                workdir=request.workdir,
             )
         except KeyboardInterrupt as exc:
             # Ctrl-C or a stop signal: the agent's process tree is already killed.

@@ -12,7 +12,9 @@ worktree on its own branch (``phasegate-tasks/ITEM/NODE/KEY``):
 * finished items are merged, in plan order, into the fan-out's merged ref
   (``refs/phasegate/ITEM/NODE/merged``); when the fan-out ends, the difference
   between the base and the merged commit is applied to the work tree, where a
-  sequential run would have left its changes (uncommitted, as agents leave them).
+  sequential run would have left its changes (uncommitted, as agents leave them);
+  a work tree changed meanwhile gets it file by file, as a three-way merge whose
+  overlapping changes are left between conflict markers for a person.
 
 Commits are made with a fixed identity and the fan-out's start time, so the
 same inputs give the same commits, after a crash too. Merges use ``git
@@ -351,18 +353,22 @@ class FanoutGit:
     def record_merged(self, commit: str) -> None:
         self.must("update-ref", f"{self.ref_base}/merged", commit)
 
-    def apply(self, base: str, merged: str) -> None:
+    def apply(self, base: str, merged: str) -> dict[str, str | None]:
         """Put the difference between ``base`` and ``merged`` into the work tree.
 
-        Applying twice is harmless (an already applied difference is left alone).
-        A work tree changed meanwhile by someone else is left alone too, with an
-        error saying how to apply the merged work by hand.
+        Applying twice is harmless (what is already in place is left alone). When
+        the work tree was changed meanwhile, the merged work is put in file by file,
+        as a three-way merge with the work tree's version: a file changed on one
+        side only takes that side; a text file changed on both is merged, its
+        overlapping changes left between conflict markers. The files left in
+        conflict are returned, each with its content's hash when it holds no
+        markers (a binary file, or one side deleting it: it was left as it was).
         """
         if base == merged:
-            return
+            return {}
         diff = self.git("diff", "--binary", base, merged, *self._pathspec()).stdout
         if not diff.strip():
-            return
+            return {}
         check = subprocess.run(
             ["git", "-C", str(self.workdir), "apply", "--check", "--whitespace=nowarn", "-"],
             input=diff,
@@ -371,25 +377,204 @@ class FanoutGit:
             check=False,
         )
         if check.returncode != 0:
-            undone = subprocess.run(
-                ["git", "-C", str(self.workdir), "apply", "--check", "-R", "-"],
-                input=diff,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if undone.returncode == 0:
-                return  # already in the work tree
-            reason = (check.stderr.strip().splitlines() or ["it does not apply"])[0]
-            raise BlockedError(
-                f"{self.item}: the merged work of its parallel items could not be put into "
-                f"{self.workdir} ({reason}); it is kept at {self.ref_base}/merged: apply it "
-                f"with: git diff {base[:12]} {self.ref_base}/merged | git apply"
-            )
+            return self._apply_by_file(base, merged)
         subprocess.run(
             ["git", "-C", str(self.workdir), "apply", "--whitespace=nowarn", "-"],
             input=diff,
             capture_output=True,
             text=True,
             check=True,
+        )
+        return {}
+
+    def _blob(self, commit: str, name: str) -> bytes | None:
+        out = subprocess.run(
+            ["git", "-C", str(self.workdir), "cat-file", "blob", f"{commit}:{name}"],
+            capture_output=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+        return out.stdout if out.returncode == 0 else None
+
+    def _apply_by_file(self, base: str, merged: str) -> dict[str, str | None]:
+        listed = self.must(
+            "diff", "--name-only", "-z", "--no-renames", base, merged, *self._pathspec()
+        )
+        conflicts: dict[str, str | None] = {}
+        for name in (n for n in listed.split("\0") if n):
+            old, new = self._blob(base, name), self._blob(merged, name)
+            target = self.workdir / name
+            try:
+                now: bytes | None = target.read_bytes() if target.exists() else None
+            except (IsADirectoryError, PermissionError):
+                conflicts[name] = "unreadable"
+                continue
+            if now == new:
+                continue
+            if now == old:
+                self._put(target, new)
+                if new is not None and self._executable(merged, name):
+                    target.chmod(target.stat().st_mode | 0o111)
+                continue
+            texts = [b for b in (now, old, new) if b is not None]
+            if (
+                len(texts) == 3
+                and not any(b"\0" in b for b in texts)
+                and not (now is not None and _MARKER.search(now))
+            ):
+                merged_text, clean = self._merge_file(now, old, new)  # type: ignore[arg-type]
+                target.write_bytes(merged_text)
+                if not clean:
+                    conflicts[name] = None
+                continue
+            if now is not None and _MARKER.search(now):
+                conflicts[name] = None
+            else:
+                conflicts[name] = hashlib.sha1(now).hexdigest() if now is not None else ""
+        return conflicts
+
+    def _executable(self, commit: str, name: str) -> bool:
+        listed = self.git("ls-tree", commit, "--", name).stdout
+        return listed.startswith("100755 ")
+
+    def _put(self, target: Path, content: bytes | None) -> None:
+        if content is None:
+            target.unlink(missing_ok=True)
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+
+    def _merge_file(self, ours: bytes, base: bytes, theirs: bytes) -> tuple[bytes, bool]:
+        """A three-way merge of one file's contents; the result and whether it is clean."""
+        with tempfile.TemporaryDirectory(prefix="phasegate-merge-") as tmp:
+            files = []
+            for label, content in (("ours", ours), ("base", base), ("theirs", theirs)):
+                path = Path(tmp) / label
+                path.write_bytes(content)
+                files.append(str(path))
+            out = subprocess.run(
+                [
+                    "git",
+                    "merge-file",
+                    "-p",
+                    "-L",
+                    "work tree",
+                    "-L",
+                    "base",
+                    "-L",
+                    "parallel items",
+                    *files,
+                ],
+                capture_output=True,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        if out.returncode < 0 or out.returncode > 127:
+            raise BlockedError(
+                f"{self.item}: git merge-file failed putting the merged work of its "
+                f"parallel items into {self.workdir}: {out.stderr.decode(errors='replace')}"
+            )
+        return out.stdout, out.returncode == 0
+
+    def unresolved(self, conflicts: dict[str, str | None]) -> list[str]:
+        """Which of the files :meth:`apply` left in conflict still are: they hold conflict
+        markers, or (left as they were) nobody has changed them since."""
+        left = []
+        for name, fingerprint in conflicts.items():
+            target = self.workdir / name
+            try:
+                now: bytes | None = target.read_bytes()
+            except FileNotFoundError:
+                now = None
+            except (IsADirectoryError, PermissionError):
+                left.append(name)
+                continue
+            marked = now is not None and bool(_MARKER.search(now))
+            untouched = fingerprint is not None and fingerprint == (
+                hashlib.sha1(now).hexdigest() if now is not None else ""
+            )
+            if marked or untouched:
+                left.append(name)
+        return left
+
+
+# -- worktrees left behind ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskWorktrees:
+    """The git worktrees and branches of one work item's parallel items still in a
+    repository (paths relative to it)."""
+
+    paths: tuple[str, ...]
+    branches: tuple[str, ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.paths or self.branches)
+
+
+def _listed_worktrees(repo: Path) -> list[tuple[Path, str | None]]:
+    out = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list", "--porcelain"],
+        capture_output=True,
+        text=True,
+        check=False,
+        errors="replace",
+        stdin=subprocess.DEVNULL,
+    )
+    found: list[tuple[Path, str | None]] = []
+    for block in out.stdout.split("\n\n"):
+        fields = dict(line.split(" ", 1) for line in block.splitlines() if " " in line)
+        if "worktree" in fields:
+            found.append((Path(fields["worktree"]), fields.get("branch")))
+    return found
+
+
+def task_worktrees(repo: Path, item: str) -> TaskWorktrees:
+    """The worktrees (and branches) the parallel items of ``item`` left in ``repo``."""
+    folder = (repo / CONFIG_DIR / WORKTREES_DIR).resolve()
+    prefix = f"{slug(item)}--"
+    heads = f"refs/heads/{BRANCH_PREFIX}/{slug(item)}/"
+    paths: list[str] = []
+    for path, branch in _listed_worktrees(repo):
+        if path.resolve().parent != folder:
+            continue
+        if branch.startswith(heads) if branch else path.name.startswith(prefix):
+            paths.append(path.resolve().relative_to(repo.resolve()).as_posix())
+    out = subprocess.run(
+        ["git", "-C", str(repo), "for-each-ref", "--format=%(refname:short)", heads],
+        capture_output=True,
+        text=True,
+        check=False,
+        errors="replace",
+        stdin=subprocess.DEVNULL,
+    )
+    return TaskWorktrees(tuple(paths), tuple(out.stdout.split()))
+
+
+def task_worktree_owner(repo: Path, name: str) -> str | None:
+    """The item slug whose parallel items made the worktree named ``name``, if it is one."""
+    folder = (repo / CONFIG_DIR / WORKTREES_DIR).resolve()
+    for path, branch in _listed_worktrees(repo):
+        if path.resolve().parent != folder or path.name != name:
+            continue
+        head = f"refs/heads/{BRANCH_PREFIX}/"
+        if branch and branch.startswith(head):
+            return branch[len(head) :].split("/", 1)[0]
+        if "--" in name:
+            return name.split("--", 1)[0]
+    return None
+
+
+def remove_task_worktrees(repo: Path, found: TaskWorktrees) -> None:
+    """Remove the worktrees and branches of ``found`` (and git's records of them)."""
+    for rel in found.paths:
+        shutil.rmtree(repo / rel, ignore_errors=True)
+    subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True, check=False)
+    branches = list(found.branches)
+    for start in range(0, len(branches), 100):
+        subprocess.run(
+            ["git", "-C", str(repo), "branch", "-D", *branches[start : start + 100]],
+            capture_output=True,
+            check=False,
         )

@@ -26,6 +26,12 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
             f" {branch}" if branch else ""
         )
         data["nextCommand"] = f"{again} (its worktree is missing), then: {data['nextCommand']}"
+    if state.status in ("completed", "stopped"):
+        from phasegate.engine.fanout_git import task_worktrees
+
+        left = task_worktrees(item.repo, item.name)
+        if left:  # `phasegate worktree remove NAME` removes them
+            data["taskWorktrees"] = {"paths": list(left.paths), "branches": list(left.branches)}
     data["budget"] = budget_status(item.config, item.workflow.name, state, item.journal.path)
     data["usage"] = with_failed_attempts(data.get("usage"), read_spend(item.journal.path))
     return data

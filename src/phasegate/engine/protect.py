@@ -22,11 +22,17 @@ overlap (parallel items) share one record; a change found while several run
 is reported by each of them, since it cannot be told which agent made it.
 Changes are looked for when a call begins or ends and before each state commit;
 an interrupted call (Ctrl-C, a stop signal) has its changes undone too.
+
+A call that works in a git worktree (an item of a parallel foreach, or the repair
+of a merge conflict) has that worktree's ``.phasegate/`` checked the same way:
+what the agent changed there is put back and reported as a violation, exactly as
+in the work tree.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -34,13 +40,17 @@ from pathlib import Path
 
 from phasegate.agents.base import AgentResult
 from phasegate.engine.item import WorkItem
+from phasegate.engine.protect_cache import ABSENT, _Copy
 from phasegate.engine.protect_snapshot import (
     ReadCache,
     Snapshot,
+    _put_back,
     event_names,
     item_file_paths,
 )
+from phasegate.engine.protect_walk import UNPROTECTED_DIRS
 from phasegate.errors import AgentError
+from phasegate.repo_paths import CONFIG_DIR
 
 #: How many forged journal lines a violation event quotes.
 QUOTED_LINES = 5
@@ -163,6 +173,51 @@ def guard_of(item: WorkItem) -> Guard:
         return item.write_guard
 
 
+class WorktreeRecord:
+    """The ``.phasegate/`` files of the git worktree one call works in, as they were when
+    it began (only that call's item works there)."""
+
+    def __init__(self, folder: Path, exempt: Iterable[Path]) -> None:
+        self.folder = folder
+        self.exempt = frozenset(os.path.abspath(p) for p in exempt)
+        self.cache = ReadCache()
+        self.files = {path: self.cache.read(path) for path in self._listed()}
+
+    @classmethod
+    def of(
+        cls, item: WorkItem, workdir: Path | None, exempt: Iterable[Path]
+    ) -> WorktreeRecord | None:
+        """The record for a call in ``workdir``, when that is not the item's own work tree."""
+        if workdir is None:
+            return None
+        folder = workdir / CONFIG_DIR
+        if not folder.is_dir() or folder.resolve() == (item.repo / CONFIG_DIR).resolve():
+            return None
+        return cls(folder, exempt)
+
+    def _listed(self) -> list[str]:
+        found: list[str] = []
+        for top, dirs, files in os.walk(self.folder):
+            if os.path.samefile(top, self.folder):
+                dirs[:] = [d for d in dirs if d not in UNPROTECTED_DIRS]
+            for name in (*files, *(d for d in dirs if os.path.islink(os.path.join(top, d)))):
+                path = os.path.join(top, name)
+                if os.path.abspath(path) not in self.exempt:
+                    found.append(path)
+        return found
+
+    def undo(self, repo: Path) -> Violation | None:
+        """Put back what differs from the record; what it was, or ``None``."""
+        changed = [p for p, was in self.files.items() if self.cache.read(p) != was]
+        changed += [p for p in self._listed() if p not in self.files]
+        for path in sorted(changed, key=len):
+            was: _Copy = self.files.get(path, ABSENT)
+            _put_back(Path(path), was)
+        if not changed:
+            return None
+        return Violation(tuple(_shown(repo, p) for p in changed), ())
+
+
 def guarded_call(
     item: WorkItem,
     call: Callable[[], AgentResult],
@@ -171,9 +226,11 @@ def guarded_call(
     attempt: str,
     role: str,
     exempt: Iterable[Path] = (),
+    workdir: Path | None = None,
 ) -> AgentResult:
     """Run ``call`` (one agent call); undo and report any change made to phasegate's files
-    while it ran (``exempt``: files of ``.phasegate/`` the backend itself writes).
+    while it ran (``exempt``: files of ``.phasegate/`` the backend itself writes), and to
+    those of ``workdir``, the git worktree it works in (when not the item's work tree).
 
     The result of a call that changed them is a failed one naming the files,
     unless ``protection.on_violation`` is ``stop``: then
@@ -181,11 +238,18 @@ def guarded_call(
     """
     guard = guard_of(item)
     found: list[Violation] = []
+    local = WorktreeRecord.of(item, workdir, exempt)
+    here: list[Violation] = []
     try:
         with guard.watching(exempt) as found:  # undone after an interrupt too
-            result = call()
+            try:
+                result = call()
+            finally:
+                undone = local.undo(item.repo) if local is not None else None
+                if undone is not None:
+                    here.append(undone)
     finally:
-        violation = _merged(found)
+        violation = _merged([*found, *here])
         if violation is not None:
             item.record(
                 "agent.violation",

@@ -3,12 +3,16 @@
 One row per task, in plan order: ``done`` (approved; or ``accepted`` /
 ``skipped`` / ``fixed by hand``), ``implementing``, ``in review`` (with the
 cycle, the reviewer and the focus), ``escalated`` (a decision waits: the
-command that answers it), or ``pending``. A task running in a worktree of its own (a
-phase's parallel tasks) names it.
+command that answers it), ``merge conflict`` (its approved work waits on a
+merge conflict: the conflict's worktree, and the decision if one is asked), or
+``pending``. A task running in a worktree of its own (a phase's parallel tasks)
+names it.
 """
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
 from typing import Any
 
 from phasegate.engine.state import EngineState
@@ -56,6 +60,27 @@ def _row(state: EngineState, phase: str, key: str, title: str, status: str) -> d
     return row
 
 
+def _conflict(
+    item: Any, state: EngineState, fanout: dict[str, Any], key: str, row: dict[str, Any]
+) -> None:
+    """A task whose work waits on a merge conflict not resolved yet: its row says so,
+    naming the conflict's worktree, its files and the decision that waits (if asked)."""
+    for record in (fanout.get("conflicts") or {}).values():
+        if record.get("owner") != key or record.get("commit"):
+            continue
+        where = str(record.get("worktree") or "")
+        with contextlib.suppress(AttributeError, ValueError):
+            where = Path(where).relative_to(item.repo).as_posix()
+        row["state"] = "merge conflict"
+        row["worktree"] = where
+        row["conflictFiles"] = list(record.get("files") or [])
+        found = state.decisions.get(f"conflict-{key}")
+        if found is not None and found.get("status") == "pending":
+            row["decision"] = found.get("id")
+            row["question"] = found.get("question")
+        return
+
+
 def task_rows(item: Any, state: EngineState, plan: Plan | None) -> list[dict[str, Any]]:
     """Every task of the plan with where it stands (phases not begun yet: from the plan)."""
     rows: list[dict[str, Any]] = []
@@ -76,6 +101,7 @@ def task_rows(item: Any, state: EngineState, plan: Plan | None) -> list[dict[str
                 row = _row(state, phase, key, str(entry.get("title", "")), status)
                 if status == "running" and entry.get("worktree"):
                     row["worktree"] = entry["worktree"]  # a parallel task's own worktree
+                _conflict(item, state, tasks.get("fanout") or {}, key, row)
                 rows.append(row)
                 seen.add(key)
     if plan is not None:

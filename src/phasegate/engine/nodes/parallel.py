@@ -12,7 +12,8 @@ worktree and branch (see :mod:`phasegate.engine.fanout_git`, and
 the fan-out's base, or from the merge of its dependencies' commits; its work
 is committed when its body ends; finished items are merged in plan order, and
 the merged work is put into the work tree when the fan-out ends. A merge
-conflict is repaired by an agent in a fresh worktree, then asked about.
+conflict is repaired by an agent in a fresh worktree, then asked about; one a
+person stops parks its item (blocked) with the loop kept for the next run.
 
 An item that stops for a person, is blocked or fails is parked: the others
 go on; when nothing more can run, the first parked item's error (in plan
@@ -345,12 +346,14 @@ class FanOut:
 
     def park(self, key: str, exc: BaseException) -> None:
         """``key`` stopped with an error: the others go on; the error ends the run later."""
+        from phasegate.engine.nodes.parallel_conflicts import ConflictStopped
         from phasegate.errors import WaitingForHuman
 
         self.active.pop(key, None)
         self.parked[key] = exc
         reason = (str(exc).splitlines() or [exc.__class__.__name__])[0]
-        kind = "waiting" if isinstance(exc, WaitingForHuman) else "failed"
+        waits = isinstance(exc, (WaitingForHuman, ConflictStopped))
+        kind = "waiting" if waits else "failed"
         self.entries()[key]["parked"] = f"{kind}: {reason}"
         self.journal("foreach.item", key=key, status="parked", reason=reason)
         self.save(lazy=True)

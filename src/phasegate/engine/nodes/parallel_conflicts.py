@@ -3,7 +3,9 @@
 Conflicts are kept in the fan-out's state by the pair of commits being merged,
 so a run killed during a repair or while a person decides resumes the same
 conflict: a repair call already journaled is not made again, and a person's
-answer is acted on once.
+answer is acted on once. A conflict a person stops (unless the loop maps
+``merge-conflict``) blocks its item and is kept: the next run merges it once it
+is resolved in its worktree, or asks again.
 """
 
 from __future__ import annotations
@@ -15,12 +17,20 @@ from phasegate.agents.base import Access
 from phasegate.engine.answers import Question
 from phasegate.engine.call_results import usage_of
 from phasegate.engine.calls import CallSpec, call_agent
+from phasegate.engine.fanout_git import _MARKER
 from phasegate.engine.gates import ask
+from phasegate.errors import BlockedError
 from phasegate.faults import crash_point
 from phasegate.workflow.model import AgentNode
+from phasegate.workflow.parts import BLOCKED_TARGET
 
 if TYPE_CHECKING:
     from phasegate.engine.nodes.parallel import FanOut
+
+
+class ConflictStopped(BlockedError):
+    """A merge conflict a person stopped (or ``then: outcome`` ended): the item waits for
+    it to be resolved by hand, or answered anew (exit code 4)."""
 
 
 def resolve_conflict(
@@ -90,6 +100,12 @@ def resolve_conflict(
             continue
         if choice == "stop":
             fan.entries()[key].pop("parked", None)
+            if blocks(fan):
+                # The item is blocked, the loop kept as it is: what finished stays finished,
+                # and the next run takes this conflict up again in the same worktree.
+                fan.journal("foreach.conflict_stopped", key=key, files=left, worktree=str(where))
+                fan.save()
+                raise ConflictStopped(stopped(fan, key, where, left))
             fan.entries()[key]["status"] = "merge-conflict"
             fan.halted = True
             fan.journal("foreach.item", key=key, status="merge-conflict", files=left)
@@ -146,17 +162,30 @@ def ask_person(fan: FanOut, key: str, record: dict[str, Any], where: Path, files
         return str((found.get("answer") or {}).get("choice"))
     if found is None or found.get("status") != "pending":
         visit += 1
-    question = Question(
-        id=decision,
-        question=(
+    last = (found.get("answer") or {}).get("choice") if found is not None else None
+    if last == "resolved":
+        why = "; ".join(unresolved(fan, where, files))
+        text = (
+            f"Merging {key} conflicts with the work merged before it, and the answer "
+            f"'resolved' was not accepted: {why}. The merge is in {where}."
+        )
+    else:
+        text = (
             f"Merging {key} conflicts with the work merged before it, and the agent did "
             f"not resolve it (still conflicted: {', '.join(files)}). The merge is in "
             f"{where}."
-        ),
+        )
+    question = Question(
+        id=decision,
+        question=text,
         choices={
             "retry": "ask the agent to resolve it again",
             "resolved": f"resolved by hand in {where}: check and commit it",
-            "stop": "end the loop with outcome merge-conflict",
+            "stop": (
+                "stop the run blocked until it is resolved there (the next run asks again)"
+                if blocks(fan)
+                else "end the loop with outcome merge-conflict"
+            ),
         },
         visit=visit,
         context=fan.path,
@@ -164,6 +193,47 @@ def ask_person(fan: FanOut, key: str, record: dict[str, Any], where: Path, files
     choice = ask(fan.run, question).choice
     record["acted"] = visit
     return choice
+
+
+def blocks(fan: FanOut) -> bool:
+    """Whether the loop's ``merge-conflict`` outcome is unmapped (it would block the item)."""
+    return fan.node.on.get("merge-conflict", BLOCKED_TARGET) == BLOCKED_TARGET
+
+
+def unresolved(fan: FanOut, where: Path, files: list[str]) -> list[str]:
+    """Why each of ``files`` is not taken as resolved in ``where``."""
+    assert fan.git is not None
+    unmerged = set(fan.git.unmerged(where))
+    reasons = []
+    for name in files:
+        try:
+            marked = bool(_MARKER.search((where / name).read_bytes()))
+        except (FileNotFoundError, IsADirectoryError):
+            marked = False
+        if marked:
+            reasons.append(f"{name} still holds conflict markers")
+        elif name in unmerged:
+            reasons.append(
+                f"{name} is still unmerged and unchanged (git add or git rm it in {where})"
+            )
+        else:
+            reasons.append(f"{name} is still conflicted")
+    return reasons
+
+
+def stopped(fan: FanOut, key: str, where: Path, files: list[str]) -> str:
+    """The line a merge conflict stopped by a person (or by ``then: outcome``) ends the run
+    with: what to fix, where, and how the next run goes on."""
+    from phasegate.engine.status import continue_command
+
+    again = continue_command(fan.run.workflow, fan.item.name, fan.run.label(fan.path))
+    anew = "" if fan.node.conflicts.then == "outcome" else f" (or to answer conflict-{key} anew)"
+    return (
+        f"{fan.item.name}: merging {key} stopped at a conflict in {', '.join(files)}; the "
+        f"parallel items' work reaches the work tree once it is resolved. Resolve it in "
+        f"{where} (keep both changes, remove every conflict marker, then git add or git rm "
+        f"each file; do not commit), then run again{anew}: {again}"
+    )
 
 
 def slug_of(text: str) -> str:

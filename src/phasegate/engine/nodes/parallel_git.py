@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from phasegate.engine.fanout_git import FanoutGit
 from phasegate.engine.nodes.parallel_conflicts import resolve_conflict, slug_of
 from phasegate.engine.plugin_api import Task
-from phasegate.errors import PhasegateError
+from phasegate.errors import BlockedError, PhasegateError
 from phasegate.state.journal import utc_now
 
 if TYPE_CHECKING:
@@ -132,7 +132,23 @@ def land(fan: FanOut) -> None:
         return
     loop = fan.fan()
     if not loop.get("landed"):
-        fan.git.apply(str(loop["base"]), str(loop["merged"]))
+        pending = loop.get("landing")
+        if pending is None:
+            conflicts = fan.git.apply(str(loop["base"]), str(loop["merged"]))
+            if conflicts:
+                loop["landing"] = pending = conflicts
+                fan.journal("fanout.landing-conflict", files=sorted(conflicts))
+                fan.save(durable=True)
+        left = fan.git.unresolved(pending) if pending else []
+        if left:
+            raise BlockedError(
+                f"{fan.item.name}: the work tree {fan.git.workdir} was changed while the "
+                f"parallel items of {fan.path} ran, and their merged work conflicts with it "
+                f"in {', '.join(left)} (the merged work is at {fan.git.ref_base}/merged): "
+                "resolve the conflict markers (a file without markers: put in the version "
+                f"you want), then run again: phasegate run {fan.item.name}"
+            )
+        loop.pop("landing", None)
         loop["landed"] = utc_now()
         fan.journal("fanout.landed", base=loop["base"], merged=loop["merged"])
         fan.save(durable=True)
