@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from phasegate import proctree
 from phasegate.errors import Interrupted
@@ -55,6 +55,20 @@ GRACE_SECONDS = 3.0
 #: After the child is gone, how long readers may drain pipes a grandchild still holds.
 DRAIN_SECONDS = 2.0
 PR_SET_PDEATHSIG = 1
+
+
+#: How often a watched child's output is asked whether to give up on it.
+WATCH_POLL_SECONDS = 0.25
+
+
+class OutputWatch(Protocol):
+    """Follows a child's stdout and says when waiting for it is pointless."""
+
+    def feed(self, chunk: bytes) -> None:
+        """A chunk of stdout, as read (called from the reading thread)."""
+
+    def give_up(self) -> bool:
+        """Whether to stop the child now."""
 
 
 @dataclass(frozen=True)
@@ -284,6 +298,20 @@ def _wait_exited(proc: subprocess.Popen[bytes], timeout: float) -> bool:
     return True
 
 
+def _wait_watched(
+    proc: subprocess.Popen[bytes], deadline: float, watch: OutputWatch | None
+) -> bool:
+    """Wait for the child until ``deadline`` or until ``watch`` gives up; whether it exited."""
+    if watch is None:
+        return _wait_exited(proc, max(0.0, deadline - time.monotonic()))
+    while True:
+        remaining = deadline - time.monotonic()
+        if _wait_exited(proc, max(0.0, min(WATCH_POLL_SECONDS, remaining))):
+            return True
+        if remaining <= WATCH_POLL_SECONDS or watch.give_up():
+            return False
+
+
 def _start(
     argv: Sequence[str] | str,
     cwd: Path,
@@ -340,8 +368,13 @@ def run_process(
     input_text: str | None = None,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
     grace: float = GRACE_SECONDS,
+    watch: OutputWatch | None = None,
 ) -> ProcessResult:
     """Run ``argv`` (a shell string runs through ``/bin/sh -c``) and wait at most ``timeout``.
+
+    ``watch``, when given, sees the child's stdout as it is read; once its
+    ``give_up()`` is true the child's tree is stopped as at a timeout (without
+    ``timed_out`` set: the watch knows why).
 
     Raises :class:`ProcessInterrupted` (after killing the child's tree) when a
     stop signal interrupts the wait.
@@ -350,7 +383,7 @@ def run_process(
     with stop_signals_deferred() as deferred:
         child = _start(argv, cwd, env, input_text is not None)
     proc = child.proc
-    out = BoundedReader(proc.stdout, output_limit)
+    out = BoundedReader(proc.stdout, output_limit, watch.feed if watch is not None else None)
     err = BoundedReader(proc.stderr, output_limit)
     writer = StdinWriter(proc, input_text) if input_text is not None else None
     timed_out = False
@@ -360,8 +393,8 @@ def run_process(
         if writer is not None:
             writer.start()
         deferred.raise_if_received()
-        if not _wait_exited(proc, max(0.0, timeout - (time.monotonic() - started))):
-            timed_out = True
+        if not _wait_watched(proc, started + timeout, watch):
+            timed_out = not (watch is not None and watch.give_up())
             child.stop(grace)
         else:
             # The child exited; whatever it left running must not outlive it (or hold the pipes).

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import threading
+from collections.abc import Callable
 
 #: At a cut in the output, at most this many bytes of the partial line are dropped.
 CUT_EDGE_BYTES = 4096
@@ -19,10 +20,14 @@ CUT_EDGE_BYTES = 4096
 class BoundedReader(threading.Thread):
     """Read a pipe to EOF, keeping at most ``limit`` bytes (head and tail)."""
 
-    def __init__(self, pipe: object, limit: int) -> None:
+    def __init__(
+        self, pipe: object, limit: int, on_data: Callable[[bytes], None] | None = None
+    ) -> None:
         super().__init__(daemon=True)
         self._pipe = pipe
         self._limit = limit
+        #: Sees every chunk as it is read (before any cut), e.g. to notice a stuck child.
+        self._on_data = on_data
         self._head = bytearray()
         self._tail = bytearray()
         self.truncated = False
@@ -32,6 +37,8 @@ class BoundedReader(threading.Thread):
         half = self._limit // 2
         try:
             while chunk := read(65536):
+                if self._on_data is not None:
+                    self._on_data(chunk)
                 if len(self._head) < half:
                     room = half - len(self._head)
                     self._head += chunk[:room]

@@ -142,7 +142,9 @@ def test_an_unreadable_probe_cache_is_ignored_and_rewritten(
 def test_a_failed_probe_is_not_remembered(tmp_path: Path, cache_home: Path) -> None:
     """A ``--version`` that printed nothing (say, it timed out under load) is tried again."""
     binary = fake_cli(tmp_path / "bin")
-    with pytest.raises(BackendUnavailable, match="printed no version"):
+    with pytest.raises(
+        BackendUnavailable, match="printed 'no version here', which is not a version"
+    ):
         ClaudeBackend(fake_settings(binary, "echo", env={"FAKE_VERSION": "no version here"}))
     assert ClaudeBackend(fake_settings(binary, "echo")).version == "9.9.9"
 

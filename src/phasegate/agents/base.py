@@ -174,6 +174,15 @@ class Backend(ABC):
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         self.settings: Mapping[str, Any] = dict(settings or {})
 
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> None:
+        """Raise ConfigError when ``settings`` cannot configure this backend.
+
+        Cheap (no binary is run, no server asked): a run checks the settings of every
+        role's backend with it before its first call.
+        """
+        return None
+
     @abstractmethod
     def run(self, request: AgentRequest) -> AgentResult:
         """Carry out one agent call; never raise for an agent's own failure."""

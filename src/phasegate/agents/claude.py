@@ -238,7 +238,7 @@ class ClaudeBackend(CliBackend):
         denials = data.get("permission_denials")
         stderr = tail(proc.stderr)
         if denials:
-            names = ", ".join(str(d.get("tool_name")) for d in denials if isinstance(d, Mapping))
+            names = ", ".join(_denial(d) for d in denials if isinstance(d, Mapping))
             stderr = (stderr + f"\n[phasegate] permission denied for: {names}").strip()
         return AgentResult(
             text=text,
@@ -299,3 +299,20 @@ def read_rules(extra_dirs: Sequence[Path]) -> list[str]:
     """Permission rules that allow reading inside the work tree and ``extra_dirs`` only
     (``//`` starts an absolute path in Claude Code's rules)."""
     return ["Read(./**)", *(f"Read(/{Path(d).resolve()}/**)" for d in extra_dirs)]
+
+
+#: The argument of a denied tool call that says what it was for (the first one present).
+_DENIAL_TARGETS = ("file_path", "notebook_path", "path", "command", "url", "pattern")
+
+
+def _denial(denial: Mapping[str, Any]) -> str:
+    """``Write /tmp/x/outside.txt``: the denied tool and the path (or command) it was given."""
+    name = str(denial.get("tool_name"))
+    given = denial.get("tool_input")
+    if isinstance(given, Mapping):
+        for key in _DENIAL_TARGETS:
+            target = given.get(key)
+            if isinstance(target, str) and target.strip():
+                target = " ".join(target.split())
+                return f"{name} {target if len(target) <= 200 else target[:197] + '...'}"
+    return name

@@ -120,6 +120,8 @@ class CliProbe:
         self.binary = binary
         self.env = dict(env)
         self.cache_file = cache_dir() / CACHE_FILE
+        #: What ``--version`` printed when it held no version (for the error message).
+        self.unreadable_version: str = ""
 
     def _entry(self) -> tuple[str, dict[str, Any]] | None:
         """This binary's key and its cached entry (empty when missing or stale)."""
@@ -167,6 +169,8 @@ class CliProbe:
         ok, output = self._run(["--version"])
         match = _VERSION.search(output)
         version = match.group(0) if match and ok else None
+        if version is None:
+            self.unreadable_version = output.strip()
         if version is not None:  # a failed probe (a timeout under load) is tried again
             self._remember(key, "version", version)
         return version

@@ -24,6 +24,7 @@ import errno
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -245,6 +246,10 @@ class CliBackend(Backend):
         # Checked once here, so a CLI that is too old is refused before any call starts.
         self.version = self._check_version(self.child_env())
 
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> None:
+        parse_settings(cls.name, cls.settings_model, settings)
+
     # -- to implement -------------------------------------------------------------------
 
     @abstractmethod
@@ -275,6 +280,10 @@ class CliBackend(Backend):
         whatever the backend writes into ``scratch`` lives until the CLI exits.
         """
         return {}
+
+    def output_watch(self, request: AgentRequest) -> CliWatch | None:
+        """A watch over this call's stdout that may stop a CLI stuck retrying (default none)."""
+        return None
 
     # -- shared -------------------------------------------------------------------------
 
@@ -322,9 +331,16 @@ class CliBackend(Backend):
         return path
 
     def _check_version(self, env: Mapping[str, str]) -> str:
-        version = CliProbe(self.binary, env).version()
+        probe = CliProbe(self.binary, env)
+        version = probe.version()
         if version is None:
-            raise BackendUnavailable(f"{self.name}: '{self.binary} --version' printed no version")
+            printed = " ".join(probe.unreadable_version.split())
+            if not printed:
+                what = "printed no version"
+            else:
+                cut = printed if len(printed) <= 80 else printed[:77] + "..."
+                what = f"printed {cut!r}, which is not a version"
+            raise BackendUnavailable(f"{self.name}: '{self.binary} --version' {what}")
         minimum = self.cfg.min_version or self.min_version
         have, need = version_tuple(version), version_tuple(minimum)
         if have is not None and need is not None and have < need:
@@ -364,6 +380,7 @@ class CliBackend(Backend):
         started = time.monotonic()
         env = self.child_env(request)
         redactor = Redactor(secret_values(env))
+        watch = self.output_watch(request)
         with tempfile.TemporaryDirectory(prefix=f"phasegate-{self.name}-") as scratch:
             argv = [str(self.binary), *self.arguments(request, Path(scratch))]
             call_env = {**env, **self.scratch_env(request, Path(scratch), env)}
@@ -374,22 +391,42 @@ class CliBackend(Backend):
                 env=call_env,
                 input_text=request.prompt_text(),
                 output_limit=self.cfg.max_output_bytes,
+                watch=watch,
             )
         proc = redacted_output(proc, redactor)
-        result = self.process_failure(request, proc) or self.parse(request, proc)
+        result = (
+            self.stuck_failure(proc, watch)
+            or self.process_failure(request, proc, watch)
+            or self.parse(request, proc)
+        )
         if result.cost_usd is None and self.cfg.pricing is not None:
             result = replace(result, cost_usd=self.cfg.pricing.cost(result.usage))
         return redacted(replace(result, duration_s=time.monotonic() - started), redactor)
 
-    def process_failure(self, request: AgentRequest, proc: ProcessResult) -> AgentResult | None:
+    def stuck_failure(self, proc: ProcessResult, watch: CliWatch | None) -> AgentResult | None:
+        """A failed result for a CLI its watch gave up on (e.g. it cannot reach its server)."""
+        if watch is None or proc.timed_out or not watch.give_up():
+            return None
+        return AgentResult(
+            text="",
+            exit_status=proc.exit_code or 1,
+            error=f"{self.name} {watch.why()}; phasegate stopped it",
+            stderr=tail(proc.stderr),
+        )
+
+    def process_failure(
+        self, request: AgentRequest, proc: ProcessResult, watch: CliWatch | None = None
+    ) -> AgentResult | None:
         """A failed result for a timeout or a child that did not read its prompt."""
         if proc.timed_out:
+            last = watch.last_error() if watch is not None else None
+            seen = f"; the last error it reported: {last}" if last else ""
             return AgentResult(
                 text="",
                 exit_status=TIMEOUT_EXIT,
                 error=(
                     f"{self.name} did not finish within {request.timeout:g}s "
-                    "(phasegate's timeout); its whole process tree was killed"
+                    f"(phasegate's timeout); its whole process tree was killed{seen}"
                 ),
                 stderr=tail(proc.stderr),
             )
@@ -399,7 +436,7 @@ class CliBackend(Backend):
                 text="",
                 exit_status=proc.exit_code or 1,
                 error=(
-                    f"{self.name} exited with status {proc.exit_code} before reading the whole "
+                    f"{self.name} {exit_wording(proc.exit_code)} before reading the whole "
                     f"prompt (broken pipe): {detail}"
                 ),
                 stderr=tail(proc.stderr),
@@ -408,14 +445,69 @@ class CliBackend(Backend):
 
     def crash(self, proc: ProcessResult, what: str) -> AgentResult:
         """A failed result for output that cannot be read (``what`` says why)."""
-        detail = last_line(proc.stderr) or last_line(proc.stdout) or "no output"
         note = " (output was truncated at the size limit)" if proc.truncated else ""
+        stderr_line = last_line(proc.stderr)
+        if stderr_line:
+            detail = f"; stderr: {stderr_line}"
+        else:
+            stdout_line = last_line(proc.stdout)
+            detail = f"; stdout: {stdout_line}" if stdout_line else "; no output"
+        if proc.exit_code == 0:
+            error = f"{self.name} exited with status 0 but {what}{note}{detail}"
+        else:
+            error = f"{self.name} {exit_wording(proc.exit_code)} ({what}{note}){detail}"
         return AgentResult(
             text="",
             exit_status=proc.exit_code or 1,
-            error=f"{self.name} exited with status {proc.exit_code}: {what}{note}: {detail}",
+            error=error,
             stderr=tail(proc.stderr),
         )
+
+
+#: The longest line a :class:`CliWatch` keeps whole.
+MAX_WATCHED_LINE = 64 * 1024
+
+
+class CliWatch:
+    """Follows a CLI's stdout line by line (see :class:`phasegate.process.OutputWatch`).
+
+    Subclasses implement :meth:`line`, :meth:`give_up` and :meth:`why`.
+    """
+
+    def __init__(self) -> None:
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> None:
+        data = self._partial + chunk
+        *lines, self._partial = data.split(b"\n")
+        self._partial = self._partial[-MAX_WATCHED_LINE:]  # only short event lines matter
+        for raw in lines:
+            self.line(raw.decode("utf-8", errors="replace"))
+
+    def line(self, text: str) -> None:
+        """One whole line of stdout."""
+
+    def give_up(self) -> bool:
+        return False
+
+    def why(self) -> str:
+        """Why it gave up, completing "<cli> ..." (e.g. "cannot connect: ...")."""
+        return "gave up"
+
+    def last_error(self) -> str | None:
+        """The last error the CLI reported on stdout, if any."""
+        return None
+
+
+def exit_wording(code: int) -> str:
+    """``exited with status N``, or ``was killed by signal SIGSEGV`` for a negative status."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return f"was killed by signal {name}"
+    return f"exited with status {code}"
 
 
 def redacted_output(proc: ProcessResult, redactor: Redactor) -> ProcessResult:

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +41,7 @@ from pydantic import Field
 
 from phasegate.agents.base import Access, AgentRequest, AgentResult, McpServer, TokenUsage
 from phasegate.agents.cli_probe import FlagCheck
-from phasegate.agents.cli_support import CliBackend, CliSettings, tail
+from phasegate.agents.cli_support import CliBackend, CliSettings, CliWatch, exit_wording, tail
 from phasegate.errors import ConfigError
 from phasegate.process import ProcessResult
 
@@ -73,6 +75,11 @@ UNUSED_TOOL_ARGS = (
     "-c",
     "features.goals=false",
 )
+#: Codex's report that it cannot reach the provider and waits for the network, without end.
+OFFLINE_MARK = "waiting for network"
+#: After this many such reports in a row, or this long after the first, the call is stopped.
+OFFLINE_REPORTS = 3
+OFFLINE_GRACE_SECONDS = 10.0
 EXEC_FLAGS = (
     "--cd",
     "--add-dir",
@@ -184,6 +191,9 @@ class CodexBackend(CliBackend):
             return [*args, "resume", "--", request.session, "-"]
         return [*args, "--", "-"]
 
+    def output_watch(self, request: AgentRequest) -> CliWatch:
+        return OfflineWatch(self.codex_settings.base_url)
+
     def scratch_env(
         self, request: AgentRequest, scratch: Path, env: Mapping[str, str]
     ) -> dict[str, str]:
@@ -219,7 +229,7 @@ class CodexBackend(CliBackend):
         structured: Mapping[str, Any] | None = None
         if failure is not None or proc.exit_code != 0:
             detail = failure or last_error or tail(proc.stderr, 400).strip() or "no message"
-            error = f"codex failed (exit status {proc.exit_code}): {detail}"
+            error = f"codex failed ({exit_wording(proc.exit_code)}): {detail}"
         elif request.output_schema is not None:
             # Free text instead of the schema's JSON is returned as text: the verdict
             # reader records it as unclear, never approved (as for every backend).
@@ -272,6 +282,57 @@ class CodexBackend(CliBackend):
         if self.codex_settings.base_url:
             return f"set {self.codex_settings.api_key_env} for {self.codex_settings.base_url}"
         return "set OPENAI_API_KEY, or run 'codex login'"
+
+
+class OfflineWatch(CliWatch):
+    """Stops a Codex call that keeps reporting it cannot reach its provider.
+
+    Codex answers a refused connection with ``{"type": "error", "message":
+    "Reconnecting... waiting for network (...)"}`` events and waits on without
+    end; any other event (the connection came back) starts the count again.
+    """
+
+    def __init__(self, base_url: str | None) -> None:
+        super().__init__()
+        self._base_url = base_url
+        self._lock = threading.Lock()
+        self._reports = 0
+        self._first: float | None = None
+        self._last_error: str | None = None
+
+    def line(self, text: str) -> None:
+        if not text.startswith("{"):
+            return
+        try:
+            event = json.loads(text)
+        except json.JSONDecodeError:
+            return
+        if not isinstance(event, dict):
+            return
+        with self._lock:
+            if event.get("type") == "error":
+                message = str(event.get("message") or "")
+                self._last_error = message or self._last_error
+                if OFFLINE_MARK in message:
+                    self._reports += 1
+                    self._first = self._first or time.monotonic()
+                    return
+            self._reports, self._first = 0, None
+
+    def give_up(self) -> bool:
+        with self._lock:
+            if self._first is None:
+                return False
+            waited = time.monotonic() - self._first
+            return self._reports >= OFFLINE_REPORTS or waited >= OFFLINE_GRACE_SECONDS
+
+    def why(self) -> str:
+        where = f" {self._base_url}" if self._base_url else " its provider"
+        return f"cannot connect to{where}: {self.last_error()}"
+
+    def last_error(self) -> str | None:
+        with self._lock:
+            return self._last_error
 
 
 def mcp_server_args(server: McpServer) -> list[str]:

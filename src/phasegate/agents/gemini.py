@@ -162,7 +162,7 @@ class GeminiBackend(CliBackend):
     def _failure(self, proc: ProcessResult, data: dict[str, Any] | None) -> AgentResult:
         report = data or _last_json_object(proc.stderr) or {}
         error = report.get("error") if isinstance(report.get("error"), Mapping) else None
-        if error is None and proc.exit_code == 0:
+        if error is None and proc.exit_code <= 0:  # no report: exited 0, or killed by a signal
             return self.crash(proc, "no JSON result on stdout")
         meaning = EXIT_MEANINGS.get(proc.exit_code)
         if error is not None:
@@ -170,7 +170,8 @@ class GeminiBackend(CliBackend):
             code = error.get("code")
             where = f" (code {code})" if code else ""
         else:
-            detail = last_line(proc.stderr) or "no message"
+            line = last_line(proc.stderr)
+            detail = f"stderr: {line}" if line else "no message"
             where = ""
         prefix = f"{meaning}: " if meaning else ""
         session = report.get("session_id")

@@ -25,10 +25,18 @@ API_KEY = "gemini-api-key"
 VERTEX = "vertex-ai"
 GOOGLE_LOGIN = "oauth-personal"
 COMPUTE_ADC = "compute-default-credentials"
-SELECT_HINT = (
-    'select it in ~/.gemini/settings.json ("security": {"auth": {"selectedType": '
-    '"gemini-api-key"}}) or in gemini\'s /auth dialog'
-)
+
+
+def select_hint(env: Mapping[str, str]) -> str:
+    """How to select the API key, naming the user settings file Gemini will read."""
+    if env.get("GEMINI_CLI_HOME"):  # a backend's config_dir
+        where = str(gemini_home(env) / GEMINI_DIR / SETTINGS_FILE)
+    else:
+        where = f"~/{GEMINI_DIR}/{SETTINGS_FILE}"
+    return (
+        f'select it in {where} ("security": {{"auth": {{"selectedType": '
+        '"gemini-api-key"}}) or in gemini\'s /auth dialog'
+    )
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,7 @@ def check_auth(env: Mapping[str, str], workdir: Path | None = None) -> GeminiAut
         return GeminiAuth(
             None,
             "with a base URL (GOOGLE_GEMINI_BASE_URL) headless Gemini CLI needs its auth type "
-            f"selected in a settings file: set GEMINI_API_KEY and {SELECT_HINT}",
+            f"selected in a settings file: set GEMINI_API_KEY and {select_hint(env)}",
         )
     if env.get("GEMINI_API_KEY"):
         return GeminiAuth("GEMINI_API_KEY")
@@ -100,7 +108,7 @@ def check_auth(env: Mapping[str, str], workdir: Path | None = None) -> GeminiAut
         return GeminiAuth(
             None,
             "GOOGLE_API_KEY is used only for Vertex AI (set GOOGLE_GENAI_USE_VERTEXAI=true); "
-            f"for the Gemini API set GEMINI_API_KEY, or {SELECT_HINT}",
+            f"for the Gemini API set GEMINI_API_KEY, or {select_hint(env)}",
         )
     return GeminiAuth(
         None, "set GEMINI_API_KEY, or run 'gemini' once and sign in (no auth type is selected)"
@@ -132,5 +140,5 @@ def _check_type(kind: str, env: Mapping[str, str], source: str) -> GeminiAuth:
     return GeminiAuth(
         None,
         f"auth type {kind!r} ({source}) does not work headless: set GEMINI_API_KEY and "
-        f"{SELECT_HINT}",
+        f"{select_hint(env)}",
     )

@@ -86,6 +86,10 @@ class OpenAIChatBackend(Backend):
     # The model only answers; this backend applies its file edits within run().
     writes_files = True
 
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> None:
+        parse_settings(cls.name, OpenAISettings, settings)
+
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         super().__init__(settings)
         parsed = parse_settings(self.name, OpenAISettings, self.settings)

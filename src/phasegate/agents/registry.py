@@ -50,6 +50,13 @@ def create_backend(name: str, settings: Mapping[str, Any] | None = None) -> Back
     return cls(settings)
 
 
+def check_backend_settings(name: str, settings: Mapping[str, Any]) -> None:
+    """ConfigError when ``settings`` cannot configure backend ``name`` (nothing is run)."""
+    cls = backend_class(name)
+    if cls is not None:
+        cls.check_settings(settings)
+
+
 def _load(name: str) -> type[Backend] | None:
     entry = plugins.entry_points(ENTRY_POINT_GROUP).get(name)
     if entry is None:

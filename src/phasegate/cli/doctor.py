@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from phasegate.cli.app import JsonOption, RepoOption, app, out
 from phasegate.cli.output import write_json
-from phasegate.errors import BackendUnavailable, ConfigError, PhasegateError
+from phasegate.errors import BackendUnavailable, BadInputError, ConfigError, PhasegateError
 
 if TYPE_CHECKING:  # imported where used: --help starts without the backends and config
     from phasegate.agents.base import Availability, Backend
@@ -139,6 +139,8 @@ def doctor(
     """List the agent backends (usable or not, and why) and the backend of each role."""
     from phasegate.config import Config, find_repo, load_config
 
+    if repo is not None and not repo.is_dir():
+        raise BadInputError(f"--repo {repo} is not a directory")
     start = (repo or Path.cwd()).resolve()
     root: Path | None
     try:

@@ -93,6 +93,14 @@ class EventReader:
             if ok
             else f"failed after {duration:.1f}s: {_first_line(e.get('error'))}"
         )
+        # Notes phasegate added to the CLI's stderr (e.g. tool calls its permissions denied).
+        notes = [
+            line.removeprefix(NOTE_PREFIX)
+            for line in str(e.get("stderr") or "").splitlines()
+            if line.startswith(NOTE_PREFIX)
+        ]
+        if notes:
+            what += "; " + "; ".join(notes)
         return EventEntry(
             kind="agent",
             what=what,
@@ -253,6 +261,10 @@ class EventReader:
 
     def _item_completed(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
         return EventEntry(kind="item", what=f"complete: {e.get('summary')}", ok=True, **base)
+
+
+#: How phasegate's own notes in an agent's stderr begin.
+NOTE_PREFIX = "[phasegate] "
 
 
 def _generic(event: Mapping[str, Any]) -> str:
