@@ -51,6 +51,10 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         console.print(f"  Complete: {escape(status['summary'] or '')}")
     elif status["status"] == "stopped":
         console.print(f"  Stopped at {status['label']}: {escape(status['summary'] or '')}")
+    elif status["blocked"] and status["at"]:  # the line below says why
+        review = {p.get("node"): p.get("review") for p in status["phases"]}.get(status["at"])
+        why = " (checks failed)" if review == "checks-failed" else ""
+        console.print(f"  Phase: {status['currentPhase'] or status['label']}, blocked{why}")
     else:
         nxt = f"; next: {status['nextPhase']}" if status["nextPhase"] else ""
         console.print(f"  Phase: {status['currentPhase'] or '(not started)'}{nxt}")

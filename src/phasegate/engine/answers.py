@@ -158,6 +158,7 @@ def answered_warning_command(item: str, decisions: Mapping[str, Any]) -> str | N
         and record.get("status") == "answered"
         and not record.get(ACTED)
         and record.get("context")
+        and (record.get("answer") or {}).get("choice") == "proceed"
     ):
         return f"phasegate run {item} --phase {record['context']}"
     return None
@@ -273,15 +274,15 @@ def answer_decision(
             "note": given.note,
             "by": by,
             # What takes the answer: the command that asked (run --phase P for a warning).
-            "next": _next_after(item, decision, record),
+            "next": _next_after(item, decision, record, given.choice),
         }
 
 
-def _next_after(item: WorkItem, decision: str, record: Mapping[str, Any]) -> str:
+def _next_after(item: WorkItem, decision: str, record: Mapping[str, Any], choice: str) -> str:
     """The command that acts on ``decision``'s answer (just given): for a workflow with
     its own commands (``plan``, ``impl``...), the one that runs where the item stands;
     otherwise the command its label names (``phasegate implement ITEM``), as status does."""
-    answered = {decision: {**record, "status": "answered"}}
+    answered = {decision: {**record, "status": "answered", "answer": {"choice": choice}}}
     warning = answered_warning_command(item.name, answered)
     if warning is not None:
         return warning
@@ -290,7 +291,9 @@ def _next_after(item: WorkItem, decision: str, record: Mapping[str, Any]) -> str
     from phasegate.engine.walk import definition_path
     from phasegate.suggested_commands import workflow_command
 
-    context = str(record.get("context") or "")
+    # A declined transition warning: the phases go on in order from where the item is.
+    declined = decision == TRANSITION_WARNING and choice != "proceed"
+    context = "" if declined else str(record.get("context") or "")
     label: str | None = None
     try:
         label = workflow.label_of(definition_path(context)) if context else None

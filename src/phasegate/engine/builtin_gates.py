@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 PARTIAL_PHASE = "partial-phase"
 PARTIAL_CHOICES = ("continue", "fresh", "review")
+#: The state key holding, per decision withdrawn, the last visit it was asked at.
+WITHDRAWN_VISITS = "withdrawn_visits"
 
 
 def _visit(run: Run, decision: str, question: str) -> int:
@@ -26,8 +28,8 @@ def _visit(run: Run, decision: str, question: str) -> int:
     for an answer to this very question, or holds one (``phasegate answer``) no run has
     acted on yet; a new visit otherwise (a new warning, or the answer was used)."""
     record = run.state.decisions.get(decision)
-    if record is None:
-        return 1
+    if record is None:  # never asked, or withdrawn: visits go on from the last one asked
+        return int((run.state.get(WITHDRAWN_VISITS) or {}).get(decision, 0)) + 1
     visit = int(record.get("visit", 0))
     status = record.get("status")
     if record.get("question") == question and (
@@ -44,11 +46,26 @@ def _acted(run: Run, decision: str) -> None:
         record[ACTED] = True
 
 
+class Declined(WaitingForHuman):
+    """A transition warning answered ``stop``: that answer declines this start only (the
+    next run that meets the warning asks again)."""
+
+
 def confirm_warning(run: Run, target: str, message: str) -> None:
-    """A transition warning: proceed only when confirmed (``--yes``, a terminal, an answer)."""
+    """A transition warning: proceed only when confirmed (``--yes``, a terminal, an answer);
+    :class:`Declined` when the start was declined."""
     phase_flag = f" --phase {target}" if run.options.phase else ""
     how = f"phasegate run {run.item.name}{phase_flag} --yes"
     text = f"Warning: {message}. Start {target} anyway?"
+    record = run.state.decisions.get(TRANSITION_WARNING)
+    if (
+        record is not None
+        and record.get("status") == "answered"
+        and not record.get(ACTED)
+        and (record.get("answer") or {}).get("choice") != "proceed"
+    ):
+        # ``stop`` given with ``phasegate answer``: it declined the start that asked it.
+        record[ACTED] = True
     question = Question(
         id=TRANSITION_WARNING,
         question=text,
@@ -65,7 +82,33 @@ def confirm_warning(run: Run, target: str, message: str) -> None:
         raise WaitingForHuman(f"{message}: confirm by running again with --yes ({how})") from None
     _acted(run, TRANSITION_WARNING)
     if answer.choice != "proceed":
-        raise WaitingForHuman(f"not starting {target}: declined")
+        run.save(durable=True)  # the next run that meets the warning asks again
+        raise Declined(f"not starting {target}: declined; phasegate run {run.item.name} asks again")
+
+
+def withdraw_warning(run: Run, target: str) -> None:
+    """A transition warning still waiting (unanswered, or answered by ``phasegate answer``
+    with no run acting on it yet) to start another node than ``target``, the one this run
+    starts (``--phase``) or goes on from: the run goes on another way, so the warning no
+    longer waits for anyone. It is journaled as withdrawn."""
+    record = run.state.decisions.get(TRANSITION_WARNING)
+    if record is None or record.get("context") == target:
+        return
+    status = record.get("status")
+    if status != "pending" and not (status == "answered" and not record.get(ACTED)):
+        return
+    visit = int(record.get("visit", 0))
+    del run.state.decisions[TRANSITION_WARNING]
+    visits = dict(run.state.get(WITHDRAWN_VISITS) or {})
+    visits[TRANSITION_WARNING] = visit
+    run.state[WITHDRAWN_VISITS] = visits
+    run.item.record(
+        "decision.withdrawn",
+        id=TRANSITION_WARNING,
+        visit=visit,
+        reason=f"the run went on from {target}, not starting {record.get('context')}",
+    )
+    run.save()
 
 
 def partial_phase(run: Run, path: str, iteration: int, stage: str) -> str:

@@ -7,15 +7,26 @@ from the recorded state, so running again resumes without redoing work.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from phasegate.engine.budget_gate import BudgetGuard
-from phasegate.engine.builtin_gates import PARTIAL_CHOICES, confirm_warning, partial_phase
+from phasegate.engine.builtin_gates import (
+    PARTIAL_CHOICES,
+    Declined,
+    confirm_warning,
+    partial_phase,
+    withdraw_warning,
+)
 from phasegate.engine.calls import Backends
 from phasegate.engine.item import WorkItem
 from phasegate.engine.run import Run
 from phasegate.engine.state import EngineState
-from phasegate.engine.status import completion_summary, current_label, render_message
+from phasegate.engine.status import (
+    completion_summary,
+    continue_command,
+    current_label,
+    render_message,
+)
 from phasegate.engine.walk import (
     Asker,
     End,
@@ -26,7 +37,7 @@ from phasegate.engine.walk import (
     definition_path,
 )
 from phasegate.engine.worktree import ensure_worktree, finish_worktree
-from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
+from phasegate.errors import BadInputError, BlockedError, ConfigError, WaitingForHuman
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import AgentNode, Workflow
 from phasegate.workflow.transitions import validate_transition
@@ -84,6 +95,7 @@ class Runner:
                 "(they are part of what completes an item); run without --no-review"
             )
         self.item.config.check_backend_names()
+        self._check_role_settings()
         with self.item.run_lock():
             self.item.remove_stale_temp_files()
             state = self.item.load()  # everything is checked before anything is written
@@ -93,6 +105,12 @@ class Runner:
             for label in (self.options.phase, self.options.until):
                 if label is not None:
                     self._top_node(label)  # an unknown phase is refused, the item ended or not
+            if state.status == "completed" and self.options.phase is not None:
+                raise BadInputError(
+                    f"--phase {self.options.phase}: {self.item.name} is already complete and "
+                    "a completed item's phases are not run again; start a new item with "
+                    "phasegate new"
+                )
             if state.status == "completed":
                 self.item.view.completed(state)
                 return RunOutcome("completed", state, f"{self.item.name} is already complete")
@@ -117,6 +135,33 @@ class Runner:
             finally:
                 # However the run ends, a coalesced state commit is written.
                 self.item.flush()
+
+    def _check_role_settings(self) -> None:
+        """Refuse, before any call, a setting that cannot configure the backend of one of
+        the workflow's roles (an unknown key, a wrong type): only the settings are read,
+        so a role needed late does not have its CLI started now."""
+        from phasegate.agents.registry import check_backend_settings
+
+        config = self.item.config
+        groups: dict[str, tuple[str, dict[str, Any], list[str]]] = {}
+        for role in self.workflow.roles:
+            binding = self.backends.binding(role)
+            if binding is None:
+                continue  # a backend given in code
+            settings: dict[str, Any] = dict(config.backends.get(binding.backend, {}))
+            settings.update(binding.backend_settings())
+            settings.setdefault("base_dir", str(self.item.repo))
+            key = f"{binding.backend}|{sorted(settings.items())!r}"
+            groups.setdefault(key, (binding.backend, settings, []))[2].append(role)
+        for backend, settings, roles in groups.values():
+            try:
+                check_backend_settings(backend, settings)
+            except ConfigError as exc:
+                message = config.setting_where(str(exc), roles[0])
+                used_by = f"role{'s' if len(roles) > 1 else ''} {', '.join(roles)}"
+                raise ConfigError(
+                    message.replace(f"backend {backend!r}:", f"backend {backend!r} ({used_by}):", 1)
+                ) from None
 
     def _ended(self, state: EngineState) -> RunOutcome:
         """An item that reached an end other than done (dropped, blocked): nothing is left
@@ -174,8 +219,13 @@ class Runner:
             command = self.workflow.commands[options.command]
             run.stop_labels = set(command.stops_at)
             run.started_labels = {current_label(self.workflow, state) or ""}
-        if options.phase is not None:
-            self._jump(run, self._top_node(options.phase))
+        target = self._top_node(options.phase) if options.phase is not None else None
+        at = state.at if state.at is not None and not state.at.startswith("@") else None
+        withdraw_warning(run, target or at or self.workflow.start_node(state.mode))
+        if target is not None:
+            declined = self._jump(run, target)
+            if declined is not None:
+                return declined
         else:
             if options.until is not None:
                 target = self._top_node(options.until)
@@ -206,17 +256,18 @@ class Runner:
             f"unknown phase {label!r} in workflow {self.workflow.name!r} (phases: {known})"
         )
 
-    def _jump(self, run: Run, target: str) -> None:
-        """``run --phase P``: validate the transition, then put the cursor at P."""
+    def _jump(self, run: Run, target: str) -> RunOutcome | None:
+        """``run --phase P``: validate the transition, then put the cursor at P; a start
+        declined at its transition warning stops the run (the outcome says so)."""
         state = run.state
         at = state.at
         if at == target:
             node = state.peek(target)
             if node is not None and node.get("started") and node.get("outcome") is None:
                 self._resume_partial(run)
-                return
+                return None
             if node is None or not node.get("started"):
-                return  # the expected next node: its prerequisites are checked as it starts
+                return None  # the expected next node: its prerequisites are checked as it starts
         current = at if at is not None and not at.startswith("@") else None
         left = state.peek(current) if current is not None else None
         result = validate_transition(
@@ -242,7 +293,15 @@ class Runner:
             )
             raise BlockedError(result.message or f"cannot start {target}")
         if result.type == "warning":
-            confirm_warning(run, target, result.message or "")
+            try:
+                confirm_warning(run, target, result.message or "")
+            except Declined:  # the phases go on in order: said, not waited for
+                label = current_label(self.workflow, state)
+                message = (
+                    f"not starting {run.label(target)}: declined. "
+                    f"Next: {continue_command(self.workflow, self.item.name, label)}"
+                )
+                return RunOutcome("stopped", state, message, label)
         self.item.record(
             "transition", from_phase=at, to=target, type=result.type, message=result.message
         )
@@ -266,6 +325,7 @@ class Runner:
         if self.options.no_review:
             state.node(target)["no_review"] = True
         run.save(lazy=True)
+        return None
 
     def _resume_partial(self, run: Run) -> None:
         """A node started but not completed: continue, start fresh, or review what is there."""
