@@ -268,7 +268,12 @@ def run(
     name: Annotated[str, typer.Argument(help="The work item to run (or resume).")],
     phase: Annotated[
         str | None,
-        typer.Option("--phase", "-p", help="Run only this phase (checked against prerequisites)."),
+        typer.Option(
+            "--phase",
+            "-p",
+            help="Run only this phase (checked against prerequisites; refused once the item "
+            "is complete).",
+        ),
     ] = None,
     until: Annotated[
         str | None,
