@@ -145,6 +145,8 @@ class Runner:
         config = self.item.config
         groups: dict[str, tuple[str, dict[str, Any], list[str]]] = {}
         for role in self.workflow.roles:
+            if role not in config.roles and "default" not in config.roles:
+                continue  # bound nowhere: said when the role is called (it may never be)
             binding = self.backends.binding(role)
             if binding is None:
                 continue  # a backend given in code
