@@ -15,7 +15,7 @@ REJECTING = {
     "*": {"*": [{"text": "NEEDS_REVISION\nCompare the signature in constant time."}]},
 }
 INTRO = (
-    "phasegate: error: Task 'Sign outgoing payloads' (docs/specs/006-webhooks/PLAN.md:5) "
+    "phasegate: waiting: Task 'Sign outgoing payloads' (docs/specs/006-webhooks/PLAN.md:5) "
     "is escalated: still NEEDS_REVISION after 1 review cycle(s): NEEDS_REVISION. "
 )
 
