@@ -59,6 +59,19 @@ def dispatched(root: Path) -> Counter[tuple[str, int]]:
     return Counter((json.loads(x)["role"], int(json.loads(x)["iteration"])) for x in lines)
 
 
+def reached_agent(root: Path, role: str, cycle: int) -> bool:
+    """Whether the agent's own log has a call of ``role`` in ``cycle`` (a line being written
+    is skipped)."""
+    for line in (root / ".phasegate" / "calls.jsonl").read_text().splitlines():
+        try:
+            call = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if call["role"] == role and int(call["iteration"]) == cycle:
+            return True
+    return False
+
+
 def test_a_crash_after_a_review_answered_reuses_its_answer(tmp_path: Path) -> None:
     """Killed (SIGKILL) right after cycle 2's review was journaled: the rerun takes that
     answer from the journal and dispatches no call a second time."""
@@ -98,10 +111,13 @@ def test_kill_9_during_a_review_resumes_at_that_cycle(tmp_path: Path) -> None:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         events = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
-        if any(
+        dispatched_it = any(
             e["event"] == "agent.dispatched" and e["stage"] == "review" and e["iteration"] == 2
             for e in events
-        ):
+        )
+        # Killed once the reviewer has the call (its own log has it), not between the
+        # journal's record of the dispatch and the call reaching the agent.
+        if dispatched_it and reached_agent(root, "the-security-engineer", 2):
             break
         time.sleep(0.05)
     else:
