@@ -116,14 +116,15 @@ def plan(
         return
     paths = changes.paths(change_id)
     if not then_implement and interactive:
-        choice = TerminalAsker().choose(
+        asker = TerminalAsker(later=f"phasegate impl {change_id}")
+        choice = asker.choose(
             "Implement now, or view the plan?", ["implement", "view", "stop"], "stop"
         )
         if choice == "view":
             for path in [paths.proposal_path, paths.tasks_path]:
                 err.print(f"--- {paths.rel(path)}", markup=False)
                 err.print(path.read_text(encoding="utf-8", errors="replace"), markup=False)
-            choice = TerminalAsker().choose("Implement now?", ["implement", "stop"], "stop")
+            choice = asker.choose("Implement now?", ["implement", "stop"], "stop")
         then_implement = choice == "implement"
     if then_implement:
         impl(change_id, review_only=False, quiet=quiet, repo=repo)

@@ -14,7 +14,10 @@ from phasegate.cli.output import json_line, out
 FOLLOW_INTERVAL = 0.25
 
 if TYPE_CHECKING:  # imported where used: --help starts without the verdict models
+    from pathlib import Path
+
     from phasegate.dashboard.events import EventEntry, EventReader
+    from phasegate.engine.item import WorkItem
 
 
 def format_entry(entry: "EventEntry") -> str:
@@ -49,6 +52,76 @@ def _show(events: list[dict[str, Any]], reader: "EventReader", as_json: bool) ->
     out.file.flush()  # a follower reading a pipe sees each batch at once
 
 
+def check_folder(item: "WorkItem") -> None:
+    """Refuse (exit 5) a folder renamed or copied by hand: its journal is another item's.
+
+    The state file says whose folder it is, as for every other command; when it cannot
+    be read (``logs`` does not need it) the journal's first event does.
+    """
+    from phasegate.engine.item import validate_item_name
+    from phasegate.engine.state import EngineState
+    from phasegate.engine.state_encoding import parse_state
+    from phasegate.errors import BadInputError, StateCorruptError
+
+    try:
+        data = parse_state(item.engine_path.read_bytes(), item.engine_path)
+    except (OSError, StateCorruptError):
+        data = None
+    if data is not None:
+        item.check_name(EngineState(data))
+        return
+    recorded = _journaled_item(item.journal.path)
+    if recorded is None or recorded == item.name:
+        return
+    folder = _shown(item.item_dir, item.repo)
+    journal = item.journal.path.name
+    where = (
+        f"folder {folder} holds work item {recorded!r} (its {journal} says so), not {item.name!r}"
+    )
+    try:
+        validate_item_name(recorded)
+    except BadInputError:
+        valid = False
+    else:
+        valid = True
+    if item.folder is not None or not valid:
+        raise StateCorruptError(f"{where}; it was left untouched")
+    home = item.item_dir.parent / recorded
+    fix = f"rename the folder back to {_shown(home, item.repo)}"
+    if home.exists():
+        fix = (
+            f"{_shown(home, item.repo)} exists too: delete {folder} if it is a copy (a new "
+            f"item is made with phasegate new), else move {_shown(home, item.repo)} away and "
+            f"{fix}"
+        )
+    raise StateCorruptError(
+        f"{where}: it was renamed or copied, and an item's name is also in its journal, "
+        f"branch and refs; {fix}; it was left untouched"
+    )
+
+
+def _journaled_item(path: "Path") -> str | None:
+    """The item the journal's first event names (``None``: no journal, or no name)."""
+    import json
+
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline()
+        event = json.loads(first.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None  # read again below, where a corrupt journal is named
+    recorded = event.get("item") if isinstance(event, dict) else None
+    return recorded if isinstance(recorded, str) else None
+
+
+def _shown(path: "Path", repo: "Path") -> str:
+    """``path`` relative to the repository when inside it (for messages)."""
+    try:
+        return path.relative_to(repo).as_posix()
+    except ValueError:
+        return str(path)
+
+
 @app.command()
 def logs(
     name: Annotated[str, typer.Argument(help="The work item (or change).")],
@@ -75,6 +148,7 @@ def logs(
     item = locate_item(
         root, name, WorkflowRegistry(root), load_config(root), workflow, command="logs"
     )
+    check_folder(item)
     journal = item.journal.path
     if not journal.is_file():
         # Nothing journaled yet is an empty log; a journal the state has lines of is gone.

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from phasegate.cli.output import err, warn
-from phasegate.errors import BadInputError
+from phasegate.errors import BadInputError, WaitingForHuman
 
 if TYPE_CHECKING:
     from phasegate.cli.progress import ProgressPrinter
@@ -24,13 +24,20 @@ class TerminalAsker:
     An empty answer (Enter) takes ``default``, which the prompt shows. Without a default
     (a gate with neither ``default`` nor ``recommend``, or an ``explicit`` one) an empty
     answer takes nothing: the prompt says so, names the choices and asks again. Ctrl-D
-    (the end of the input) raises ``EOFError``: nobody answers here.
+    (the end of the input) at a gate's prompt (:meth:`choose_watching`) raises
+    ``EOFError``: nobody answers here, and the gate names the command that answers it.
+    At :meth:`choose` and :meth:`confirm`, asked for no gate, it stops the command with
+    exit 3 naming the question and ``later``, the command that does what it offers.
     """
 
     interactive = True
 
     #: How often a waiting prompt asks whether it may stop waiting (see choose_watching).
     poll_seconds = 0.5
+
+    def __init__(self, later: str | None = None) -> None:
+        #: The command that does later what :meth:`choose` or :meth:`confirm` offers.
+        self.later = later
 
     def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
         from rich.markup import escape
@@ -39,10 +46,13 @@ class TerminalAsker:
         err.print(question, markup=False)
         prompt = escape(f"Answer ({' / '.join(choices)})")
         while True:
-            if default:
-                answer = Prompt.ask(prompt, default=default, console=err) or ""
-            else:
-                answer = Prompt.ask(prompt, console=err) or ""
+            try:
+                if default:
+                    answer = Prompt.ask(prompt, default=default, console=err) or ""
+                else:
+                    answer = Prompt.ask(prompt, console=err) or ""
+            except EOFError:
+                raise self._unanswered(question) from None
             if answer.strip() or default:
                 return answer
             err.print(_no_default(choices), markup=False)
@@ -50,7 +60,20 @@ class TerminalAsker:
     def confirm(self, question: str, default: bool) -> bool:
         from rich.prompt import Confirm
 
-        return Confirm.ask(question, default=default, console=err)
+        try:
+            return Confirm.ask(question, default=default, console=err)
+        except EOFError:
+            raise self._unanswered(question) from None
+
+    def _unanswered(self, question: str) -> WaitingForHuman:
+        """Ctrl-D at ``question``: nobody answers here now (exit 3); what was recorded
+        stays, and what the question offered is left undone."""
+        err.print("", markup=False)  # the error that follows gets its own line
+        asked = " ".join(question.split())
+        later = f"; to do it later: {self.later}" if self.later else ""
+        return WaitingForHuman(
+            f'no answer to "{asked}" (the terminal\'s input ended): left undone{later}'
+        )
 
     def show(self, text: str) -> None:
         """Show ``text`` to the person at the prompt (a gate's files, what happened)."""
@@ -279,7 +302,9 @@ def run_item(
     if shared:
         printer.commands = lambda text: with_workflow(text, name, item.workflow.name)
     item.sink = printer
-    asker = TerminalAsker() if sys.stdin.isatty() else NoTerminal()
+    # The run's one yes/no question: remove a finished item's worktree.
+    later = f"phasegate worktree remove {name}"
+    asker = TerminalAsker(later) if sys.stdin.isatty() else NoTerminal()
     with (
         notifying(
             root,

@@ -104,6 +104,16 @@ def next_step(
     }
 
 
+def _checks_failed(
+    name: str, workflow: dict[str, Any], brief: dict[str, Any], blocked: str
+) -> bool:
+    """Whether the phase the item is at stopped because its checks still failed when its
+    iterations were spent (the run's block says ``NAME: PHASE ended checks-failed``)."""
+    node = workflow.get("nodes", {}).get(brief.get("at")) or {}
+    head = f"{name}: {node.get('label') or brief.get('label')} ended checks-failed"
+    return blocked == head or blocked.startswith(f"{head}: ")
+
+
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
@@ -134,6 +144,10 @@ def _item_lines(
             f"{cursor.get('iteration', 1)} of {cursor.get('maxIterations')}, at "
             f"{cursor.get('stage', 'execute')})"
         )
+    elif step["blocked"] and brief.get("at"):  # as status says it; the Blocked line says why
+        why = " (checks failed)" if _checks_failed(name, workflow, brief, step["blocked"]) else ""
+        phase = brief.get("currentPhase") or brief.get("label")
+        lines.append(f"- Phase: {phase}, blocked{why}")
     elif workflow.get("commands"):
         lines.append(f"- Phase: {brief.get('label') or '(not recorded)'}")
     else:
