@@ -7,7 +7,9 @@ and its view's) as they are now is not loaded at all. The others (no entry, a
 state file changed since, a workflow whose state a person may edit by hand, a
 node waiting on a hard prerequisite whose file may be gone since, a completed
 implement item whose PLAN.md may have open tasks again, an item waiting on a
-decision that may have been answered since) are loaded in full, as before.
+decision that may have been answered since) are loaded in full, as before. A row
+whose item a run is going on for says so (``running``), told by the file that run
+keeps next to its run lock (:mod:`phasegate.engine.live_run`), not by its lock.
 
 :func:`quick_item_rows` finds the items through the cached workflow layout
 (:mod:`phasegate.integrations.claude_code.layout`) rather than the workflow
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.index import fresh_brief, read_index
+from phasegate.engine.live_run import live_runs, with_live_run
 from phasegate.errors import PhasegateError
 from phasegate.repo_paths import ENGINE_FILE, item_state_files
 
@@ -70,6 +73,7 @@ def _rows(
     full: Callable[[str, str], dict[str, Any]],
 ) -> list[dict[str, Any]]:
     index = read_index(root)
+    live = live_runs(root)  # the runs going on now (read once, not item by item)
     rows: list[dict[str, Any]] = []
     for workflow_name, item_name, state_file in items:
         if state_file.name == ENGINE_FILE:
@@ -79,7 +83,8 @@ def _rows(
             brief = fresh_brief(index, f"{workflow_name}/{item_name}", state_file, view)
             row = _row_from_brief(item_name, workflow_name, brief, shape) if brief else None
             if row is not None:
-                rows.append(row)
+                running = live.get((workflow_name, item_name))
+                rows.append(with_live_run(row, running) if running else row)
                 continue
         rows.append(full(item_name, workflow_name))
     return rows

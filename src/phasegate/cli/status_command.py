@@ -25,7 +25,11 @@ def status(
     workflow: WorkflowOption = None,
     repo: RepoOption = None,
 ) -> None:
-    """Show phase, next command, iterations, pending decisions and reviewer concerns."""
+    """Show phase, next command, iterations, pending decisions and reviewer concerns.
+
+    An item a run is going on for is shown running (its pid), with the command that
+    watches it (phasegate logs NAME -f) as the next one.
+    """
     from phasegate.cli.item_rows import quick_item_rows
 
     root = _repo(repo)

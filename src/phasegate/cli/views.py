@@ -29,6 +29,9 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     )
     if status["description"]:
         console.print(f"  {escape(status['description'])}")
+    if status.get("running"):
+        live = status["running"]
+        console.print(f"  Running now: pid {live['pid']} on {live['host']}, since {live['since']}")
     progress = status["inProgress"]
     if status.get("currentState"):  # a workflow whose state file names its state (team)
         console.print(f"  State: [bold]{escape(str(status['currentState']))}[/]")
@@ -175,14 +178,14 @@ def _print_items(console: Console, name: str, items: list[dict[str, Any]]) -> No
     counts: dict[str, int] = {}
     for item in items:
         counts[item["status"]] = counts.get(item["status"], 0) + 1
-    order = ("done", "running", "waiting", "failed", "pending", "skipped")
+    order = ("done", "running", "interrupted", "waiting", "failed", "pending", "skipped")
     summary = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
     console.print(f"  {escape(name)} items: {summary}")
     if len(items) > ITEMS_LISTED:
         return
     for item in items:
         detail = ""
-        if item["status"] == "running" and item.get("at"):
+        if item["status"] in ("running", "interrupted") and item.get("at"):
             detail = f" (at {item['at']})"
         elif item["status"] == "pending" and item.get("deps"):
             detail = f" (after {', '.join(item['deps'])})"
@@ -203,6 +206,7 @@ def _print_items(console: Console, name: str, items: list[dict[str, Any]]) -> No
 _ITEM_MARKS = {
     "done": "✔",
     "running": "▶",
+    "interrupted": "!",
     "waiting": "?",
     "failed": "✗",
     "pending": "·",
@@ -244,7 +248,9 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
             phase = f"{progress['phase']} ({progress['iteration']}/{progress['maxIterations']})"
         else:
             phase = row["currentPhase"] or "-"
-        cells = [row["id"], row["workflow"], row["status"], phase, row["nextCommand"] or ""]
+        running = row.get("running")
+        shown = f"running (pid {running['pid']})" if running else row["status"]
+        cells = [row["id"], row["workflow"], shown, phase, row["nextCommand"] or ""]
         lines.append(([printable(cell) for cell in cells], ""))
     console.print(_table_text(lines, console.width if _is_terminal(console) else None))
     for error in errors:

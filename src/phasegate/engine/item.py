@@ -353,11 +353,21 @@ class WorkItem(ItemCommits):
         try:
             lock.acquire()
         except filelock.Timeout:
+            from phasegate.engine.live_run import live_path, read_live, watch_command
+
+            other = read_live(live_path(self.run_lock_path))
+            pid = f"pid {other['pid']}, " if other else ""
             raise BusyError(
                 f"work item {self.name!r} is being run by another phasegate process "
-                f"(lock {self.run_lock_path}); wait for it to finish"
+                f"({pid}lock {self.run_lock_path}); wait for it to finish (follow it with "
+                f"{watch_command(self.name)})"
             ) from None
+        live: Path | None = None
         try:
+            from phasegate.engine.live_run import remove_live, write_live
+
+            # What `status` reads to tell that this run is going on (without the lock).
+            live = write_live(self.run_lock_path, self.workflow.name, self.name)
             # An agent of a run killed with SIGKILL may still be writing to the tree:
             # nothing is dispatched until it is gone.
             from phasegate.process_records import AgentGroups, reap_leftover_agents
@@ -368,6 +378,8 @@ class WorkItem(ItemCommits):
             with AgentGroups(self.children_dir).recording():
                 yield
         finally:
+            if live is not None:
+                remove_live(live)
             lock.release()
 
     def running(self) -> bool:

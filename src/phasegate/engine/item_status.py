@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.budget import budget_status
+from phasegate.engine.live_run import live_path, read_live, with_live_run
 from phasegate.engine.spend import Spend, read_spend
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
             data["taskWorktrees"] = {"paths": list(left.paths), "branches": list(left.branches)}
     data["budget"] = budget_status(item.config, item.workflow.name, state, item.journal.path)
     data["usage"] = with_failed_attempts(data.get("usage"), read_spend(item.journal.path))
-    return data
+    return with_live_run(data, read_live(live_path(item.run_lock_path)))
 
 
 def with_failed_attempts(usage: dict[str, Any] | None, spend: Spend) -> dict[str, Any]:

@@ -1,0 +1,174 @@
+"""Whether a run of a work item is going on now, told without taking its run lock.
+
+A run writes ``<workflow>--<item>.run.json`` next to its run lock while it holds
+the lock (its pid, the process's start time, the host, when it started) and
+removes it when it ends. A run killed with SIGKILL leaves the file behind: it is
+taken as live only while a process with that pid and that start time exists on
+this host, so a stale file (or a pid used again by another process) is ignored.
+
+Standard library only: the ``status`` table reads these files without the engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+from phasegate.repo_paths import CONFIG_DIR, LOCKS_DIR
+
+#: How the file next to a run lock ends (``<workflow>--<item>.run.json``).
+SUFFIX = ".run.json"
+
+
+def live_path(run_lock_path: Path) -> Path:
+    """The file naming the live run of the item whose run lock is ``run_lock_path``."""
+    return run_lock_path.with_name(run_lock_path.name.removesuffix(".run.lock") + SUFFIX)
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name, or ``None``."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[-1].split()
+
+
+def _boot_id() -> str | None:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    """When ``pid`` started, in clock ticks since boot (``None`` without ``/proc``)."""
+    fields = _stat_fields(pid)
+    return fields[19] if fields is not None and len(fields) > 19 else None
+
+
+def write_live(run_lock_path: Path, workflow: str, item: str) -> Path | None:
+    """Say that this process runs ``item`` now (called with its run lock held); ``None``
+    when the file cannot be written (the run goes on: ``status`` only cannot tell)."""
+    pid = os.getpid()
+    data = {
+        "workflow": workflow,
+        "item": item,
+        "pid": pid,
+        "start": _start_time(pid),
+        "boot": _boot_id(),
+        "host": socket.gethostname(),
+        "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    path = live_path(run_lock_path)
+    temp = path.with_name(f".{path.name}.tmp-{pid}")
+    try:
+        temp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temp.unlink(missing_ok=True)
+        return None
+    return path
+
+
+def remove_live(path: Path) -> None:
+    """The run ends: it is no longer live (only this process's own file is removed)."""
+    found = _read(path)
+    if found is not None and found.get("pid") == os.getpid():
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+def _alive(pid: int, start: Any, boot: Any) -> bool:
+    """Whether the process ``pid`` that started at ``start`` (since boot ``boot``) runs."""
+    fields = _stat_fields(pid)
+    if fields is None:
+        if Path("/proc/self/stat").exists():
+            return False  # /proc is there and has no such process
+        try:  # no /proc (not Linux): whether the pid exists at all
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True  # it exists, owned by another user
+        return True
+    if fields and fields[0] in ("Z", "X"):
+        return False  # it died; its parent has not reaped it yet
+    if start is not None and (len(fields) <= 19 or fields[19] != start):
+        return False  # another process has the pid now
+    return boot is None or boot == _boot_id()
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _verified(found: dict[str, Any]) -> dict[str, Any] | None:
+    pid = found.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    if found.get("host") != socket.gethostname():
+        return None  # its pid cannot be checked from here
+    if not _alive(pid, found.get("start"), found.get("boot")):
+        return None
+    return {"pid": pid, "host": found.get("host"), "since": found.get("since")}
+
+
+def read_live(path: Path) -> dict[str, Any] | None:
+    """The live run ``path`` names: ``{"pid", "host", "since"}``, or ``None`` when there is
+    none (no file, a file left by a run that died, a run on another host)."""
+    found = _read(path)
+    return None if found is None else _verified(found)
+
+
+def live_runs(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every live run in the repository at ``root``, by ``(workflow, item)``: one listing
+    of the locks folder, and a look at ``/proc`` for each file found there."""
+    folder = root / CONFIG_DIR / LOCKS_DIR
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(SUFFIX) and not n.startswith(".")]
+    except OSError:
+        return {}
+    runs: dict[tuple[str, str], dict[str, Any]] = {}
+    for name in names:
+        found = _read(folder / name)
+        live = None if found is None else _verified(found)
+        if live is None or found is None:
+            continue
+        workflow, item = found.get("workflow"), found.get("item")
+        if isinstance(workflow, str) and isinstance(item, str):
+            runs[(workflow, item)] = live
+    return runs
+
+
+def watch_command(item: str) -> str:
+    """The command that shows a live run as it goes."""
+    return f"phasegate logs {item} -f"
+
+
+def with_live_run(data: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
+    """``data`` (an item's status, or a row of the status table) saying whether a run of
+    the item is going on: ``running`` is that run (``pid``, ``host``, ``since``) or
+    ``None``. While it runs, the next command watches it (a second run would be refused);
+    once no run goes on, a loop's items its last run left running are ``interrupted``
+    (the next run resumes them)."""
+    data["running"] = live
+    if live is not None:
+        if data.get("nextCommand") and not data.get("pendingDecisions"):
+            data["nextCommand"] = watch_command(str(data["id"]))
+        return data
+    for phase in data.get("phases") or []:
+        for entry in phase.get("items") or []:
+            if entry.get("status") == "running":
+                entry["status"] = "interrupted"
+    return data
