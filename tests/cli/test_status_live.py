@@ -24,6 +24,7 @@ from dashboard_helpers import ITEM, approving_script, new_repo, phasegate, write
 from parallel_helpers import fan_repo
 
 from phasegate.dashboard.data import item_detail
+from phasegate.integrations.claude_code.hook import session_context
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux /proc")
 
@@ -118,6 +119,9 @@ def test_status_says_a_run_goes_on_and_advises_watching_it_not_running_again(
         assert listed["running"] == one["running"] and listed["nextCommand"] == watch
         page = item_detail(repo, ITEM)  # what the dashboard serves for the item
         assert page["running"]["pid"] == run.pid and page["nextCommand"] == watch
+        context = session_context({"cwd": str(repo)}, environ={})  # the SessionStart hook
+        assert f"- Running now: pid {run.pid} on " in context
+        assert f"- Next command: {watch}" in context
 
         # What status advises is what works: the run is taken, and the logs follow it.
         again = phasegate(repo, "run", ITEM)
@@ -138,6 +142,8 @@ def test_status_says_a_run_goes_on_and_advises_watching_it_not_running_again(
     assert one["running"] is None and one["nextCommand"] == f"phasegate run {ITEM}"
     (listed,) = status_json(repo)
     assert listed["running"] is None
+    context = session_context({"cwd": str(repo)}, environ={})
+    assert "Running now" not in context and f"- Next command: phasegate run {ITEM}" in context
     page = item_detail(repo, ITEM)
     assert page["running"] is None and page["nextCommand"] == f"phasegate run {ITEM}"
 

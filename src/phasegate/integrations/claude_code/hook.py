@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 from phasegate.engine.index import head_brief, read_heads
+from phasegate.engine.live_run import live_runs, watch_command
 from phasegate.integrations.claude_code import EVENTS as EVENTS
 from phasegate.integrations.claude_code.layout import (
     ENGINE_FILE,
@@ -126,8 +127,10 @@ def _item_lines(
     workflow: dict[str, Any],
     brief: dict[str, Any],
     folder: Path,
+    live: dict[str, Any] | None = None,
 ) -> tuple[list[str], bool]:
-    """The context lines of one active item, and whether the session is in its worktree."""
+    """The context lines of one active item, and whether the session is in its worktree
+    (``live``: the run going on for it now, as ``status`` tells it)."""
     mode = brief.get("mode", "?")
     lines = [f"## {name} (workflow {wf_name}, mode {mode})"]
     if brief.get("description"):
@@ -167,7 +170,12 @@ def _item_lines(
         lines.append(f"  Answer with: {decision.get('command')} (see phasegate decisions {name})")
     if step["blocked"]:
         lines.append(f"- Blocked: {step['blocked']}")
-    lines.append(f"- Next command: {step['command']}")
+    command = step["command"]
+    if live is not None:
+        lines.append(f"- Running now: pid {live['pid']} on {live['host']}, since {live['since']}")
+        if not brief.get("decisions"):  # a second run would be refused: watch this one
+            command = watch_command(name)
+    lines.append(f"- Next command: {command}")
     in_worktree = False
     worktree = brief.get("worktree")
     if worktree:
@@ -283,9 +291,13 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
     ]
     here = False
     warnings: list[tuple[str, Path]] = []
+    running = live_runs(repo) if shown else {}
     for _, _, wf_name, name, folder, _, brief, problem in shown:
         workflow = layout["workflows"][wf_name]
-        lines, inside = _detailed(repo, cwd, wf_name, name, workflow, brief, Path(folder), problem)
+        live = running.get((wf_name, name))
+        lines, inside = _detailed(
+            repo, cwd, wf_name, name, workflow, brief, Path(folder), problem, live
+        )
         if len(workflows_of[name]) > 1:  # a command naming it must name its workflow too
             lines = [with_workflow(line, name, wf_name) for line in lines]
         here = here or inside
@@ -316,6 +328,7 @@ def _detailed(
     brief: dict[str, Any] | None,
     folder: Path,
     problem: str | None,
+    live: dict[str, Any] | None = None,
 ) -> tuple[list[str], bool]:
     state_file = folder / str(workflow.get("state_file") or ENGINE_FILE)
     engine_rel = (folder / ENGINE_FILE).relative_to(repo)
@@ -337,7 +350,7 @@ def _detailed(
     if problem is not None or brief is None:
         return _corrupt(name, wf_name, rel, problem or "it holds no summary"), False
     try:
-        lines, in_worktree = _item_lines(repo, cwd, name, wf_name, workflow, brief, folder)
+        lines, in_worktree = _item_lines(repo, cwd, name, wf_name, workflow, brief, folder, live)
     except Exception as exc:  # valid JSON, unexpected shape: same advice
         return _corrupt(name, wf_name, rel, f"unexpected content: {exc!r}"), False
     if workflow.get("state_file_rebuilt") and state_file.exists():
