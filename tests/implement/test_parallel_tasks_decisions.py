@@ -42,15 +42,17 @@ def test_an_unclear_review_in_a_parallel_task_asks_a_person_and_the_other_task_f
     tmp_path: Path,
 ) -> None:
     """The review of one parallel task is unclear: it waits for a person (exit 3 without a
-    terminal) while the other is reviewed and ticked; the task waiting for both does not
-    start; once approved, the run goes on without implementing either task again."""
+    terminal) while the other is reviewed (ticked once the phase's work is in the work
+    tree); the task waiting for both does not start; once approved, the run goes on
+    without implementing either task again."""
     root = make_repo(tmp_path / "repo", PHASES)
     item = new_item(root, SETTINGS)
     agents = Agents()
     agents.reviews[RETRY] = ["Great work, but one bug in the header."]
     with pytest.raises(WaitingForHuman, match=f"unclear-{key(RETRY)}"):
         run(item, agents.team)
-    assert ticked(root) == {HEADERS}
+    # HEADERS is approved, but its work is not in the work tree yet: not ticked before it is.
+    assert ticked(root) == set()
     assert METRICS not in agents.spans
     (decision,) = item.decisions("006")
     assert decision["id"] == f"unclear-{key(RETRY)}"
@@ -78,7 +80,7 @@ def test_a_manual_fix_of_a_parallel_task_is_made_in_the_worktree_the_question_na
     agents.reviews[RETRY] = ["NEEDS_REVISION\nRetry with an exponential backoff."]
     with pytest.raises(WaitingForHuman, match=f"escalate-{key(RETRY)}"):
         run(item, agents.team)
-    assert ticked(root) == {HEADERS}
+    assert ticked(root) == set()
     item.answer("006", f"escalate-{key(RETRY)}", "manual_fix")
     with pytest.raises(WaitingForHuman) as waiting:
         run(item, agents.team)

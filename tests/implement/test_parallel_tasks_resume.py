@@ -66,7 +66,7 @@ def dispatched(root: Path) -> Counter[str]:
 
 
 def test_kill_9_mid_phase_resumes_without_repeating_the_finished_task(tmp_path: Path) -> None:
-    """SIGKILL while one parallel task's agent works and the other task is ticked: the
+    """SIGKILL while one parallel task's agent works and the other task is approved: the
     rerun implements only the unfinished task, then the task waiting for both; PLAN.md ends
     all ticked, every task's work is in the work tree and no worktree is left."""
     root = repo_with(tmp_path, headers_sleep=60)
@@ -82,7 +82,8 @@ def test_kill_9_mid_phase_resumes_without_repeating_the_finished_task(tmp_path: 
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         events = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
-        ticked = {e["task"] for e in events if e["event"] == "implement.ticked"}
+        # Approved: its tick waits for the phase's work to reach the work tree.
+        ticked = {e["task"] for e in events if e["event"] == "implement.tick_waiting"}
         if RETRY in ticked and dispatched(root)[HEADERS] == 1:
             break
         time.sleep(0.05)

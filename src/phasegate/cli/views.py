@@ -42,6 +42,11 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         console.print(
             f"  Phase: [bold]{progress['phase']}[/], in progress: {progress['itemsDone']} of "
             f"{progress['items']} items done"
+            + (
+                f", {progress['itemsConflicted']} waiting on a merge conflict"
+                if progress.get("itemsConflicted")
+                else ""
+            )
         )
     elif progress and kind == "foreach":
         console.print(f"  Phase: [bold]{progress['phase']}[/], in progress: {progress['stage']}")

@@ -60,6 +60,12 @@ class ImplementProgress(ProgressPrinter):
         how = e.get("how")
         self._line(f"  [green]☑[/] PLAN.md line {e.get('line')} ticked ({how})")
 
+    def _on_implement_tick_waiting(self, e: dict[str, Any]) -> None:
+        self._line(
+            f"  PLAN.md: {escape(str(e.get('how')))}; ticked once the phase's merged work is "
+            "in the work tree"
+        )
+
     def _on_implement_checkpoint(self, e: dict[str, Any]) -> None:
         checks = ", ".join(e.get("checks") or []) or "none configured"
         self._line(f"  validation checkpoint of {escape(str(e.get('phase')))}: {checks}")

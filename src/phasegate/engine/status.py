@@ -186,8 +186,23 @@ def item_head(
         if isinstance(workflow.node(at), ForeachNode) and cursor.get("order") is not None:
             entries = cursor.get("items") or {}
             order = list(cursor.get("order") or [])
-            done = sum(1 for k in order if entries[k].get("status") in ("done", "skipped"))
-            in_progress.update(kind="foreach", itemsDone=done, items=len(order))
+            # An item whose work waits on a merge conflict is not done until it is merged.
+            conflicted = {
+                str(c.get("owner"))
+                for c in ((cursor.get("fanout") or {}).get("conflicts") or {}).values()
+                if not c.get("commit")
+            }
+            done = sum(
+                1
+                for k in order
+                if entries[k].get("status") in ("done", "skipped") and k not in conflicted
+            )
+            in_progress.update(
+                kind="foreach",
+                itemsDone=done,
+                items=len(order),
+                itemsConflicted=len(conflicted & set(order)),
+            )
     next_phase: str | None = None
     blocked: str | None = None
     if state.status == "active":

@@ -12,14 +12,16 @@ import sys
 
 from phasegate.engine.plugin_api import Action, PluginContext, Predicate
 from phasegate.errors import BadInputError
+from phasegate.faults import crash_point
 from phasegate.implement import cycles
-from phasegate.implement.checkboxes import tick_task
+from phasegate.implement.checkboxes import TICK_WAITING, tick_task
 from phasegate.implement.context import load_documents
 from phasegate.implement.parallel import guard_plan, restore_plan
 from phasegate.implement.settings import ACTIONS
 from phasegate.implement.snapshots import snapshot
 from phasegate.implement.where import (
     REOPENED,
+    TASKS,
     agent_node,
     implementer_of,
     load_plan,
@@ -133,7 +135,13 @@ def _why(ctx: PluginContext) -> str:
 
 class TickTask(Action):
     """An approved task: its checkbox ticked in the work tree, nothing else in PLAN.md
-    changed (in a parallel task's worktree, PLAN.md is put back as the task found it)."""
+    changed (in a parallel task's worktree, PLAN.md is put back as the task found it).
+
+    A parallel task's work is not in the work tree yet: its tick waits, recorded in the
+    state, until the phase's merged work is (``with: {landed: true}``, after the phase's
+    ``tasks`` loop), so a task whose merge meets a conflict is not ticked before that
+    conflict is resolved and its work merged.
+    """
 
     name = "implement-tick"
     how = "approved"
@@ -142,17 +150,62 @@ class TickTask(Action):
         return None
 
     def run(self, ctx: PluginContext) -> str:
+        if ctx.settings.get("landed"):
+            tick_landed(ctx)
+            return "done"
         assert ctx.task is not None
         note = self.note(ctx)
         restore_plan(ctx)  # a parallel task's worktree: the plan is not the task's to change
         guard_plan(ctx)  # the work tree, no review after the executor's call (--no-review)
-        line = tick_task(plan_path(ctx), ctx.task.key, note)
         entry = cycles.task_entry(ctx.state, ctx.task.key, ctx.task.title)
         cycles.outcome(entry, self.how, note or "")
+        if ctx.workspace is not None:
+            entry[TICK_WAITING] = {"how": self.how, "note": note}
+            ctx.record(
+                "implement.tick_waiting", task=ctx.task.key, how=self.how, note=note, sync_now=True
+            )
+            return "done"
+        line = tick_task(plan_path(ctx), ctx.task.key, note)
         ctx.record(
             "implement.ticked", task=ctx.task.key, line=line, how=self.how, note=note, sync_now=True
         )
         return "done"
+
+    def replay(self, ctx: PluginContext, outcome: str) -> None:
+        # The outcome was journaled but the state that noted a waiting tick may be lost.
+        if ctx.settings.get("landed"):
+            tick_landed(ctx)
+        elif ctx.task is not None and ctx.workspace is not None:
+            entry = cycles.task_entry(ctx.state, ctx.task.key, ctx.task.title)
+            note = self.note(ctx)
+            cycles.outcome(entry, self.how, note or "")
+            entry[TICK_WAITING] = {"how": self.how, "note": note}
+
+
+def tick_landed(ctx: PluginContext) -> None:
+    """After a phase's ``tasks`` loop, its merged work in the work tree: the tasks whose
+    tick waited for it are ticked, in plan order. Safe to run again: a tick already in
+    PLAN.md is left as it is."""
+    tasks = ctx.state.peek(f"{task_prefix(ctx.path)}/{TASKS}")
+    if tasks is None:
+        return
+    for key in tasks.get("order") or []:
+        entry = cycles.peek_task(ctx.state, key)
+        waiting = entry.get(TICK_WAITING) if entry is not None else None
+        if entry is None or not isinstance(waiting, dict):
+            continue
+        crash_point("implement.tick_landed")
+        note = waiting.get("note") or None
+        line = tick_task(plan_path(ctx), key, note)
+        entry.pop(TICK_WAITING, None)
+        ctx.record(
+            "implement.ticked",
+            task=key,
+            line=line,
+            how=waiting.get("how"),
+            note=note,
+            sync_now=True,
+        )
 
 
 class FixedTask(TickTask):

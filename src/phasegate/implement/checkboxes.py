@@ -19,6 +19,10 @@ from phasegate.implement.outline import strip_bom
 from phasegate.implement.plan import parse_plan
 from phasegate.state.atomic import atomic_write_bytes
 
+#: In a task's review-cycle record: the tick of a parallel task approved (accepted,
+#: skipped, fixed by hand) whose work is not in the work tree yet, ``{how, note}``.
+TICK_WAITING = "_tick_waiting"
+
 _BOM = b"\xef\xbb\xbf"
 _BOX = re.compile(
     rb"^(?P<prefix>[ \t]*(?:>[ \t]?)*[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+)\[(?P<mark>[ xX])\]"

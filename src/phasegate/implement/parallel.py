@@ -4,7 +4,8 @@ PLAN.md kept phasegate's alone wherever a task runs.
 A phase's parallel tasks run in worktrees of their own (the engine's parallel
 ``foreach``); their work is merged back in plan order when the phase's tasks
 are done. PLAN.md is phasegate's alone: it is ticked in the work tree, where
-the person sees it, and a change an agent makes to it in a worktree is undone
+the person sees it, once a task's work is there (a parallel task's tick waits for
+the phase's merged work), and a change an agent makes to it in a worktree is undone
 before the task's work is committed, so tasks ticked on adjacent lines never
 conflict as they are merged. A task running in the work tree itself (a
 sequential one) has the plan put back right after each executor call, before
