@@ -400,8 +400,10 @@ def _roles_section(clis: tuple[str, ...]) -> str:
     if chosen is None:
         return (
             "# No agent CLI (claude, codex, gemini) was found on PATH: the scripted\n"
-            "# backend answers from .phasegate/agents.yaml. Install a CLI and point the\n"
-            "# roles at it, e.g. `default: {backend: claude}` (see docs/backends.md).\n"
+            "# backend answers from .phasegate/agents.yaml, a script to write (see\n"
+            "# docs/backends.md#without-a-model-scripted-and-auto); `default: {backend:\n"
+            "# auto}` walks a workflow with placeholder answers instead. Install a CLI and\n"
+            "# point the roles at it, e.g. `default: {backend: claude}` (docs/backends.md).\n"
             "roles:\n"
             "  default: {backend: scripted}\n"
             "\n"

@@ -50,6 +50,9 @@ from phasegate.agents.base import (
 from phasegate.errors import ConfigError
 from phasegate.yaml_errors import yaml_problem
 
+#: The docs section that shows a script's format, and the way to walk without one.
+WITHOUT_A_MODEL = "docs/backends.md#without-a-model-scripted-and-auto"
+
 
 @dataclass(frozen=True)
 class ScriptedReply:
@@ -235,7 +238,11 @@ class ScriptedBackend(Backend):
         try:
             data = YAML(typ="safe", pure=True).load(self._script_path.read_text("utf-8"))
         except FileNotFoundError:
-            raise ConfigError(f"scripted backend: script {self._script_path} not found") from None
+            raise ConfigError(
+                f"scripted backend: script {self._script_path} not found: write it (see "
+                f"{WITHOUT_A_MODEL}), or set roles: {{default: {{backend: auto}}}} in "
+                ".phasegate/config.yaml to walk the workflow with placeholder answers"
+            ) from None
         except YAMLError as exc:
             raise ConfigError(yaml_problem(self._script_path, exc)) from None
         except Exception as exc:

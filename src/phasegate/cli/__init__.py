@@ -31,6 +31,7 @@ from phasegate.cli.output import (
     OutputClosed,
     err,
     out,
+    print_error,
     set_color,
     write_json_error,
 )
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         if as_json:
             write_json_error(message, code)
         else:
-            err.print(f"phasegate: {kind}: {message}", markup=False)
+            print_error(kind, message)
         return code
 
     with stop_signals_raise():

@@ -21,7 +21,8 @@ from phasegate.workflow.example_files import copy_example, example_names
 # that use them: ``phasegate --help`` and the hooks start without them.
 EXIT_CODES_HELP = """\
 Exit codes: 0 done; 1 internal error; 2 bad input (arguments, names, workflow or
-config); 3 waiting on a human decision; 4 blocked (hard prerequisite); 5 corrupt
+config); 3 waiting on a human decision; 4 blocked (hard prerequisite, failed
+checks, a budget answered stop, a reviewer's stop, a merge conflict); 5 corrupt
 state file (left untouched); 6 agent failure; 7 work item busy (another run);
 8 cannot write (disk full, I/O error, read-only file system, no permission);
 129, 130, 143 stopped by SIGHUP, SIGINT or SIGTERM (its agent killed first);
@@ -112,6 +113,7 @@ def init(
     ] = None,
 ) -> None:
     """Write .phasegate/config.yaml in the current git repository."""
+    from phasegate.agents.scripted import WITHOUT_A_MODEL
     from phasegate.config import (
         CONFIG_DIR,
         config_path,
@@ -158,8 +160,9 @@ def init(
             out.print(
                 "No agent CLI (claude, codex, gemini) was found on PATH: every role uses the "
                 "scripted backend, which answers from .phasegate/agents.yaml (not written: "
-                "see docs/backends.md). Install a CLI and set roles.default.backend in the "
-                "config to use real agents.",
+                f"write it, see {WITHOUT_A_MODEL}, or set roles: {{default: {{backend: auto}}}} "
+                "in the config to walk a workflow with placeholder answers). Install a CLI and "
+                "set roles.default.backend in the config to use real agents.",
                 markup=False,
             )
         if example is None:
@@ -225,6 +228,7 @@ def new(
     utf8_argument(description, "--description")
     root = _repo(repo)
     config = load_config(root)
+    config.check_workflow_names(root)
     registry = WorkflowRegistry(root)
     loaded = registry.get(workflow)
     data: dict[str, Any] = {}
@@ -234,6 +238,9 @@ def new(
         if loaded.workflow.name != "implement":
             raise BadInputError(f"--plan is for the implement workflow, not {workflow!r}")
         _, data["plan"] = plan_item(root, config, plan or name, name)
+        from phasegate.implement.plan import read_plan
+
+        read_plan(root / data["plan"], data["plan"])  # an error in it: no item is made
     shared = named_elsewhere(root, name, loaded.workflow.name, registry, config)
     with errors_with_workflow(name, loaded.workflow.name, shared):  # "continue it with ..."
         item = create_item(
@@ -247,9 +254,11 @@ def new(
             data=data,
         )
     state = item.load(read_journal=False)
-    commands = list(loaded.workflow.commands)
-    # A workflow with commands runs its items through them.
-    how = f"phasegate run {name} --command {commands[0]}" if commands else f"phasegate run {name}"
+    from phasegate.engine.status import continue_command, current_label
+
+    # A workflow with commands runs its items through them: the one that runs where the
+    # item starts (its mode's start).
+    how = continue_command(loaded.workflow, name, current_label(loaded.workflow, state))
     if loaded.workflow.name == "implement":
         how = f"phasegate implement {name}"
     if shared:
@@ -307,7 +316,8 @@ def run(
         typer.Option(
             "--answer",
             "-a",
-            help="Answer a decision before it is asked: DECISION=CHOICE (repeatable; "
+            help="Answer a decision before it is asked: DECISION=CHOICE, or "
+            "'DECISION=CHOICE: note' for a choice that needs a note (repeatable; "
             "checked against the workflow's decisions and their choices before the run).",
         ),
     ] = None,

@@ -53,12 +53,15 @@ def ensure_item(root: Path, config: "Config", name: str, plan: str, mode: str | 
     """The implement item ``name`` for ``plan``, created when it does not exist yet."""
     from phasegate.engine.item import WorkItem
     from phasegate.engine.items import create_item
+    from phasegate.implement.plan import read_plan
     from phasegate.implement.spec import plan_title
     from phasegate.workflow.registry import WorkflowRegistry
 
     loaded = WorkflowRegistry(root).get(WORKFLOW)
     item = WorkItem(root, name, loaded, config)
     if not item.exists():
+        # An error in PLAN.md stops before the item is made: nothing is left behind.
+        read_plan(root / plan, plan)
         description = plan_title(root / plan) or f"Implement {plan}"
         item = create_item(
             root, name, loaded, config, mode=mode, description=description, data={"plan": plan}
@@ -116,8 +119,9 @@ def implement(
     """Implement a spec's PLAN.md task by task: each task's agent, a reviewer chosen for it,
     revisions, escalation, the plan ticked.
 
-    Creates the work item on first use (named after the spec: 006) and runs or
-    resumes it; a phase's parallel tasks run at once, each in its own git worktree.
+    Creates the work item on first use (named after the spec: 006; none when PLAN.md
+    has an error) and runs or resumes it; a phase's parallel tasks run at once, each
+    in its own git worktree.
     Running again after an interruption resumes the review cycle it was in without
     calling an agent whose answer is recorded.
     """

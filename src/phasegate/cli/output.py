@@ -148,12 +148,25 @@ def json_text(data: Any, *, pretty: bool) -> str:
     return json_line(data) + "\n"
 
 
+def _redacted(message: str) -> str:
+    """``message`` with every secret masked: an agent's error may quote a key."""
+    from phasegate.redact import redact
+
+    return redact(message)
+
+
 def write_json_error(message: str, exit_code: int) -> None:
-    """An error as one JSON object on stderr (what ``--json`` commands report)."""
-    sys.stderr.write(json.dumps({"error": message, "exit_code": exit_code}) + "\n")
+    """An error as one JSON object on stderr (what ``--json`` commands report), redacted."""
+    error = {"error": _redacted(message), "exit_code": exit_code}
+    sys.stderr.write(json.dumps(error) + "\n")
     sys.stderr.flush()
 
 
+def print_error(kind: str, message: str) -> None:
+    """One ``phasegate: KIND: MESSAGE`` line on stderr (error, waiting...), redacted."""
+    err.print(f"phasegate: {kind}: {_redacted(message)}", markup=False)
+
+
 def warn(message: str) -> None:
-    """One warning line on stderr."""
-    err.print(f"phasegate: warning: {message}", markup=False)
+    """One warning line on stderr, redacted."""
+    err.print(f"phasegate: warning: {_redacted(message)}", markup=False)
