@@ -6,7 +6,8 @@ environment variables whose names say they hold a secret (``*_API_KEY``,
 well-known credentials (OpenAI and Anthropic keys, GitHub, GitLab, npm,
 Hugging Face, Slack and Stripe tokens, Google API keys and OAuth tokens, AWS
 key ids, bearer headers, JWTs, private-key blocks, the password in
-``scheme://user:password@host``). Every writer of state, journal, history and
+``scheme://user:password@host``, the value of ``NAME=value`` or ``NAME: value``
+whose name says it holds a secret). Every writer of state, journal, history and
 prompts runs its text through :func:`redact`.
 
 Text that is cut to a length is redacted first and cut after
@@ -81,15 +82,56 @@ _TOKEN_SHAPES: tuple[_TokenShape, ...] = (
     _shape(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{12,}=*", "bearer", replacement=_KEEP_PREFIX),
     # The password of scheme://user:password@host (the user name is kept).
     _shape(r"(://[^\s:/?#@]+:)[^\s/?#@]+(@)", "://", replacement=_KEEP_PREFIX + r"\2"),
-    _shape(
-        r"(?i)([\"']?(?:api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password)"
-        r"[\"']?\s*[:=]\s*[\"']?)[A-Za-z0-9._~+/\-]{12,}",
-        *("key", "token", "secret", "password"),
-        replacement=_KEEP_PREFIX,
-    ),
 )
 
-_ALL_TRIGGERS = tuple(t for shape in _TOKEN_SHAPES for t in shape.triggers)
+# ``NAME=value``, ``NAME: value``, ``NAME = value`` (quoted or not): the value (12
+# characters or longer) is masked when a word of NAME names a secret (see
+# :func:`_is_secret_assignment_name`). The name is at most 64 characters and starts
+# where a name can start, so the scan stays linear in the length of the text.
+_ASSIGNMENT = re.compile(
+    r"(?<![A-Za-z0-9_.])([\"']?)([A-Za-z][A-Za-z0-9_.\-]{0,63})"
+    r"([\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9._~+/\-]{12,}=*)"
+)
+_ASSIGNMENT_TRIGGERS = ("key", "token", "secret", "passw", "credential", "auth")
+# A word of a name that names a secret: one holding token, secret, password, passwd
+# or credential (``accessToken``, ``clientsecret``); ``key`` or ``keys`` alone or
+# after a word that says what key (``apikey``, ``secretkey``); ``auth`` alone or as
+# in ``oauth``, ``authn``, ``authorization``. Words that merely contain ``key`` or
+# ``auth`` (``monkey``, ``keyboard``, ``author``) are ordinary names.
+_SECRET_WORD = re.compile(
+    r"(?:.*(?:token|secret|passw(?:or)?d|credential).*"
+    r"|(?:api|access|private|secret|client|signing|master|encryption|license|session)?keys?"
+    r"|o?auth(?:[nz]|orization|entication)?)",
+    re.I,
+)
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NAME_WORD_SEPARATORS = re.compile(r"[_.\-]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_secret_assignment_name(name: str) -> bool:
+    """Whether ``name`` in ``name=value`` (or ``name: value``) marks the value as a secret."""
+    words = _NAME_WORD_SEPARATORS.split(_CAMEL_BOUNDARY.sub("_", name))
+    return any(_SECRET_WORD.fullmatch(word) for word in words if word)
+
+
+#: A value that is itself the name of an environment variable (``credentials:
+#: ANTHROPIC_API_KEY`` says where a key is, it is not one).
+_VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _mask_assignment(match: re.Match[str]) -> str:
+    if not _is_secret_assignment_name(match.group(2)) or _VARIABLE_NAME.fullmatch(
+        match.group(4)
+    ):
+        return match.group(0)
+    return match.group(1) + match.group(2) + match.group(3) + MASK
+
+
+_ALL_TRIGGERS = (
+    *(t for shape in _TOKEN_SHAPES for t in shape.triggers),
+    *_ASSIGNMENT_TRIGGERS,
+)
 # Looked for only in text holding an underscore: one scan instead of ten in most prose.
 _UNDERSCORED = tuple(t for t in _ALL_TRIGGERS if "_" in t)
 _PLAIN = tuple(t for t in _ALL_TRIGGERS if "_" not in t)
@@ -168,6 +210,8 @@ class Redactor:
             for shape in _TOKEN_SHAPES:
                 if not found.isdisjoint(shape.triggers):
                     text = shape.pattern.sub(shape.replacement, text)
+            if not found.isdisjoint(_ASSIGNMENT_TRIGGERS):
+                text = _ASSIGNMENT.sub(_mask_assignment, text)
         return text
 
     def tail(self, text: str, limit: int) -> str:

@@ -360,6 +360,11 @@ class ProgressPrinter:
             self._line(f"  [green]✓[/] check {e.get('check')} passed")
         elif e.get("error"):  # it could not run (a cwd folder missing, no command configured)
             self._line(f"  [red]✗[/] check {e.get('check')} failed: {escape(str(e.get('error')))}")
+        elif e.get("timed_out"):
+            from phasegate.engine.checks import timed_out_text
+
+            why = timed_out_text(e.get("timeout_s"))
+            self._line(f"  [red]✗[/] check {e.get('check')} {why}")
         else:
             self._line(f"  [red]✗[/] check {e.get('check')} failed (exit {e.get('exit_code')})")
 

@@ -155,6 +155,10 @@ class EventReader:
             what, ok = f"check {e.get('check')} skipped (no command configured)", True
         elif e.get("passed"):
             what, ok = f"check {e.get('check')} passed", True
+        elif e.get("timed_out"):
+            from phasegate.engine.checks import timed_out_text
+
+            what, ok = f"check {e.get('check')} {timed_out_text(e.get('timeout_s'))}", False
         else:
             what, ok = f"check {e.get('check')} failed (exit {e.get('exit_code')})", False
         return EventEntry(

@@ -8,6 +8,7 @@ key, so a resumed run reuses a round that finished instead of running it again.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ class CheckOutcome:
     duration_s: float = 0.0
     #: Why the command could not be started at all (its ``cwd`` folder is missing).
     error: str = ""
+    #: The seconds it was given (``timeouts.check``), when it ran out of them.
+    timeout_s: float | None = None
 
     def describe(self) -> str:
         if self.skipped:
@@ -51,13 +54,26 @@ class CheckOutcome:
         if self.error:
             ran = f" ({self.command})" if self.command else ""
             return f"check {self.name!r}{ran} could not run: {self.error}"
-        why = "timed out" if self.timed_out else f"failed with exit code {self.exit_code}"
+        if self.timed_out:
+            why = timed_out_text(self.timeout_s)
+        else:
+            why = f"failed with exit code {self.exit_code}"
         return f"check {self.name!r} ({self.command}) {why}"
 
     def issue(self) -> dict[str, str | None]:
         """The blocker a failing check becomes (its output's tail is the feedback)."""
         description = f"{self.describe()}:\n{self.output_tail.strip()}".rstrip(":\n")
         return {"severity": "blocker", "description": description, "location": self.command}
+
+
+def timed_out_text(seconds: float | None) -> str:
+    """``timed out after 2 s`` (``timed out`` when the limit is not known)."""
+    return f"timed out after {seconds:g} s" if seconds else "timed out"
+
+
+def _timed_out_fields(outcome: CheckOutcome) -> dict[str, Any]:
+    """``{"timed_out": true, "timeout_s": N}`` for a check that ran out of time, else ``{}``."""
+    return {"timed_out": True, "timeout_s": outcome.timeout_s} if outcome.timed_out else {}
 
 
 @dataclass(frozen=True)
@@ -153,6 +169,7 @@ def run_check_round(
             duration_s=outcome.duration_s,
             output=outcome.output_tail,
             **_error_field(outcome),
+            **_timed_out_fields(outcome),
         )
     item.record_result(
         "checks.completed",
@@ -180,9 +197,14 @@ def _run_one(item: WorkItem, workdir: Path, command: CheckCommand) -> CheckOutco
                 None,
                 passed=False,
                 error=(
-                    f"no {command.name!r} command is configured; set "
-                    f"commands.{command.name} in .phasegate/config.yaml (a check node does "
-                    "not pass without running its commands)"
+                    f"no {command.name!r} command is configured; "
+                    + (
+                        "to run it as written, write it inline in the check's run list: "
+                        f"{{name: check, run: {json.dumps(command.name)}}}"
+                        if any(c.isspace() for c in command.name)
+                        else f"set commands.{command.name} in .phasegate/config.yaml"
+                    )
+                    + " (a check node does not pass without running its commands)"
                 ),
             )
         return CheckOutcome(command.name, None, passed=True, skipped=True)
@@ -200,7 +222,8 @@ def _run_one(item: WorkItem, workdir: Path, command: CheckCommand) -> CheckOutco
             passed=False,
             error=f"its working directory {command.cwd!r} {what} in the work tree",
         )
-    result = run_process(command.command, cwd=cwd, timeout=item.config.timeouts.check)
+    limit = item.config.timeouts.check
+    result = run_process(command.command, cwd=cwd, timeout=limit)
     # Redacted before it is cut, so no tail of a secret survives the cut.
     output = item.redactor.tail(result.stdout + result.stderr, FEEDBACK_TAIL)
     return CheckOutcome(
@@ -211,4 +234,5 @@ def _run_one(item: WorkItem, workdir: Path, command: CheckCommand) -> CheckOutco
         output_tail=output,
         timed_out=result.timed_out,
         duration_s=round(result.duration_s, 3),
+        timeout_s=limit if result.timed_out else None,
     )

@@ -46,5 +46,5 @@ def with_failed_attempts(usage: dict[str, Any] | None, spend: Spend) -> dict[str
     for key in ("calls", "inputTokens", "outputTokens"):
         found[key] = int(found.get(key, 0)) + int(failed[key])
     found["costUsd"] = round(float(found.get("costUsd", 0.0)) + float(failed["costUsd"]), 6)
-    found["failedCalls"] = int(failed["calls"])
+    found["failedCalls"] = int(failed["failedCalls"])
     return found

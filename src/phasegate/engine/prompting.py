@@ -96,8 +96,14 @@ class PromptFor:
                 return self.state.get("description", "")
             if name == "workflow":
                 return self.item.workflow.name
-            if name == "phase":
+            if name in ("phase", "label"):
                 return self.run.label(self.path)
+            if name == "next":
+                from phasegate.engine.status import next_for_label
+
+                return next_for_label(self.item.workflow, self.state, self.run.label(self.path))
+            if name == "command":
+                return self.run.options.command or ""
             if name == "node":
                 return self.node.id
             if name == "mode":
@@ -274,7 +280,9 @@ class PromptFor:
 
 
 #: The names :meth:`PromptFor.values` fills, in the order it lists them.
-_VALUE_NAMES = CALL_VARIABLES
+#: The names a call's values are computed for: a template may use the node's ``label``,
+#: its ``next`` command and the ``command`` being run too (not the names of outputs).
+_VALUE_NAMES = (*CALL_VARIABLES, "label", "next", "command")
 
 
 class _Values(Mapping[str, object]):

@@ -40,6 +40,12 @@ class RoleSpend:
     failed_usd: float = 0.0
     failed_input_tokens: int = 0
     failed_output_tokens: int = 0
+    #: Failed attempts whose result the workflow used all the same (a review that ran
+    #: out of time and ended by its ``on_timeout``): the state's usage counts them.
+    failed_used: int = 0
+    #: Reported calls whose backend gave no cost (codex, gemini, openai without ``pricing``):
+    #: their USD is not measured (``usd`` counts them as nothing).
+    uncosted: int = 0
 
     def total(self, metric: Metric) -> float:
         return self.usd if metric == "usd" else float(self.tokens)
@@ -81,16 +87,23 @@ class Spend:
                 total += found.total(metric) + len(found.open) * self._mean(name, metric)
         return total
 
+    def uncosted(self, role: str | None) -> int:
+        """How many reported calls of ``role`` (``None``: the whole item) had no cost."""
+        names = list(self.roles) if role is None else self.names(role)
+        return sum(self.roles[name].uncosted for name in names if name in self.roles)
+
     def names(self, role: str) -> list[str]:
         """``role`` and the agents that played it (the roles a cap of ``role`` counts)."""
         return [role, *sorted(self.players.get(role, frozenset()) - {role})]
 
     def failed_usage(self) -> dict[str, Any]:
         """What the failed attempts reported, in ``status``'s usage keys (the state's
-        usage counts only the calls whose result the workflow used)."""
+        usage counts only the calls whose result the workflow used, so a failed attempt
+        whose result it used is left out here), and ``failedCalls``: every failed attempt."""
         roles = self.roles.values()
         return {
-            "calls": sum(r.failed for r in roles),
+            "calls": sum(r.failed - r.failed_used for r in roles),
+            "failedCalls": sum(r.failed for r in roles),
             "inputTokens": sum(r.failed_input_tokens for r in roles),
             "outputTokens": sum(r.failed_output_tokens for r in roles),
             "costUsd": round(sum(r.failed_usd for r in roles), 6),
@@ -104,6 +117,7 @@ class Spend:
             "attempts": sum(r.attempts for r in self.roles.values()),
             "failed": sum(r.failed for r in self.roles.values()),
             "unreported": sum(len(r.open) for r in self.roles.values()),
+            "uncosted": sum(r.uncosted for r in self.roles.values()),
         }
 
 
@@ -180,7 +194,11 @@ class SpendLedger:
                 else 0.0
             )
             spend.usd += usd
-            if not event.get("ok"):
+            if cost is None and given + taken > 0:
+                spend.uncosted += 1
+            if not event.get("ok") and event.get("final"):
+                spend.failed_used += 1  # its result was used: the state's usage has it
+            elif not event.get("ok"):
                 spend.failed_usd += usd
                 spend.failed_input_tokens += given
                 spend.failed_output_tokens += taken
@@ -201,6 +219,8 @@ def _copy(spend: RoleSpend) -> RoleSpend:
         spend.failed_usd,
         spend.failed_input_tokens,
         spend.failed_output_tokens,
+        spend.failed_used,
+        spend.uncosted,
     )
 
 

@@ -7,7 +7,8 @@ Each reader is a plug-in of the ``phasegate.readers`` group. The built-in ones:
   blocker) and ``REJECTED``.
 - ``words``: ``{verdict, summary, issues[{severity: high|medium|low, ...}]}``
   where ``verdict`` is one word of the reviewer's vocabulary (its ``on`` keys);
-  an approving word listing a high-severity issue becomes the revision word.
+  an approving word listing a high-severity issue becomes the revision word
+  (``UNCLEAR`` when the vocabulary maps no word to ``revise``).
 - ``fuzzy``: free text by seed 004's rules (``APPROVED``, ``NEEDS_REVISION``,
   ``UNCLEAR``); a JSON verdict in the answer still wins.
 
@@ -258,8 +259,10 @@ class WordsReader(VerdictReader):
         values = data.model_dump()
         issues = tuple(Issue(**i) for i in values["issues"])
         word = str(values["verdict"])
-        if ctx.revise_word and word in ctx.pass_words and any(i.blocking for i in issues):
-            word = ctx.revise_word  # an approval listing a high-severity issue is not approval
+        if word in ctx.pass_words and any(i.blocking for i in issues):
+            # An approval listing a high-severity issue is not approval: it is the first
+            # word mapped to ``revise``, or ``UNCLEAR`` (never ``pass``) when none is.
+            word = ctx.revise_word or UNCLEAR
         return Verdict(word=word, issues=issues, summary=str(values["summary"]), source=source)
 
     def read(self, result: AgentResult, ctx: ReadContext) -> Verdict:

@@ -347,7 +347,9 @@ def _warn_once(message: str) -> None:
         return
     if len(_WARNED) < 256:
         _WARNED.add(message)
-    sys.stderr.write(f"phasegate: warning: {message}\n")
+    from phasegate.redact import redact
+
+    sys.stderr.write(f"phasegate: warning: {redact(message)}\n")
     sys.stderr.flush()
 
 
