@@ -11,7 +11,7 @@ import pytest
 from implement_helpers import PLAN, Team, cycles_file, journal, key, make_repo, new_item, run
 
 from phasegate.api import Repo
-from phasegate.errors import BlockedError, WaitingForHuman
+from phasegate.errors import BadInputError, BlockedError, WaitingForHuman
 from phasegate.implement.plan import parse_plan
 
 TWO_TASKS = """# Implementation Plan
@@ -157,7 +157,7 @@ def test_only_the_configured_escalation_actions_are_offered(tmp_path: Path) -> N
         run(item, agents)
     (decision,) = item.decisions("006")
     assert list(decision["choices"]) == ["manual_fix", "skip_with_warning", "default"]
-    with pytest.raises(BlockedError, match="not possible now"):
+    with pytest.raises(BadInputError, match="'abort_process' is not a choice"):
         run(item, agents, answers={f"escalate-{SIGN}": "abort_process"})
 
 

@@ -69,7 +69,7 @@ def test_an_abort_never_offers_an_action_escalation_actions_leaves_out(tmp_path:
     assert cli(root, "answer", "006", f"escalate-{SIGN}", "abort_process").returncode == 0
     aborted = cli(root, "implement", "006", "-q")
     assert aborted.returncode == 4, aborted.stderr
-    assert f"aborted-{SIGN} retry|skip_with_warning," in aborted.stderr
+    assert f"aborted-{SIGN} retry (choices: retry, skip_with_warning)," in aborted.stderr
     assert "accept_as_is" not in cli(root, "decisions", "006").stdout
     refused = cli(root, "answer", "006", f"aborted-{SIGN}", "accept_as_is")
     assert refused.returncode == 2

@@ -376,7 +376,17 @@ class ProgressPrinter:
         if e.get("approved"):
             self._line(f"  [green]✓ iteration {e.get('iteration')}: approved[/]")
             return
-        why = "unclear answer" if e.get("unclear") else f"{len(blockers)} blocker(s)"
+        # "N blocker(s)" where the reviewer rates issues blocker/warning/note; else counted
+        # as it rated them: "1 issue(s): 1 medium" (high/medium/low).
+        rated = [str(i.get("severity") or "unrated").lower() for i in issues]
+        why = (
+            "unclear answer"
+            if e.get("unclear")
+            else f"{len(blockers)} blocker(s)"
+            if "blocker" in rated or not rated
+            else f"{len(rated)} issue(s): "
+            + ", ".join(f"{rated.count(s)} {s}" for s in dict.fromkeys(rated))
+        )
         if e.get("source") == "checks":
             why = "checks failed"
         self._line(f"  [red]✗ iteration {e.get('iteration')}: not approved ({why})[/]")

@@ -135,6 +135,7 @@ _TASK_MARKS = {
     "implementing": "[yellow]…[/]",
     "in review": "[yellow]…[/]",
     "escalated": "[red]?[/]",
+    "unclear review": "[red]?[/]",
     "merge conflict": "[red]?[/]",
     "pending": "·",
 }
@@ -150,7 +151,7 @@ def task_state(task: dict[str, Any]) -> str:
         if task.get("focus"):
             state += f", focus: {', '.join(task['focus'])}"
         state += ")"
-    elif state in ("escalated", "merge conflict") and task.get("decision"):
+    elif state in ("escalated", "unclear review", "merge conflict") and task.get("decision"):
         state += f" (decision {task['decision']})"
     if state.startswith("merge conflict") and task.get("worktree"):
         state += f" in {task['worktree']}"

@@ -6,6 +6,7 @@ backend each attempt was dispatched to, so a finished call names it too.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -275,7 +276,8 @@ def _generic(event: Mapping[str, Any]) -> str:
     """``name: key=value, ...`` for events without a reading of their own."""
     skip = {"ts", "event", "item", "phase", "role", "text", "structured", "stderr"}
     fields = [
-        f"{k}={_clipped(_first_line(v))}"
+        # A flag or a number as JSON writes it (``removed=false``, ``count=0``), never empty.
+        f"{k}={_clipped(_first_line(v)) if isinstance(v, str) else json.dumps(v)}"
         for k, v in event.items()
         if k not in skip and isinstance(v, str | int | float | bool) and v not in ("", None)
     ]

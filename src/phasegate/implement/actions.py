@@ -354,16 +354,19 @@ class EscalationRecommendation(Predicate):
 
 
 class AbortedChoices(Predicate):
-    """The answers an aborted task takes, ``|``-separated: ``retry``, then those of
-    ``skip_with_warning`` and ``accept_as_is`` that escalation.actions offers."""
+    """The answer an aborted task's message suggests, ``retry``, then the choices it takes
+    in words (``retry (choices: retry, skip_with_warning)``): ``retry`` and those of
+    ``skip_with_warning`` and ``accept_as_is`` that escalation.actions offers. The
+    suggested command works pasted; the other choices are named, never joined into it."""
 
     name = "implement-aborted-choices"
 
     def __call__(self, ctx: PluginContext) -> str:
         offered = settings_of(ctx).escalation.actions
-        return "|".join(
-            ["retry", *(a for a in ("skip_with_warning", "accept_as_is") if a in offered)]
-        )
+        others = [a for a in ("skip_with_warning", "accept_as_is") if a in offered]
+        if not others:
+            return "retry"
+        return f"retry (choices: {', '.join(['retry', *others])})"
 
 
 LOAD_CONTEXT = LoadContext()

@@ -1,9 +1,10 @@
 """Where each task of a plan stands, for ``phasegate status``.
 
 One row per task, in plan order: ``done`` (approved; or ``accepted`` /
-``skipped`` / ``fixed by hand``), ``implementing``, ``in review`` (with the
-cycle, the reviewer and the focus), ``escalated`` (a decision waits: the
-command that answers it), ``merge conflict`` (its approved work waits on a
+``skipped`` / ``fixed by hand`` / ``ticked by hand``), ``implementing``, ``in review`` (with the
+cycle, the reviewer and the focus), ``unclear review`` (its review could not
+be read as a verdict: the decision that waits), ``escalated`` (another decision
+waits: the command that answers it), ``merge conflict`` (its approved work waits on a
 merge conflict: the conflict's worktree, and the decision if one is asked), or
 ``pending``. A task running in a worktree of its own (a phase's parallel tasks)
 names it.
@@ -18,7 +19,7 @@ from typing import Any
 from phasegate.engine.state import EngineState
 from phasegate.implement import cycles
 from phasegate.implement.plan import Plan
-from phasegate.implement.where import AGENT_NODE, PHASES, TASKS
+from phasegate.implement.where import AGENT_NODE, PHASES, TASK_END, TASKS
 
 
 def _decision(state: EngineState, key: str) -> dict[str, Any] | None:
@@ -43,7 +44,9 @@ def _row(state: EngineState, phase: str, key: str, title: str, status: str) -> d
         return row
     decision = _decision(state, key)
     if decision is not None:
-        row["state"] = "escalated"
+        # An unclear review waits for a person too, but nothing was escalated yet.
+        unclear = str(decision.get("id", "")).startswith("unclear-")
+        row["state"] = "unclear review" if unclear else "escalated"
         row["decision"] = decision.get("id")
         row["question"] = decision.get("question")
         return row
@@ -98,6 +101,8 @@ def task_rows(item: Any, state: EngineState, plan: Plan | None) -> list[dict[str
                 status = str(entry.get("status", "pending"))
                 if status == "skipped" or (status == "pending" and key in ticked):
                     status = "done"  # already ticked when the phase began, or by then
+                elif status == "running" and entry.get("at") == TASK_END:
+                    status = "done"  # ticked by hand while it waited: it ends there
                 row = _row(state, phase, key, str(entry.get("title", "")), status)
                 if status == "running" and entry.get("worktree"):
                     row["worktree"] = entry["worktree"]  # a parallel task's own worktree

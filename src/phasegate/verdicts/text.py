@@ -161,10 +161,28 @@ def detect_review_status(feedback: str) -> str:
     return "UNCLEAR"
 
 
+def after_approval(text: str) -> str | None:
+    """What follows the approval on ``text``'s first line, and the lines after it.
+
+    ``None`` when the first line does not approve. ``✅`` and ``👍`` approve as the line's
+    first character, so the rest of that line is said after the approval too:
+    ``✅ But there is a critical bug`` names a problem as ``APPROVED`` then
+    ``But there is a critical bug`` does.
+    """
+    first = first_line(text)
+    for pattern in APPROVAL_PATTERNS:
+        match = pattern.search(first)
+        if match is not None:
+            rest = text.split("\n", 1)[1] if "\n" in text else ""
+            return f"{first[match.end() :]}\n{rest}"
+    return None
+
+
 def approval_naming_a_problem(text: str) -> bool:
-    """Whether ``text``'s first line approves while the rest names a blocker or an issue."""
-    rest = text.split("\n", 1)[1] if "\n" in text else ""
-    return any(p.search(first_line(text)) for p in APPROVAL_PATTERNS) and names_a_problem(rest)
+    """Whether ``text``'s first line approves while the rest (of that line too) names a
+    blocker or an issue."""
+    rest = after_approval(text)
+    return rest is not None and names_a_problem(rest)
 
 
 def fuzzy_status(text: str, *, implicit_approval: bool = True) -> str:
@@ -172,13 +190,12 @@ def fuzzy_status(text: str, *, implicit_approval: bool = True) -> str:
 
     Seed 004's rules (:func:`detect_review_status`) with two changes: praise alone
     is UNCLEAR unless ``implicit_approval``, and a first line that approves while
-    the rest of the answer names a blocker or an issue is UNCLEAR, never approval.
+    the rest of the answer (of that line too) names a blocker or an issue is UNCLEAR,
+    never approval.
     """
     status = detect_review_status(text)
-    first = first_line(text)
-    explicit = any(pattern.search(first) for pattern in APPROVAL_PATTERNS)
-    if status == "APPROVED" and explicit:
-        rest = text.split("\n", 1)[1] if "\n" in text else ""
+    rest = after_approval(text)
+    if status == "APPROVED" and rest is not None:
         return "UNCLEAR" if names_a_problem(rest) else "APPROVED"
     if status == "APPROVED" and not implicit_approval:
         return "UNCLEAR"

@@ -83,12 +83,14 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         if choice.when is None or plugin("predicates", choice.when)(ctx):
             offered[name] = choice.description
         else:
-            unavailable[name] = " ".join(render(choice.unavailable, values).split()) or (
-                f"{name!r} is not possible now for {run.item.name} "
-                f"(choices: {', '.join(n for n in node.choices if n not in unavailable)})"
-            )
+            # The workflow says why the choice is not possible now: answering it stops the
+            # run (exit 4) with that. A choice not offered without such a text is refused as
+            # any answer that is not one of the choices offered is (exit 2).
+            why = " ".join(render(choice.unavailable, values).split())
+            if why:
+                unavailable[name] = why
     question = Question(
-        id=render(node.decision or node.id, values),
+        id=decision_id(run, path, node, task, values),
         question=" ".join(render(node.question, values).split()),
         choices=offered,
         visit=ns.visit,

@@ -180,7 +180,10 @@ def ask_person(fan: FanOut, key: str, record: dict[str, Any], where: Path, files
         question=text,
         choices={
             "retry": "ask the agent to resolve it again",
-            "resolved": f"resolved by hand in {where}: check and commit it",
+            "resolved": (
+                f"resolved by hand in {where}: fix each file there and git add (or git rm) "
+                "it, no commit needed"
+            ),
             "stop": (
                 "stop the run blocked until it is resolved there (the next run asks again)"
                 if blocks(fan)
