@@ -132,13 +132,14 @@ def test_a_per_backend_cap_limits_agents_running_at_once(tmp_path: Path) -> None
 
 
 def test_a_gate_inside_a_parallel_body_must_name_its_item(tmp_path: Path) -> None:
-    """Items running at once must not share one decision: the gate's id names the item."""
+    """Items running at once must not share one decision: a gate's decision id written out
+    names the item (the default one, ``ID-{{ task }}``, does)."""
     extra = ""
     root = fan_repo(tmp_path / "repo", extra=extra)
     path = root / ".phasegate" / "workflows" / "fan.yaml"
     text = path.read_text().replace(
         "      - id: coded\n        kind: end\n",
-        "      - id: ok\n        kind: gate\n        question: Fine?\n"
+        "      - id: ok\n        kind: gate\n        decision: ok\n        question: Fine?\n"
         "        choices: {yes: {to: coded}}\n      - id: coded\n        kind: end\n",
     )
     path.write_text(text)

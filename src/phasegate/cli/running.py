@@ -204,7 +204,7 @@ def check_answer_ids(
     gates: list[tuple[re.Pattern[str], str, GateNode]] = []
     for path, node in workflow.walk():
         if isinstance(node, GateNode):
-            template = node.decision or node.id
+            template = node.decision_template("/" in path)
             named.append(template)
             parts = PLACEHOLDER.split(template)  # literal, name, literal, name, ...
             pattern = ".*".join(re.escape(part) for part in parts[::2])
@@ -223,7 +223,7 @@ def check_answer_ids(
     for decision, raw in answers.items():
         matching = [(path, node) for found, path, node in gates if found.fullmatch(decision)]
         # A decision id written out in full names its gate before a templated one.
-        matching.sort(key=lambda gate: (gate[1].decision or gate[1].id) != decision)
+        matching.sort(key=lambda gate: gate[1].decision_template("/" in gate[0]) != decision)
         problems = [_choice_problem(item, decision, raw, path, node) for path, node in matching]
         if problems and all(problems):
             raise BadInputError(f"--answer {decision}={raw}: {problems[0]}")

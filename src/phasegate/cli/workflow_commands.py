@@ -78,7 +78,11 @@ def validate(
         bool, typer.Option("--json", help="Print JSON (every problem in 'problems').")
     ] = False,
 ) -> None:
-    """Check a workflow definition and report every problem by file, line and field."""
+    """Check a workflow definition and report every problem by file, line and field.
+
+    A check node's command name that the repository's config (commands:) lacks is a
+    warning: the check would fail when it runs.
+    """
     from phasegate.config import CONFIG_DIR, git_toplevel
     from phasegate.workflow.loader import WorkflowProblems, load_workflow
 
@@ -117,12 +121,14 @@ def validate(
         ) from None
     wf = loaded.workflow
     count = sum(1 for _ in wf.walk())
+    warnings = _config_warnings(path, root, wf)
     if as_json:
         write_json(
             {
                 "file": str(path),
                 "valid": True,
                 "problems": [],
+                "warnings": warnings,
                 "workflow": wf.name,
                 "phases": list(wf.label_names),
                 "nodes": count,
@@ -131,6 +137,27 @@ def validate(
         )
         return
     phases = f"{len(wf.label_names)} phases, " if wf.label_names else ""
+    if warnings:
+        from phasegate.cli.output import warn
+
+        for line in warnings:
+            warn(line)
     out.print(
         f"{path}: ok: workflow {wf.name!r}, {phases}{count} nodes, modes {', '.join(wf.modes)}"
     )
+
+
+def _config_warnings(path: Path, root: Path | None, wf: Any) -> list[str]:
+    """What the repository's config makes fail at run time: a check node's command name
+    that ``commands:`` lacks (none when the config cannot be read: ``doctor`` says why)."""
+    from phasegate.config import load_config
+    from phasegate.errors import PhasegateError
+    from phasegate.workflow.loader import unconfigured_checks
+
+    if root is None:
+        return []
+    try:
+        commands = load_config(root).commands
+    except PhasegateError:
+        return []
+    return unconfigured_checks(path.resolve(), wf, commands)

@@ -40,7 +40,7 @@ from phasegate.engine.worktree import ensure_worktree, finish_worktree
 from phasegate.errors import BadInputError, BlockedError, ConfigError, WaitingForHuman
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import AgentNode, Workflow
-from phasegate.workflow.transitions import validate_transition
+from phasegate.workflow.transitions import phase_node, validate_transition
 
 __all__ = [
     "PARTIAL_CHOICES",
@@ -250,9 +250,9 @@ class Runner:
         return run.limit(path, node) if isinstance(node, AgentNode) else None
 
     def _top_node(self, label: str) -> str:
-        for node in self.workflow.nodes:
-            if node.id == label or node.label == label:
-                return node.id
+        found = phase_node(self.workflow, label)
+        if found is not None:
+            return found
         known = ", ".join(self.workflow.label_names)
         raise BadInputError(
             f"unknown phase {label!r} in workflow {self.workflow.name!r} (phases: {known})"

@@ -146,6 +146,8 @@ def _scope(
     for index, node in enumerate(scope):
         where: Location = (*base, index)
         problems += node_problems(root, scope, index, where, ids, produced)
+        if isinstance(node, EndNode):
+            problems += _end_fields(node, where, top=top)
         if isinstance(node, ForeachNode):
             if in_parallel and node.parallel > 1:
                 problems.append(
@@ -161,20 +163,52 @@ def _scope(
                 top=False,
                 in_parallel=in_parallel or node.parallel > 1,
             )
-        elif in_parallel and isinstance(node, GateNode):
-            decision = node.decision or node.id
+        elif not top and isinstance(node, GateNode):
+            decision = node.decision_template(True)
             if not re.search(r"\{\{\s*task\s*\}\}", decision):
+                why = (
+                    "so items running at once do not share one decision"
+                    if in_parallel
+                    else "so each item is asked on its own (one answer would do for every item)"
+                )
                 problems.append(
                     (
                         (*where, "decision"),
-                        f"gate {node.id!r} runs inside a parallel foreach: its decision id "
-                        f"must name the item (e.g. decision: {node.id}-{{{{ task }}}}) so items "
-                        "running at once do not share one decision",
+                        f"gate {node.id!r} runs inside a {'parallel ' if in_parallel else ''}"
+                        f"foreach: its decision id must name the item (e.g. decision: "
+                        f"{node.id}-{{{{ task }}}}) {why}",
                     )
                 )
     if not problems:
         problems += _reachability(root, scope, base, top=top)
     return problems
+
+
+def _end_fields(node: EndNode, where: Location, *, top: bool) -> list[Problem]:
+    """Fields of an end node that have no effect where it is: ``status`` and ``message``
+    end the whole item (top level only), ``outcome`` ends one item of a foreach body."""
+    written = node.model_fields_set
+    if top:
+        if "outcome" not in written:
+            return []
+        return [
+            (
+                (*where, "outcome"),
+                f"end node {node.id!r} is at the top level: 'outcome' is what an item of a "
+                "foreach ends with, used only inside a foreach body (here, 'status' says how "
+                "the work item ends)",
+            )
+        ]
+    return [
+        (
+            (*where, field),
+            f"end node {node.id!r} ends one item of a foreach body: {field!r} is used only "
+            "at the top level, where the whole work item ends (here, 'outcome' says how the "
+            "item ends)",
+        )
+        for field in ("status", "message")
+        if field in written
+    ]
 
 
 def _parallel_problems(workflow: Workflow, node: ForeachNode, where: Location) -> list[Problem]:

@@ -9,6 +9,7 @@ templates are resolved inside their folders (a symlink out of them is refused).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 from phasegate.errors import WorkflowError
 from phasegate.workflow.graph import graph_problems
 from phasegate.workflow.loaded import LoadedWorkflow as LoadedWorkflow
-from phasegate.workflow.model import AgentNode, GateNode, Workflow
+from phasegate.workflow.model import AgentNode, CheckNode, ForeachNode, GateNode, Workflow
 from phasegate.workflow.node_rules import Location
 from phasegate.workflow.parts import UNION_TAGS
 from phasegate.workflow.phases import LinearWorkflow, linear_problems, node_location, to_nodes
@@ -25,6 +26,7 @@ from phasegate.workflow.prompts import (
     CALL_VARIABLES,
     FOREACH_VARIABLES,
     GATE_VARIABLES,
+    ITEMS_FILE_VARIABLES,
     LABEL_NEXT_VARIABLES,
     REFUSAL_VARIABLES,
     TEMPLATE_VARIABLES,
@@ -257,6 +259,7 @@ def texts_of(workflow: Workflow) -> list[tuple[Location, str, frozenset[str]]]:
         item_names = frozenset() if in_foreach else FOREACH_VARIABLES
         calls = frozenset(CALL_VARIABLES) - item_names
         gate = GATE_VARIABLES - item_names
+        items_file = ITEMS_FILE_VARIABLES - item_names
         for index, node in enumerate(nodes):
             at: Location = (*base, index)
             if isinstance(node, GateNode):
@@ -274,6 +277,8 @@ def texts_of(workflow: Workflow) -> list[tuple[Location, str, frozenset[str]]]:
                 found.extend(
                     ((*at, "outputs", i), f.file, calls) for i, f in enumerate(node.outputs)
                 )
+            elif isinstance(node, ForeachNode) and node.items.file is not None:
+                found.append(((*at, "items", "file"), node.items.file, items_file))
             body = getattr(node, "body", None)
             if body is not None:
                 visit(body, (*at, "body"), True)
@@ -308,6 +313,56 @@ def placeholder_problems(workflow: Workflow) -> list[tuple[Location, str]]:
                 )
             )
     return problems
+
+
+def inline_check_hint(name: str) -> str:
+    """How to run ``name`` as written: a check command given in the workflow itself."""
+    import json
+
+    return f"{{name: check, run: {json.dumps(name)}}}"
+
+
+def unconfigured_checks(path: Path, workflow: Workflow, commands: Collection[str]) -> list[str]:
+    """One line (file:line: field: why) per name in a check node's ``run`` that is not
+    among ``commands`` (the repository's configured ones): that check fails when it runs.
+    """
+    found: list[tuple[Location, str]] = []
+    configured = ", ".join(sorted(commands)) or "none"
+
+    def visit(nodes: Any, base: Location) -> None:
+        for index, node in enumerate(nodes):
+            at: Location = (*base, index)
+            if isinstance(node, CheckNode):
+                for i, ref in enumerate(node.run):
+                    if not isinstance(ref, str) or ref in commands:
+                        continue
+                    fix = (
+                        f"to run it as written, write it inline: {inline_check_hint(ref)}"
+                        if any(c.isspace() for c in ref)
+                        else f"set commands.{ref} in .phasegate/config.yaml, or write it "
+                        f"inline: {{name: {ref}, run: ...}}"
+                    )
+                    found.append(
+                        (
+                            (*at, "run", i),
+                            f"check node {node.id!r} runs {ref!r}, a command name "
+                            f".phasegate/config.yaml does not configure (configured: "
+                            f"{configured}), so the check fails when it runs; {fix}",
+                        )
+                    )
+            body = getattr(node, "body", None)
+            if body is not None:
+                visit(body, (*at, "body"))
+
+    visit(workflow.nodes, ("nodes",))
+    if not found:
+        return []
+    document = read_yaml(path)
+    linear = isinstance(document, dict) and "phases" in document and "nodes" not in document
+    return [
+        _located(path, document, node_location(loc) if linear else loc, message)
+        for loc, message in found
+    ]
 
 
 def _template_problems(

@@ -162,6 +162,13 @@ class GateNode(_Node):
     )
     _show = field_validator("show")(lambda v: tuple(confined_path(x) for x in v))
 
+    def decision_template(self, in_body: bool) -> str:
+        """The decision id before it is filled: ``decision``, else the node id, followed
+        inside a foreach body by ``-{{ task }}`` so each item is asked on its own."""
+        if self.decision is not None:
+            return self.decision
+        return f"{self.id}-{{{{ task }}}}" if in_body else self.id
+
 
 class CheckNode(_Node):
     """Shell commands as a gate: outcome ``pass`` or ``fail``."""

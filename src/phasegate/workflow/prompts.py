@@ -44,6 +44,9 @@ TEMPLATE_VARIABLES = frozenset({*CALL_VARIABLES, "next", "label", "command"})
 GATE_VARIABLES = frozenset(
     {"item", "description", "workflow", "phase", "label", "mode", "item_dir", "task", "task_title"}
 )
+#: Names a foreach's ``items.file`` may use (``task`` and ``task_title`` only inside a
+#: foreach body: the item of the loop around it).
+ITEMS_FILE_VARIABLES = GATE_VARIABLES | {"node"}
 #: Names the message of a command's refusal (``commands.NAME.otherwise``) may use.
 REFUSAL_VARIABLES = frozenset(
     {"item", "label", "phase", "description", "workflow", "command", "next"}

@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from phasegate.workflow.model import AgentNode, GateNode, Workflow
+from phasegate.workflow.model import AgentNode, EndNode, GateNode, Workflow
 from phasegate.workflow.routing import target_of
 
 TransitionType = Literal["proceed", "warning", "blocked"]
@@ -44,6 +44,18 @@ def successors(workflow: Workflow, node_id: str) -> list[str]:
     found += [t for t in gate_targets if not t.startswith("@")]
     found += list(scope[index].also)
     return list(dict.fromkeys(found))
+
+
+def phase_node(workflow: Workflow, label: str) -> str | None:
+    """The top-level node ``run --phase``/``--until`` ``label`` starts: a node named by its
+    id or label, among the phases ``label_names`` lists (an end node without a label is
+    none: starting it would end the item with nothing run). ``None``: no such phase."""
+    for node in workflow.nodes:
+        if (node.id == label or node.label == label) and not (
+            isinstance(node, EndNode) and not node.label
+        ):
+            return node.id
+    return None
 
 
 def expected_next(
@@ -177,13 +189,14 @@ def _left_behind(current: str, target: str, started: Collection[str] | None) -> 
 def skipped_between(
     workflow: Workflow, target: str, completed: Collection[str], skipped: Collection[str]
 ) -> list[str]:
-    """Earlier agent nodes on the way to ``target`` neither completed nor mode-skipped."""
+    """Earlier nodes on the way to ``target`` (agents, gates, loops, checks, actions: all
+    but end nodes) neither completed nor mode-skipped."""
     names = [n.id for n in workflow.nodes]
     index = names.index(target)
     return [
         n.id
         for n in workflow.nodes[:index]
-        if isinstance(n, AgentNode) and n.id not in completed and n.id not in skipped
+        if not isinstance(n, EndNode) and n.id not in completed and n.id not in skipped
     ]
 
 

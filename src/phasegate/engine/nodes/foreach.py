@@ -102,9 +102,15 @@ def read_items(run: Run, path: str, node: ForeachNode, task: Task | None) -> Non
         return
     parser: ItemParser = plugin("parsers", node.items.parser)
     source = node.items.file
+    if source and "{{" in source:
+        from phasegate.engine.nodes.gate import gate_values
+        from phasegate.workflow.prompts import render
+
+        # Filled as an agent's ``outputs`` are: ``{{ item }}-list.md`` -> ``f1-list.md``.
+        source = render(source, {**gate_values(run, path, task), "node": node.id})
     file = run.item.item_dir / source if source else None
     if file is not None and source and not any(c in source for c in "*?[{"):
-        missing_source(run, path, source, file)
+        missing_source(run, path, node.items.file or source, file)
     parsed = parser.parse(run.context(path, node, task, node.items.with_), file)
     items = list(parsed.items)
     where = str(file) if file is not None else f"{node.items.parser} items"

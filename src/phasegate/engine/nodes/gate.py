@@ -50,6 +50,20 @@ def timeout_minutes(run: Run, node: GateNode) -> float | None:
     return minutes
 
 
+def decision_id(
+    run: Run, path: str, node: GateNode, task: Task | None, values: dict[str, Any]
+) -> str:
+    """The id of the decision ``node`` asks at ``path``: inside a foreach body the default
+    names the item (``ask-T2``), so each item is asked on its own. A decision recorded
+    under the bare node id for this very item (by an earlier version) is kept."""
+    found = render(node.decision_template(task is not None), values)
+    if node.decision is None and task is not None and found not in run.state.decisions:
+        earlier = run.state.decisions.get(node.id)
+        if isinstance(earlier, dict) and earlier.get("context") == path:
+            return node.id
+    return found
+
+
 def _shown(run: Run, names: list[str]) -> list[str]:
     """The files a gate shows: a glob stands for every file it matches (sorted)."""
     found: list[str] = []
