@@ -49,6 +49,36 @@ def existing_item(root: Path, config: "Config", target: str) -> tuple[str, str] 
     return (target, plan) if isinstance(plan, str) and plan else None
 
 
+def plan_owner(root: Path, config: "Config", name: str, plan: str) -> str:
+    """The implement item that implements ``plan``: ``name`` (the spec's) when it does or
+    when no item does, else the one item made for it with ``phasegate new --plan``.
+    """
+    from phasegate.engine.item import WorkItem, items_dir
+    from phasegate.errors import PhasegateError
+    from phasegate.workflow.registry import WorkflowRegistry
+
+    loaded = WorkflowRegistry(root).get(WORKFLOW)
+
+    def implements(item_name: str) -> bool:
+        try:
+            item = WorkItem(root, item_name, loaded, config)
+            return item.exists() and item.load(read_journal=False).data.get("plan") == plan
+        except PhasegateError:
+            return False  # not an item this command may run; `status` names what is wrong
+
+    if implements(name):
+        return name
+    folder = root / items_dir(loaded.workflow, config)
+    names = sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    owners = [n for n in names if n != name and implements(n)]
+    if len(owners) > 1:
+        raise BadInputError(
+            f"{plan} is implemented by the work items {', '.join(owners)}; name the one to "
+            f"run: phasegate implement {owners[0]}"
+        )
+    return owners[0] if owners else name
+
+
 def ensure_item(root: Path, config: "Config", name: str, plan: str, mode: str | None) -> "WorkItem":
     """The implement item ``name`` for ``plan``, created when it does not exist yet."""
     from phasegate.engine.item import WorkItem
@@ -120,8 +150,9 @@ def implement(
     revisions, escalation, the plan ticked.
 
     Creates the work item on first use (named after the spec: 006; none when PLAN.md
-    has an error) and runs or resumes it; a phase's parallel tasks run at once, each
-    in its own git worktree.
+    has an error) and runs or resumes it; a plan given its own item with 'phasegate new
+    NAME --workflow implement --plan PATH' runs that item. A phase's parallel tasks run
+    at once, each in its own git worktree.
     Running again after an interruption resumes the review cycle it was in without
     calling an agent whose answer is recorded.
     """
@@ -133,11 +164,14 @@ def implement(
     config = load_config(root)
     try:
         name, plan = plan_item(root, config, target)
-    except NotFoundError:
+    except (NotFoundError, BadInputError):
+        # Not a plan (or an ambiguous spec id): the name of an implement item, if it is one.
         found = existing_item(root, config, target)
         if found is None:
             raise
         name, plan = found
+    else:
+        name = plan_owner(root, config, name, plan)
     ensure_item(root, config, name, plan, None)
     options = RunOptions(answers=parse_answers(answer), wait=wait, command=None, jobs=jobs)
     outcome = run_item(

@@ -51,7 +51,7 @@ class LoadContext(Action):
         if unknown:
             raise BadInputError(
                 f"{'; '.join(unknown)}; known agents: {', '.join(found.names()) or 'none'} "
-                "(add .claude/agents/NAME.md, or roles.NAME in .phasegate/config.yaml)"
+                f"({found.advice(t.agent for t in plan.tasks() if t.agent)})"
             )
         docs = load_documents(ctx.workdir / spec_dir_rel(ctx.state))
         ctx.state.node(ctx.path)["documents"] = docs

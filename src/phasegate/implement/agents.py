@@ -43,9 +43,22 @@ class AgentRoster:
 
     agents: dict[str, Agent]
     problems: tuple[str, ...] = ()
+    #: Config roles that bind a role of the workflow (``reviewer``...), not agents.
+    bindings: tuple[str, ...] = ()
 
     def names(self) -> list[str]:
         return sorted(self.agents)
+
+    def advice(self, names: Iterable[str]) -> str:
+        """How to make the unknown agents ``names`` known: why a binding is not one."""
+        bound = [n for n in dict.fromkeys(names) if n in self.bindings]
+        why = "".join(
+            f"; roles.{n} in .phasegate/config.yaml binds "
+            + ("every role not listed" if n == "default" else f"the workflow's {n} role")
+            + f", not an agent: name an agent file or another roles entry (e.g. the-{n})"
+            for n in bound
+        )
+        return f"add {AGENTS_DIR}/NAME.md, or roles.NAME in .phasegate/config.yaml{why}"
 
     def get(self, name: str, where: str) -> Agent:
         """The agent ``name``; an unknown one stops (exit 2) naming the known ones."""
@@ -54,7 +67,7 @@ class AgentRoster:
             known = ", ".join(self.names()) or "none"
             raise BadInputError(
                 f"{where} names agent {name!r}, which is not known here (known agents: {known}; "
-                f"add {AGENTS_DIR}/{name}.md or a roles.{name} entry in .phasegate/config.yaml)"
+                f"{self.advice([name])})"
             )
         return found
 
@@ -107,8 +120,8 @@ def read_agent_file(path: Path, repo: Path) -> tuple[Agent | None, str | None]:
 def find_agents(repo: Path, config: Config, workflow_roles: Iterable[str] = ()) -> AgentRoster:
     """Every agent of the repository: its agent files, then config roles not already found.
 
-    Config roles that are roles of a workflow (``executor``, ``implementer``...) or
-    ``default`` are bindings, not agents.
+    Config roles named in ``workflow_roles`` (the roles of the workflow being run, such
+    as ``implementer`` and ``reviewer``) and ``default`` are bindings, not agents.
     """
     agents: dict[str, Agent] = {}
     problems: list[str] = []
@@ -131,4 +144,5 @@ def find_agents(repo: Path, config: Config, workflow_roles: Iterable[str] = ()) 
     for name in config.roles:
         if name not in skip and name not in agents:
             agents[name] = Agent(name=name)
-    return AgentRoster(agents, tuple(problems))
+    bindings = tuple(n for n in config.roles if n in skip and n not in agents)
+    return AgentRoster(agents, tuple(problems), bindings)

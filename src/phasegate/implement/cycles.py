@@ -152,6 +152,10 @@ def _answered(found: dict[str, Any], feedback: str) -> None:
     found["timestamp"] = utc_now()
 
 
+#: How a task ticked in PLAN.md by a person while it waited for a decision ended.
+TICKED_BY_HAND = "ticked by hand"
+
+
 def outcome(entry: dict[str, Any], how: str, note: str = "") -> None:
     """How the task ended (``approved``, ``accepted``, ``skipped``...), for status."""
     entry["_outcome"] = {"how": how, "note": note}

@@ -35,7 +35,16 @@ from phasegate.implement import cycles
 from phasegate.implement.plan import Plan, PlanPhase, parse_plan
 from phasegate.implement.settings import implement_settings
 from phasegate.implement.status import task_rows
-from phasegate.implement.where import CONTEXT_NODE, PHASES, REOPENED, TASKS, plan_rel
+from phasegate.implement.where import (
+    CONTEXT_NODE,
+    PHASES,
+    REOPENED,
+    TASK_END,
+    TASKS,
+    WAITING_GATES,
+    WITHDRAWN_BY_TICK,
+    plan_rel,
+)
 from phasegate.state.atomic import atomic_write_bytes
 from phasegate.state.journal import utc_now
 
@@ -121,9 +130,59 @@ class ImplementView(StateView):
             for key in tasks.get("order") or []:
                 task = (tasks.get("items") or {}).get(key) or {}
                 now = plan.task(key)
-                if now is not None and now.done and task.get("status") == "pending":
+                if now is None or not now.done:
+                    continue
+                path = f"{PHASES}[{phase_key}]/{TASKS}"
+                if task.get("status") == "pending":
                     task["done"] = True
-                    state.touched(f"{PHASES}[{phase_key}]/{TASKS}")
+                    state.touched(path)
+                elif task.get("status") == "running" and task.get("at") in WAITING_GATES:
+                    self._released(state, path, key, task)
+
+    @staticmethod
+    def _released(state: EngineState, path: str, key: str, task: dict[str, Any]) -> None:
+        """A task waiting for a person (escalated, paused for a fix by hand, aborted, its
+        review unclear) that a person ticked in PLAN.md meanwhile: it is done, and the
+        decision it waited on is withdrawn. An answer already given to it stands: the run
+        acts on it.
+
+        Only the state in memory changes here: a run commits it (and journals the
+        withdrawal, see :meth:`prepare`), a ``status`` shows it.
+        """
+        gate = f"{path}[{key}]/{task['at']}"
+        node = state.peek(gate)
+        visit = node.visit if node is not None else None
+        asked = [
+            (name, record)
+            for name, record in state.decisions.items()
+            if record.get("context") == gate and record.get("visit") == visit
+        ]
+        if any(record.get("status") != "pending" for _, record in asked):
+            return
+        withdrawn = list(state.data.get(WITHDRAWN_BY_TICK) or [])
+        for name, record in asked:
+            del state.decisions[name]
+            withdrawn.append({"id": name, "visit": record.get("visit"), "task": key})
+        if withdrawn:
+            state.data[WITHDRAWN_BY_TICK] = withdrawn
+        entry = cycles.task_entry(state, key, str(task.get("title") or ""))
+        cycles.outcome(entry, cycles.TICKED_BY_HAND)
+        # It ends at its end node: its loop finishes it as any task that ended (a parallel
+        # task's work is merged as any other's).
+        task["at"] = TASK_END
+        state.touched(path)
+
+    def prepare(self, state: EngineState) -> None:
+        """Before a commit: the decisions withdrawn for tasks ticked by hand, journaled."""
+        withdrawn = state.data.pop(WITHDRAWN_BY_TICK, None)
+        for found in withdrawn or []:
+            self.item.record(
+                "decision.withdrawn",
+                id=found.get("id"),
+                visit=found.get("visit"),
+                reason=f"task {found.get('task')} was ticked in {plan_rel(state)} by hand",
+                sync_now=True,
+            )
 
     def _added_meanwhile(self, state: EngineState, plan: Plan) -> None:
         """An interrupted run resumes with the phases and tasks added to PLAN.md since its

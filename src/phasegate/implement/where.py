@@ -20,6 +20,12 @@ AGENT_NODE = "implement"
 CONTEXT_NODE = "context"
 #: In the item's data: the open tasks a completed item was reopened for (see the view).
 REOPENED = "reopened_for"
+#: A task's gates that wait for a person, and the node a task ends at.
+WAITING_GATES = ("unclear", "escalate", "manual-fix", "aborted")
+TASK_END = "task-done"
+#: In the item's data: decisions withdrawn because their task was ticked by hand, not
+#: journaled yet (the view journals them when the state is next committed).
+WITHDRAWN_BY_TICK = "withdrawn_by_tick"
 
 
 def plan_rel(state: EngineState) -> str:
@@ -58,41 +64,13 @@ def settings_of(ctx: PluginContext) -> ImplementSettings:
     return implement_settings(ctx.item.config, ctx.repo)
 
 
-_ROLES: dict[tuple[Any, ...], frozenset[str]] = {}
-
-
-def workflow_roles(repo: Path) -> frozenset[str]:
-    """Roles of every workflow known here (config roles by these names are not agents).
-
-    Loading every workflow costs a YAML parse each, so the answer is kept until one
-    of the workflow files changes.
-    """
-    from phasegate.errors import WorkflowError
-    from phasegate.workflow.registry import WorkflowRegistry
-
-    registry = WorkflowRegistry(repo)
-    files = registry.files()
-    stamp: tuple[Any, ...] = (str(repo),)
-    for name, (path, _) in sorted(files.items()):
-        try:
-            stamp += ((name, str(path), path.stat().st_mtime_ns),)
-        except OSError:
-            stamp += ((name, str(path), None),)
-    found = _ROLES.get(stamp)
-    if found is None:
-        roles: set[str] = set()
-        for name in registry.names():
-            try:
-                roles.update(registry.get(name).workflow.roles)
-            except WorkflowError:
-                continue
-        found = _ROLES[stamp] = frozenset(roles)
-    return found
-
-
 def roster(ctx: PluginContext) -> AgentRoster:
-    """The repository's agents, read now (a file added a moment ago counts)."""
-    return find_agents(ctx.repo, ctx.item.config, workflow_roles(ctx.repo))
+    """The repository's agents, read now (a file added a moment ago counts).
+
+    Every ``roles.NAME`` of the config is one, also when another workflow has a role by
+    that name (``qa``, ``architect``...): only this workflow's own roles bind backends.
+    """
+    return find_agents(ctx.repo, ctx.item.config, ctx.item.workflow.roles)
 
 
 def task_prefix(path: str) -> str:
