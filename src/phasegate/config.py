@@ -137,16 +137,17 @@ class Concurrency(BaseModel):
         return value
 
 
-NotifyEvent = Literal["waiting", "failed", "completed"]
+NotifyEvent = Literal["waiting", "failed", "stopped", "completed"]
 
 
 class NotifySettings(BaseModel):
-    """``notify:``: a shell command run when a run stops for a person, fails, or completes."""
+    """``notify:``: a shell command run when a run stops for a person, fails, ends its
+    item stopped (dropped), or completes."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     command: str = Field(min_length=1)
-    on: tuple[NotifyEvent, ...] = ("waiting", "failed", "completed")
+    on: tuple[NotifyEvent, ...] = ("waiting", "failed", "stopped", "completed")
     timeout: float = Field(default=30.0, gt=0)
 
 

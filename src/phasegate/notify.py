@@ -1,18 +1,21 @@
-"""Tell someone that a run stopped for a person, failed, or completed (config ``notify:``).
+"""Tell someone that a run stopped for a person, failed, stopped or completed its item
+(config ``notify:``).
 
 ::
 
     notify:
       command: 'notify-send "phasegate: $PHASEGATE_ITEM" "$PHASEGATE_EVENT: $PHASEGATE_MESSAGE"'
-      on: [waiting, failed, completed]     # the default: all three
+      on: [waiting, failed, stopped, completed]     # the default: all four
 
 When ``run``, ``plan`` or ``impl`` ends, :func:`notify_run_end` runs the
 command through the shell in the repository, with the event as one JSON
 object on stdin and as ``PHASEGATE_*`` environment variables. Its exit code
-decides the event: 0 ``completed``, 3 ``waiting`` (on a human decision), any
-other ``failed``, except an interruption by the person (130, 141), which is
-not announced. A notify command that fails or hangs is reported on stderr and
-never changes how the run ended.
+decides the event: 0 ``completed`` (``stopped`` when the run ended its item at
+an end whose status is ``stopped``, a dropped item), 3 ``waiting`` (on a human
+decision), any other ``failed``, except an interruption by the person (130,
+141), which is not announced. A run that finds its item already ended does
+nothing and announces nothing. A notify command that fails or hangs is
+reported on stderr and never changes how the run ended.
 """
 
 from __future__ import annotations
@@ -37,10 +40,11 @@ _INTERRUPTED = frozenset({130, 141})
 Warn = Callable[[str], None]
 
 
-def event_for(exit_code: int) -> NotifyEvent | None:
-    """The notify event of a run that ended with ``exit_code`` (``None``: not announced)."""
+def event_for(exit_code: int, *, stopped: bool = False) -> NotifyEvent | None:
+    """The notify event of a run that ended with ``exit_code`` (``None``: not announced);
+    ``stopped``: the run ended its item stopped (exit code 0)."""
     if exit_code == ExitCode.OK:
-        return "completed"
+        return "stopped" if stopped else "completed"
     if exit_code == ExitCode.WAITING:
         return "waiting"
     if exit_code in _INTERRUPTED:
@@ -58,13 +62,15 @@ def notify_run_end(
     exit_code: int,
     message: str,
     warn: Warn,
+    stopped: bool = False,
 ) -> bool:
     """Run the configured notify command for this end of a run; whether it ran and succeeded.
 
-    ``warn`` receives one line when the command fails; nothing here raises.
+    ``stopped``: the run ended its item stopped. ``warn`` receives one line when the
+    command fails; nothing here raises.
     """
     settings = config.notify
-    event = event_for(exit_code)
+    event = event_for(exit_code, stopped=stopped)
     if settings is None or event is None or event not in settings.on:
         return False
     redactor = Redactor()
@@ -108,9 +114,13 @@ def notify_run_end(
 
 @dataclass
 class RunEnd:
-    """What the body of :func:`notifying` tells about a run that ended well."""
+    """What the body of :func:`notifying` tells about the run."""
 
     message: str = ""
+    #: The run ended its item stopped (an end with ``status: stopped``): ``stopped``.
+    stopped: bool = False
+    #: False when the run had nothing to do (its item had already ended): not announced.
+    announce: bool = True
 
 
 @contextmanager
@@ -123,6 +133,8 @@ def notifying(
         yield end
     except PhasegateError as exc:
         code, message = int(exc.exit_code), str(exc)
+        if not end.announce:
+            raise
         notify_run_end(
             root,
             config,
@@ -137,6 +149,8 @@ def notifying(
     except (KeyboardInterrupt, BrokenPipeError):
         raise
     except Exception as exc:
+        if not end.announce:
+            raise
         notify_run_end(
             root,
             config,
@@ -148,6 +162,8 @@ def notifying(
             warn=warn,
         )
         raise
+    if not end.announce:
+        return
     notify_run_end(
         root,
         config,
@@ -157,4 +173,5 @@ def notifying(
         exit_code=int(ExitCode.OK),
         message=end.message,
         warn=warn,
+        stopped=end.stopped,
     )

@@ -121,9 +121,7 @@ _VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 
 
 def _mask_assignment(match: re.Match[str]) -> str:
-    if not _is_secret_assignment_name(match.group(2)) or _VARIABLE_NAME.fullmatch(
-        match.group(4)
-    ):
+    if not _is_secret_assignment_name(match.group(2)) or _VARIABLE_NAME.fullmatch(match.group(4)):
         return match.group(0)
     return match.group(1) + match.group(2) + match.group(3) + MASK
 
@@ -183,6 +181,27 @@ class Redactor:
         self._values = sorted(set(found), key=len, reverse=True)
         #: Short strings already redacted (state and journal repeat them at every step).
         self._seen: dict[str, str] = {}
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """The secret values this redactor masks wherever they occur, longest first."""
+        return tuple(self._values)
+
+    def sparing(self, identifiers: Iterable[str]) -> Redactor:
+        """This redactor without the secret values equal to one of ``identifiers``.
+
+        The identifiers are names phasegate itself writes into state and journal (a
+        workflow's name, its node ids, labels, decision ids, choices, an item's name):
+        a variable whose value is one of them (``AUTH_MODE=review-loop``) holds no
+        secret that text could leak, and masking it would rewrite the recorded state
+        for good. Token shapes and every other value are masked as before.
+        """
+        names = set(identifiers)
+        if names.isdisjoint(self._values):
+            return self
+        spared = Redactor(use_environ=False)
+        spared._values = [value for value in self._values if value not in names]
+        return spared
 
     def text(self, text: str) -> str:
         """Return ``text`` with every secret replaced by ``[REDACTED]``."""

@@ -71,9 +71,9 @@ def decisions(
             command = record_command(item.name, record)
             if item.name in shared:
                 command = with_workflow(command, item.name, item.workflow.name)
-            found.append(
-                {"item": item.name, "workflow": item.workflow.name, **record, "command": command}
-            )
+            # What agents wrote (questions, recommendations) is shown with secrets masked.
+            listed = {"item": item.name, "workflow": item.workflow.name, **record}
+            found.append(item.redactor.data({**listed, "command": command}))
     if as_json:
         write_json(found)
         return
@@ -145,7 +145,9 @@ def answer(
     item = locate_item(root, name, registry, config, workflow, command="answer")
     given = answer_decision(item, decision, choice, note)
     extra = f" ({given['note']})" if given["note"] else ""
-    out.print(f"{name}: {decision} answered {given['choice']}{extra}.")
+    # Said as recorded: secrets in the note are masked here as in the state.
+    said = item.redactor.text(f"{name}: {decision} answered {given['choice']}{extra}.")
+    out.print(escape(said))
     if not item.running():
         how = str(given["next"])
         # Without --workflow the item was found by its name alone: no other workflow has it.
@@ -153,4 +155,4 @@ def answer(
             root, name, item.workflow.name, registry, config
         ):
             how = with_workflow(how, name, item.workflow.name)
-        out.print(f"Next: {how}")
+        out.print(escape(f"Next: {item.redactor.text(how)}"))

@@ -256,6 +256,21 @@ def _choice_problem(
     return None
 
 
+def _ended_before(item: WorkItem) -> bool:
+    """Whether ``item`` had already ended (completed, dropped, blocked at an end) before
+    this run: the run then does nothing. A state that cannot be read says no (the run
+    says why)."""
+    from phasegate.errors import PhasegateError
+
+    if not item.engine_path.exists():
+        return False
+    try:
+        state = item.load(read_journal=False)
+    except PhasegateError:
+        return False
+    return state.status == "completed" or state.at == "@end"
+
+
 def run_item(
     root: Path,
     name: str,
@@ -317,11 +332,14 @@ def run_item(
         errors_with_workflow(name, item.workflow.name, shared),
     ):
         try:
+            # An item that had already ended is not run again: nothing to announce.
+            end.announce = not _ended_before(item)
             outcome = Runner(item, Backends(config, root), asker, options).run()
             if shared:
                 named = with_workflow(outcome.message, name, item.workflow.name)
                 outcome = replace(outcome, message=named)
             end.message = outcome.message
+            end.stopped = outcome.state.status == "stopped"
         finally:
             printer.close()
     if show_status and not quiet:

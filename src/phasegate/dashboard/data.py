@@ -26,6 +26,12 @@ Contract
 ``artifacts(root, item, workflow=None) -> list[(name, path)]``
     The item folder's Markdown files (review history included), ``name``
     relative to the folder.
+``artifact_links(root, item, workflow=None) -> list[(shown, key)]``
+    The same files as the dashboard shows them: each name with its secrets
+    masked, and the key its URL names (the name itself; for a name that held
+    a secret, ``~`` and a digest of the name, so the secret is in no URL).
+``find_artifact(root, item, key, workflow=None) -> (shown, path)``
+    The artifact a URL's key names (its real name or its digest key).
 ``decisions(root, item, workflow=None) -> list[dict]``
     The item's human decisions (gates), oldest first, each ``{id, item,
     question, choices: [str], files: [str], status: "pending" | "answered",
@@ -51,6 +57,7 @@ under the item's lock, exactly as ``phasegate answer`` does.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +74,7 @@ from phasegate.redact import Redactor
 
 __all__ = [
     "answer",
+    "artifact_links",
     "artifacts",
     "decisions",
     "item_detail",
@@ -171,10 +179,12 @@ def list_items(root: Path) -> list[dict[str, Any]]:
             status["usage"] = with_failed_attempts(
                 status.get("usage"), read_spend(found.journal.path)
             )
-            rows.append(_row(status_with_workflow(status) if name in shared else status))
+            # The item's redactor: its own names (phases, decisions) are never masked.
+            row = _row(status_with_workflow(status) if name in shared else status)
+            rows.append(found.redactor.data(row))
         except PhasegateError as exc:
-            rows.append({"id": name, "workflow": workflow, "error": str(exc)})
-    return Redactor().data(rows)  # type: ignore[no-any-return]
+            rows.append(Redactor().data({"id": name, "workflow": workflow, "error": str(exc)}))
+    return rows
 
 
 def item_detail(root: Path, item: str, workflow: str | None = None) -> dict[str, Any]:
@@ -190,7 +200,7 @@ def item_detail(root: Path, item: str, workflow: str | None = None) -> dict[str,
     ):
         status = status_with_workflow(status)
     detail = {**status, **_row(status)}
-    return Redactor().data(detail)  # type: ignore[no-any-return]
+    return found.redactor.data(detail)  # type: ignore[no-any-return]
 
 
 # -- journal and artifacts ----------------------------------------------------------
@@ -254,6 +264,33 @@ def artifacts(root: Path, item: str, workflow: str | None = None) -> list[tuple[
     return sorted(found, key=lambda pair: (pair[0].startswith("."), pair[0]))
 
 
+def _artifact_key(name: str, shown: str) -> str:
+    """The key of an artifact's URL: its name, or for a name holding a secret a digest."""
+    if shown == name:
+        return name
+    return "~" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:32]
+
+
+def artifact_links(root: Path, item: str, workflow: str | None = None) -> list[tuple[str, str]]:
+    """Each artifact's name as shown (secrets masked) and the key its URL names."""
+    redactor = Redactor()
+    links = []
+    for name, _ in artifacts(root, item, workflow):
+        shown = redactor.text(name)
+        links.append((shown, _artifact_key(name, shown)))
+    return links
+
+
+def find_artifact(root: Path, item: str, key: str, workflow: str | None = None) -> tuple[str, Path]:
+    """The shown name and path of the artifact ``key`` names (:class:`NotFoundError` if none)."""
+    redactor = Redactor()
+    for name, path in artifacts(root, item, workflow):
+        shown = redactor.text(name)
+        if key in (name, _artifact_key(name, shown)):
+            return shown, path
+    raise NotFoundError(f"work item {item!r} has no artifact {redactor.text(key)!r}")
+
+
 # -- decisions ------------------------------------------------------------------------
 
 
@@ -294,7 +331,7 @@ def decisions(root: Path, item: str, workflow: str | None = None) -> list[dict[s
             }
         out.append(entry)
     out.sort(key=lambda d: str(d.get("asked_at") or ""))
-    return Redactor().data(out)  # type: ignore[no-any-return]
+    return found.redactor.data(out)  # type: ignore[no-any-return]
 
 
 def answer(

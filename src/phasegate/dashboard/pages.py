@@ -206,13 +206,14 @@ def entries_html(entries: Iterable[EventEntry]) -> str:
 def decisions_html(
     item: str,
     decisions: Sequence[Mapping[str, Any]],
-    artifact_names: Iterable[str],
+    artifact_links: Iterable[tuple[str, str]],
     workflow: str | None = None,
 ) -> str:
     """The item's decisions: pending ones with a form to answer them, answered ones below.
 
-    ``workflow``: the one the page names (its links and forms keep it)."""
-    known = set(artifact_names)
+    ``artifact_links``: each artifact's shown name and URL key. ``workflow``: the one
+    the page names (its links and forms keep it)."""
+    known = dict(artifact_links)
     pending = [d for d in decisions if d.get("status") == "pending"]
     answered = [d for d in decisions if d.get("status") != "pending"]
     parts = [f"<h2>Decisions{f' ({len(pending)} waiting)' if pending else ''}</h2>"]
@@ -221,7 +222,7 @@ def decisions_html(
     for decision in pending:
         did = str(decision["id"])
         files = "".join(
-            f'<li><a href="{escape(item_url(item, "artifacts", f, workflow=workflow))}">'
+            f'<li><a href="{escape(item_url(item, "artifacts", known[f], workflow=workflow))}">'
             f"{escape(f)}</a></li>"
             if f in known
             else f"<li><code>{escape(f)}</code></li>"
@@ -258,14 +259,16 @@ def fragment_version(html: str) -> str:
     return hashlib.sha256(html.encode("utf-8")).hexdigest()[:16]
 
 
-def artifacts_html(item: str, names: Sequence[str], workflow: str | None = None) -> str:
-    """Links to the item's Markdown files."""
-    if not names:
+def artifacts_html(
+    item: str, artifact_links: Sequence[tuple[str, str]], workflow: str | None = None
+) -> str:
+    """Links to the item's Markdown files: each shown name (secrets masked), its URL key."""
+    if not artifact_links:
         return '<h2>Artifacts</h2><p class="empty">No artifacts yet.</p>'
     links = "".join(
-        f'<li><a href="{escape(item_url(item, "artifacts", n, workflow=workflow))}">'
-        f"{escape(n)}</a></li>"
-        for n in names
+        f'<li><a href="{escape(item_url(item, "artifacts", key, workflow=workflow))}">'
+        f"{escape(shown)}</a></li>"
+        for shown, key in artifact_links
     )
     return f'<h2>Artifacts</h2><ul class="artifacts">{links}</ul>'
 
@@ -275,7 +278,7 @@ def item_page(
     entries: Sequence[EventEntry],
     offset: int,
     decisions: Sequence[Mapping[str, Any]],
-    artifact_names: Sequence[str],
+    artifact_links: Sequence[tuple[str, str]],
     repo: str,
     workflow: str | None = None,
 ) -> str:
@@ -284,7 +287,7 @@ def item_page(
     ``workflow``: the one the page was opened with (its links and forms keep it)."""
     item = str(detail["id"])
     events_url = item_url(item, "events", workflow=workflow)
-    panel = decisions_html(item, decisions, artifact_names, workflow)
+    panel = decisions_html(item, decisions, artifact_links, workflow)
     body = (
         f'<section id="summary">{summary_html(detail)}</section>'
         f'<section id="decisions" data-version="{fragment_version(panel)}">{panel}</section>'
@@ -292,14 +295,15 @@ def item_page(
         '<span id="live" class="live" title="new events appear here as they happen"></span>'
         f'</h2><ol id="timeline" data-events="{escape(events_url)}" data-offset="{offset}">'
         f"{entries_html(entries)}</ol></section>"
-        f'<aside><section id="artifacts">{artifacts_html(item, artifact_names, workflow)}</section>'
+        f'<aside><section id="artifacts">{artifacts_html(item, artifact_links, workflow)}</section>'
         f"{phases_html(detail)}</aside></div>"
     )
     return layout(item, body, repo=repo)
 
 
 def artifact_page(item: str, name: str, text: str, repo: str, workflow: str | None = None) -> str:
-    """One Markdown file of an item, rendered (``workflow``: the one its page names)."""
+    """One Markdown file of an item, rendered: ``name`` as shown (secrets masked),
+    ``workflow`` the one its page names."""
     back = escape(item_url(item, workflow=workflow))
     body = (
         f'<nav class="crumbs"><a href="{back}">{escape(item)}</a> / {escape(name)}</nav>'

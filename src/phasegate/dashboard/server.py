@@ -92,10 +92,10 @@ def create_app(
 
     def _item_parts(
         item: str, workflow: str | None
-    ) -> tuple[dict[str, Any], list[EventEntry], int, Any, list[str]]:
+    ) -> tuple[dict[str, Any], list[EventEntry], int, Any, list[tuple[str, str]]]:
         detail = data.item_detail(root, item, workflow)
         events, offset = data.journal_events(root, item, 0, workflow)
-        names = [name for name, _ in data.artifacts(root, item, workflow)]
+        names = data.artifact_links(root, item, workflow)
         entries = _read_entries(EventReader(), events)
         return detail, entries, offset, data.decisions(root, item, workflow), names
 
@@ -106,20 +106,19 @@ def create_app(
         )
         return page(pages.item_page(detail, entries, offset, decisions, names, repo, workflow))
 
-    def _artifact_text(item: str, name: str, workflow: str | None) -> str:
-        for known, path in data.artifacts(root, item, workflow):
-            if known == name:
-                return Redactor().text(path.read_text("utf-8", errors="replace"))
-        raise NotFoundError(f"work item {item!r} has no artifact {name!r}")
+    def _artifact_text(item: str, key: str, workflow: str | None) -> tuple[str, str]:
+        """The shown name and redacted text of the artifact a URL's key names."""
+        shown, path = data.find_artifact(root, item, key, workflow)
+        return shown, Redactor().text(path.read_text("utf-8", errors="replace"))
 
     async def artifact_page(request: Request) -> Response:
-        item, name = request.path_params["item"], request.path_params["name"]
+        item, key = request.path_params["item"], request.path_params["name"]
         workflow = _workflow(request)
-        text = await anyio.to_thread.run_sync(_artifact_text, item, name, workflow)
+        name, text = await anyio.to_thread.run_sync(_artifact_text, item, key, workflow)
         return page(pages.artifact_page(item, name, text, repo, workflow))
 
     def _decisions_fragment(item: str, workflow: str | None) -> str:
-        names = [name for name, _ in data.artifacts(root, item, workflow)]
+        names = data.artifact_links(root, item, workflow)
         return pages.decisions_html(item, data.decisions(root, item, workflow), names, workflow)
 
     async def item_events(request: Request) -> Response:
@@ -227,17 +226,17 @@ def create_app(
 
     async def api_artifacts(request: Request) -> Response:
         item, workflow = request.path_params["item"], _workflow(request)
-        found = await anyio.to_thread.run_sync(data.artifacts, root, item, workflow)
+        found = await anyio.to_thread.run_sync(data.artifact_links, root, item, workflow)
         return JSONResponse(
             [
-                {"name": n, "url": pages.item_url(item, "artifacts", n, workflow=workflow)}
-                for n, _ in found
+                {"name": n, "url": pages.item_url(item, "artifacts", key, workflow=workflow)}
+                for n, key in found
             ]
         )
 
     async def api_artifact(request: Request) -> Response:
-        item, name = request.path_params["item"], request.path_params["name"]
-        text = await anyio.to_thread.run_sync(_artifact_text, item, name, _workflow(request))
+        item, key = request.path_params["item"], request.path_params["name"]
+        name, text = await anyio.to_thread.run_sync(_artifact_text, item, key, _workflow(request))
         return JSONResponse({"name": name, "markdown": text, "html": pages.render_markdown(text)})
 
     async def api_decisions(request: Request) -> Response:

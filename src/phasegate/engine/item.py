@@ -36,6 +36,41 @@ _ALLOWED_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 #: Receives every journaled event (the CLI turns them into progress lines).
 EventSink = Callable[[dict[str, Any]], None]
 
+#: Words the engine writes as statuses and stages of every workflow's items.
+_STATUS_WORDS = ("completed", "running", "blocked", "stopped", "waiting", "pending", "done")
+#: The identifiers of the workflows seen (a workflow object is never changed).
+_identifiers: dict[int, tuple[Workflow, frozenset[str]]] = {}
+
+
+def workflow_identifiers(workflow: Workflow) -> frozenset[str]:
+    """The names phasegate writes for ``workflow`` in state and journal: its name, modes,
+    roles, labels, commands, node ids, outcome names, decision ids and choices."""
+    known = _identifiers.get(id(workflow))
+    if known is not None and known[0] is workflow:
+        return known[1]
+    from phasegate.workflow.model import AgentNode, EndNode, GateNode
+
+    names: set[str] = {workflow.name, *_STATUS_WORDS}
+    names.update(workflow.modes, workflow.roles, workflow.labels, workflow.commands)
+    for path, node in workflow.walk():
+        names.update((path, node.id, *node.on, *node.on.values()))
+        if node.label:
+            names.add(node.label)
+        if isinstance(node, AgentNode):
+            for reviewer in node.reviewers:
+                names.update((*reviewer.on, *reviewer.on.values()))
+                names.update(n for n in (reviewer.name, reviewer.role) if n)
+        elif isinstance(node, GateNode):
+            names.update(node.choices)
+            if node.decision:
+                names.add(node.decision)
+        elif isinstance(node, EndNode):
+            names.update((node.outcome, node.status))
+    found = frozenset(names)
+    if len(_identifiers) < 256:
+        _identifiers[id(workflow)] = (workflow, found)
+    return found
+
 
 def validate_item_name(name: str) -> str:
     """Return ``name`` if it is a safe work-item name, else raise :class:`BadInputError`."""
@@ -89,6 +124,10 @@ class WorkItem(ItemCommits):
 
     def __post_init__(self) -> None:
         validate_item_name(self.name)
+        # The item's own identifiers are written as they are, never as [REDACTED].
+        if self.redactor.values:
+            identifiers = workflow_identifiers(self.workflow)
+            self.redactor = self.redactor.sparing((*identifiers, self.name))
         self._lock = FileLock(self.lock_path, timeout=30.0)
         self.journal = Journal(self.item_dir / self.workflow.journal_file, self.redactor)
         self._recorded = RecordedCalls()
