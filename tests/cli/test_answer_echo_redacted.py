@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from review_loop_helpers import ITEM, approving_agents, review_loop_repo, run_cli
+from review_loop_cli_helpers import ITEM, approving_agents, review_loop_repo, run_cli
 
 # Built by concatenation so the test file itself holds no token-shaped literal.
 TOKEN = "sk-" + "ant-api03-" + "abcdefghijklmnopqrstuvwxyz0123456789"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
-from review_loop_helpers import ITEM, approving_agents, review_loop_repo, run_cli
+from review_loop_cli_helpers import ITEM, approving_agents, review_loop_repo, run_cli
 
 
 def recording(repo: Path) -> Path:

@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from phasegate.dashboard import data
 from phasegate.redact import MASK, Redactor
-from review_loop_helpers import ITEM, approving_agents, review_loop_repo, run_cli
+from review_loop_cli_helpers import ITEM, approving_agents, review_loop_repo, run_cli
 
 SECRET = "MYSECRETVALUE123"
 #: Secret-named variables holding identifiers of review-loop, and one real secret.

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).parent.parent))
 from phasegate.dashboard.server import create_app
-from review_loop_helpers import ITEM, review_loop_repo
+from review_loop_cli_helpers import ITEM, review_loop_repo
 
 BASE = "http://127.0.0.1:8765"
 # Built by concatenation so the test file itself holds no token-shaped literal.
