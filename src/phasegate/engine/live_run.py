@@ -17,9 +17,12 @@ import os
 import socket
 import time
 from pathlib import Path
-from typing import Any
 
 from phasegate.repo_paths import CONFIG_DIR, LOCKS_DIR
+
+TYPE_CHECKING = False  # typing is not imported at run time: the SessionStart hook reads this
+if TYPE_CHECKING:
+    from typing import Any
 
 #: How the file next to a run lock ends (``<workflow>--<item>.run.json``).
 SUFFIX = ".run.json"
