@@ -241,6 +241,24 @@ class Config(BaseModel):
             f"(installed: {installed}); fix the name or remove the entry"
         )
 
+    def check_workflow_names(self, repo: Path | None) -> None:
+        """ConfigError naming the first ``workflows.NAME`` that names no workflow of the
+        repository (built-in or its own): its settings, a budget among them, would apply to
+        nothing (a typo such as ``reveiw-loop`` would leave the real workflow uncapped)."""
+        if not self.workflows:
+            return
+        from phasegate.workflow.registry import WorkflowRegistry
+
+        known = WorkflowRegistry(repo).names()
+        for name in self.workflows:
+            if name not in known:
+                where = self._path if self._path is not None else Path(CONFIG_DIR) / CONFIG_FILE
+                raise ConfigError(
+                    f"{where}: workflows.{name}: names no workflow, so its settings would "
+                    f"apply to nothing (workflows: {', '.join(known) or 'none'}); fix the "
+                    "name or remove the entry"
+                )
+
     def _check_installed(self, key: str, backend: str) -> None:
         from phasegate.agents.registry import backend_class, backend_classes
 
@@ -441,7 +459,8 @@ def render_default_config(test_command: str | None, clis: tuple[str, ...] | None
     test = (
         f"  test: {json.dumps(test_command)}\n"
         if test_command
-        else "  {}\n  # test: python -m pytest -q\n"
+        # Left as comments, the section reads as empty; uncommented, it holds ``test``.
+        else "  # test: python -m pytest -q\n"
     )
     found = detect_agent_clis() if clis is None else clis
     return (

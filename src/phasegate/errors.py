@@ -19,7 +19,7 @@ class ExitCode(IntEnum):
     INTERNAL = 1  # a bug in phasegate: please report it
     BAD_INPUT = 2  # bad arguments, names, workflow definitions or config
     WAITING = 3  # stopped for a human decision (nothing is lost; answer and run again)
-    BLOCKED = 4  # a hard prerequisite or a reviewer's stop blocks progress
+    BLOCKED = 4  # a hard prerequisite, failed checks, a budget stop or a reviewer's stop
     STATE = 5  # a state file is corrupt or unreadable (it is left untouched)
     AGENT = 6  # an agent backend failed or is unusable
     BUSY = 7  # another phasegate process holds this work item

@@ -47,8 +47,9 @@ def project(root: Path, test_command: str) -> Path:
     (root / ".phasegate" / "agents.yaml").write_text(AGENTS)
     config = root / ".phasegate" / "config.yaml"
     text = config.read_text()
-    assert "commands:\n  {}" in text
-    config.write_text(text.replace("commands:\n  {}", f"commands:\n  {{test: {test_command!r}}}"))
+    example = "commands:\n  # test: python -m pytest -q"
+    assert example in text
+    config.write_text(text.replace(example, f"commands:\n  test: {test_command!r}"))
     return root
 
 

@@ -51,7 +51,7 @@ def project(root: Path, *, test_command: str | None = None) -> Path:
     if test_command is not None:
         config = root / ".phasegate" / "config.yaml"
         text = config.read_text().replace(
-            "commands:\n  {}", f"commands:\n  {{test: {test_command!r}}}"
+            "commands:\n  # test: python -m pytest -q", f"commands:\n  test: {test_command!r}"
         )
         config.write_text(text)
     return root

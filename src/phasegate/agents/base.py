@@ -139,6 +139,9 @@ class AgentResult:
     #: The call failed on a setting of the person's (a wrong value in a scripted agent's
     #: script): retrying cannot help, so the run stops as on bad input (exit 2).
     bad_setting: bool = False
+    #: The server asked to be called again no sooner than this many seconds from now (its
+    #: ``Retry-After``): the engine's next attempt waits that long, or is not made.
+    retry_after: float | None = None
 
     @property
     def ok(self) -> bool:

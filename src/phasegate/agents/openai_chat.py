@@ -227,12 +227,14 @@ class OpenAIChatBackend(Backend):
                 asked = None
             attempt += 1
             pause = min(2.0 ** (attempt - 1), 8.0) if asked is None else asked
+            # The wait the server asked for goes with the failure: the engine's next
+            # attempt (timeouts and retries in config) keeps to it.
             if not retry or attempt > self.cfg.max_retries:
-                return AgentResult(text="", exit_status=1, error=error)
+                return AgentResult(text="", exit_status=1, error=error, retry_after=asked)
             if time.monotonic() + pause >= deadline:
                 if asked is not None:
                     error += f" (it asked to retry after {asked:g}s, past the {timeout:g}s limit)"
-                return AgentResult(text="", exit_status=1, error=error)
+                return AgentResult(text="", exit_status=1, error=error, retry_after=asked)
             time.sleep(pause)
 
     def _call_bounded(self, kwargs: dict[str, Any], remaining: float) -> Any:

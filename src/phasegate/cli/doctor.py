@@ -156,10 +156,32 @@ def doctor(
     else:
         _print(backends, roles, root)
     config.check_backend_names()  # a run refuses such a config: doctor fails on it too
+    config.check_workflow_names(root)
+    from phasegate.cli.output import warn
+
+    for line in _unmeasured_caps(config, root):
+        warn(line)
     broken = [r for r in roles if r["needed"] and not r["usable"]]
     if broken:
         names = ", ".join(f"{r['role']} ({r['backend'] or 'no backend'})" for r in broken)
         raise BackendUnavailable(f"roles bound to a backend that cannot run here: {names}")
+
+
+def _unmeasured_caps(config: "Config", root: Path | None) -> list[str]:
+    """What a run would warn of, for each workflow in use (see :func:`workflows_in_use`):
+    a USD cap over roles whose backend reports no cost."""
+    from phasegate.engine.budget import unmeasured_usd
+    from phasegate.workflow.registry import WorkflowRegistry
+
+    registry = WorkflowRegistry(root)
+    lines: list[str] = []
+    for name in sorted(workflows_in_use(config, root)):
+        try:
+            roles = registry.get(name).workflow.roles
+        except PhasegateError:
+            continue  # `phasegate validate` reports broken workflows
+        lines += [f"workflow {name}: {line}" for line in unmeasured_usd(config, name, roles)]
+    return lines
 
 
 def _print(backends: list[dict[str, Any]], roles: list[dict[str, Any]], root: Path | None) -> None:

@@ -90,7 +90,8 @@ class ProgressPrinter:
             self._stop_for_closed_output()
             return
         name = str(event.get("event", ""))
-        if self.quiet and name != "decision.invalid":  # a person at the prompt hears why
+        # A person at the prompt hears why an answer was refused; a warning is always said.
+        if self.quiet and name not in ("decision.invalid", "budget.unmeasured"):
             return
         handler = getattr(self, "_on_" + name.replace(".", "_"), None)
         if handler is not None:
@@ -338,8 +339,17 @@ class ProgressPrinter:
         )
 
     def _on_agent_failed(self, e: dict[str, Any]) -> None:
+        asked = e.get("retry_after")
+        then = ""
+        if isinstance(asked, int | float) and e.get("retry"):
+            then = f"; next attempt in {asked:g}s, as the server asked (Retry-After)"
+        elif isinstance(asked, int | float):
+            then = (
+                f"; not tried again: the server asked to wait {asked:g}s, past the "
+                f"{float(e.get('limit') or 0):g}s limit"
+            )
         self._line(
-            f"[yellow]    attempt {e.get('tries')}/{e.get('of')} of {e.get('role')} failed[/]"
+            f"[yellow]    attempt {e.get('tries')}/{e.get('of')} of {e.get('role')} failed{then}[/]"
         )
 
     def _on_agent_recovered(self, e: dict[str, Any]) -> None:
@@ -456,6 +466,9 @@ class ProgressPrinter:
         # A warning the person just confirmed at the prompt need not be repeated.
         self._confirmed = e.get("id") == "transition-warning" and e.get("by") == "prompt"
         self._line(f"  ? {e.get('id')}: {e.get('answer')} (by {e.get('by')})")
+
+    def _on_budget_unmeasured(self, e: dict[str, Any]) -> None:
+        self._line(f"[yellow]phasegate: warning: {escape(str(e.get('text')))}[/]")
 
     def _on_budget_raised(self, e: dict[str, Any]) -> None:
         self._line(f"  budget: {escape(str(e.get('text')))}")

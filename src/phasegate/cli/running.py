@@ -250,7 +250,7 @@ def _choice_problem(
         "notes_required": [n for n, c in node.choices.items() if c.note == "required"],
     }
     try:
-        canonical(record, answer)
+        canonical(record, answer, given_as="--answer")
     except BadInputError as exc:
         return str(exc)
     return None

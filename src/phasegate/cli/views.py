@@ -36,7 +36,13 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     if status.get("currentState"):  # a workflow whose state file names its state (team)
         console.print(f"  State: [bold]{escape(str(status['currentState']))}[/]")
     kind = progress.get("kind", "agent") if progress else None
-    if progress and (kind == "gate" or status.get("pendingDecisions")):
+    if progress and progress.get("stage") == "answered" and not status.get("pendingDecisions"):
+        chosen = f" ({progress['answer']})" if progress.get("answer") else ""
+        console.print(
+            f"  Phase: [bold]{progress['phase']}[/], decision {escape(str(progress['decision']))} "
+            f"answered{escape(chosen)}; the next run acts on it"
+        )
+    elif progress and (kind == "gate" or status.get("pendingDecisions")):
         console.print(f"  Phase: [bold]{progress['phase']}[/], waiting on a decision")
     elif progress and kind == "foreach" and "itemsDone" in progress:
         console.print(

@@ -81,8 +81,14 @@ def parse_amount(note: str, *, whole: bool = False) -> float | None:
     return value if 0 < value <= (MAX_WHOLE_AMOUNT if whole else MAX_AMOUNT) else None
 
 
-def canonical(question: Mapping[str, Any], raw: str, note: str = "") -> Answer:
-    """Check ``raw`` is one of the decision's choices (a note may follow after ``:``)."""
+def canonical(
+    question: Mapping[str, Any], raw: str, note: str = "", *, given_as: str = "answer"
+) -> Answer:
+    """Check ``raw`` is one of the decision's choices (a note may follow after ``:``).
+
+    ``given_as`` is where the answer came from, for the advice on a missing note:
+    ``answer`` (``phasegate answer``, which has ``--note``) or ``--answer`` (``run
+    --answer ID=CHOICE``, whose note follows the choice)."""
     choice, inline_note = split_choice(raw)
     choices = list(question.get("choices") or {})
     if choice not in choices:
@@ -98,9 +104,14 @@ def canonical(question: Mapping[str, Any], raw: str, note: str = "") -> Answer:
         )
     text = note or inline_note
     if choice in (question.get("notes_required") or []) and not text:
+        example = (
+            f'--answer "{question.get("id")}={choice}: what to change"'
+            if given_as == "--answer"
+            else f"'{choice}: what to change', or --note TEXT"
+        )
         raise BadInputError(
             f"choice {choice!r} of decision {question.get('id')!r} needs a note saying what "
-            f"(e.g. '{choice}: what to change', or --note TEXT)"
+            f"(e.g. {example})"
         )
     if text and choice in (question.get("amount_notes") or []):
         whole = bool(question.get("whole_amounts"))

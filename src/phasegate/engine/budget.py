@@ -260,9 +260,12 @@ def budget_status(config: Config, workflow: str, state: EngineState, journal: Pa
                 "spent": shown(spent, cap.metric),
                 "remaining": shown(max(cap.limit - spent, 0.0), cap.metric),
                 "reached": spent >= cap.limit - _EPS,
+                # Calls whose backend reported no cost: a USD cap does not see them.
+                "unmeasured": spend.uncosted(cap.role) if cap.metric == "usd" else 0,
             }
         )
-    return {"caps": rows, "spent": spend.summary()}
+    # ``uncosted``: the calls that reported no cost (their USD is not measured).
+    return {"caps": rows, "spent": {**spend.summary(), "uncosted": spend.uncosted(None)}}
 
 
 def budget_lines(budget: dict[str, Any] | None) -> list[str]:
@@ -283,6 +286,16 @@ def budget_lines(budget: dict[str, Any] | None) -> list[str]:
         who = "item" if cap["role"] is None else f"role {cap['role']}"
         raised = f", raised by {amount(cap['raised'], unit)}" if cap["raised"] else ""
         mark = "  REACHED" if cap["reached"] else ""
+        unmeasured = int(cap.get("unmeasured") or 0)
+        if unmeasured:
+            # Not a share of the cap: what those calls cost is not known.
+            calls = f"{unmeasured} call{'s' if unmeasured > 1 else ''}"
+            lines.append(
+                f"  {who}: {amount(cap['spent'], unit)} + {calls} without a cost of "
+                f"{amount(cap['limit'], unit)} (not measured: set pricing for their backend"
+                f"{raised}){mark}"
+            )
+            continue
         lines.append(
             f"  {who}: {amount(cap['spent'], unit)} of {amount(cap['limit'], unit)} "
             f"({share:.0%}{raised}){mark}"
@@ -341,3 +354,41 @@ def check_role_keys(config: Config, repo: Path, workflow: str, roles: Iterable[s
         for key in caps:
             if key not in known and key not in agents:
                 refuse(f"workflows.{name}.budget.roles", key, known)
+
+
+# -- caps a backend cannot measure ---------------------------------------------------------
+
+#: Backends that report tokens but no cost: a USD cap measures them only with ``pricing``.
+COST_FROM_PRICING = frozenset({"codex", "gemini", "openai"})
+
+
+def unmeasured_usd(config: Config, workflow: str, roles: Iterable[str]) -> list[str]:
+    """One line for each backend serving ``roles`` under a USD cap of ``workflow``'s items
+    that reports no cost (codex, gemini, openai without ``pricing``): the cap cannot measure
+    those calls, only a tokens cap limits them. Empty when every capped call is measured."""
+    settings = settings_for(config, workflow)
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    for role in sorted(set(roles)):
+        keys = ["item.usd"] if settings.item.usd is not None else []
+        own = settings.roles.get(role)
+        if own is not None and own.usd is not None:
+            keys.append(f"roles.{role}.usd")
+        key = role if role in config.roles else "default"
+        binding = config.roles.get(key)
+        if not keys or binding is None or binding.backend not in COST_FROM_PRICING:
+            continue
+        shared = config.backends.get(binding.backend) or {}
+        if (binding.model_extra or {}).get("pricing") or shared.get("pricing"):
+            continue
+        capped, named = found.setdefault(binding.backend, ([], []))
+        named.append(role)
+        capped.extend(k for k in keys if k not in capped)
+    lines = []
+    for backend, (capped, named) in sorted(found.items()):
+        plural = "s" if len(named) > 1 else ""
+        lines.append(
+            f"budget {', '.join(capped)}: the {backend} backend reports no cost for the calls "
+            f"of role{plural} {', '.join(named)}, so the USD cap cannot measure them (only a "
+            f"tokens cap limits them): set backends.{backend}.pricing (USD per million tokens)"
+        )
+    return lines

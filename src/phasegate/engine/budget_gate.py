@@ -36,6 +36,7 @@ from phasegate.engine.budget import (
     configured,
     pending_raise,
     unacted_answer,
+    unmeasured_usd,
 )
 from phasegate.engine.gates import ask
 from phasegate.engine.spend import read_spend
@@ -50,6 +51,20 @@ class BudgetReached(WaitingForHuman):
     """A cap was reached where no person can be asked (a worker thread): run again."""
 
 
+def _bound(run: Run) -> list[str]:
+    """The workflow's roles served by a configured binding (not a backend given in code)."""
+    from phasegate.errors import ConfigError
+
+    found = []
+    for role in run.item.workflow.roles:
+        try:
+            if run.backends.binding(role) is not None:
+                found.append(role)
+        except ConfigError:
+            continue  # reported when the role is called
+    return found
+
+
 class BudgetGuard:
     """Checks each dispatch of one run against the item's caps (see the module docstring)."""
 
@@ -59,6 +74,10 @@ class BudgetGuard:
         # A role cap that names no role nor agent would cap nothing: refused before any work.
         check_role_keys(item.config, item.repo, item.workflow.name, item.workflow.roles)
         self.enabled = configured(item.config, item.workflow.name)
+        if self.enabled:
+            # Said once, as the run starts: a USD cap over calls that report no cost.
+            for line in unmeasured_usd(item.config, item.workflow.name, _bound(run)):
+                item.record("budget.unmeasured", text=line)
         #: Gates are asked on the engine's thread only: the one that built the guard.
         self._engine_thread = threading.get_ident()
 

@@ -223,6 +223,14 @@ def call_agent(
         if result.ok or (spec.timeout_ends and result.timed_out):
             return result
         last_error = result.error or f"exit status {result.exit_status}"
+        # A server that asked to be called again later (Retry-After) is waited for, up to
+        # the call's own time limit; a longer wait is not made: the call fails now.
+        asked = result.retry_after if tries < limit and not result.bad_setting else None
+        call_limit = spec.timeout or backends.timeout(spec.role, spec.plays)
+        waits: dict[str, Any] = {}
+        if asked is not None:
+            waits = {"retry_after": round(asked, 3), "retry": asked <= call_limit}
+            waits["limit"] = call_limit
         item.record(
             "agent.failed",
             key=spec.key,
@@ -233,17 +241,36 @@ def call_agent(
             tries=tries,
             of=limit,
             error=last_error,
+            **waits,
             sync_now=True,
         )
         if result.bad_setting:
             raise ConfigError(
                 f"{spec.role} ({backends.describe(spec.role, spec.plays)}): {last_error}"
             )
+        if asked is not None and asked > call_limit:
+            raise AgentError(
+                f"{spec.role} ({backends.describe(spec.role, spec.plays)}) failed in phase "
+                f"{_where(spec)}: {last_error}; not tried again: the server asked to wait "
+                f"{asked:g}s, longer than the call's {call_limit:g}s limit (timeouts.agent, "
+                "or the role's timeout)"
+            )
+        if asked:
+            _wait(asked, stopping, spec.key)
     raise AgentError(
         f"{spec.role} ({backends.describe(spec.role, spec.plays)}) failed in phase "
         f"{_where(spec)} "
         f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
     )
+
+
+def _wait(seconds: float, stopping: Callable[[], bool] | None, key: str) -> None:
+    """Sleep ``seconds`` before the next attempt; a stopping run stops waiting."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        if stopping is not None and stopping():
+            raise CallStopped(key)
+        time.sleep(min(left, 0.5))
 
 
 def _where(spec: CallSpec) -> str:

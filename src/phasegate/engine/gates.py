@@ -119,7 +119,7 @@ def ask(run: Run, q: Question) -> Answer:
         wanted = split_choice(preset)[0]
         if wanted in q.unavailable:
             raise BlockedError(q.unavailable[wanted])
-        given = canonical(record, preset)
+        given = canonical(record, preset, given_as="--answer")
         return _persist(run, q, Answer(given.choice, given.note, "flag"))
     if q.timeout_minutes is not None and q.timeout_choice and _expired(record, q.timeout_minutes):
         return _persist(run, q, Answer(q.timeout_choice, "no answer in time", "timeout"))

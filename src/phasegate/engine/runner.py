@@ -22,6 +22,8 @@ from phasegate.engine.item import WorkItem
 from phasegate.engine.run import Run
 from phasegate.engine.state import EngineState
 from phasegate.engine.status import (
+    command_for,
+    command_runs_in,
     completion_summary,
     continue_command,
     current_label,
@@ -95,6 +97,7 @@ class Runner:
                 "(they are part of what completes an item); run without --no-review"
             )
         self.item.config.check_backend_names()
+        self.item.config.check_workflow_names(self.item.repo)
         self._check_role_settings()
         with self.item.run_lock():
             self.item.remove_stale_temp_files()
@@ -189,7 +192,18 @@ class Runner:
         label = current_label(self.workflow, state) or ""
         if not command.runs_in or label in command.runs_in:
             return None
+        ended = state.status == "completed" or state.at == "@end"
+        # A label no command runs in (a gate without a label) goes on with the command
+        # whose run reached it.
+        if (
+            not ended
+            and not command_runs_in(self.workflow, label)
+            and command_for(self.workflow, label) == name
+        ):
+            return None
         refusal = command.otherwise.get(label) or command.otherwise.get("*")
+        if refusal is None and ended:
+            return None  # nothing is left to run: the run says it is complete (or ended)
         message = render_message(
             refusal.message if refusal else "{{ item }} is in phase {{ label }}. Next: {{ next }}",
             self.workflow,

@@ -117,7 +117,6 @@ class Spend:
             "attempts": sum(r.attempts for r in self.roles.values()),
             "failed": sum(r.failed for r in self.roles.values()),
             "unreported": sum(len(r.open) for r in self.roles.values()),
-            "uncosted": sum(r.uncosted for r in self.roles.values()),
         }
 
 

@@ -26,6 +26,25 @@ def camel_usage(usage: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def phase_usage(state: EngineState, node_id: str) -> dict[str, Any]:
+    """What the calls of top-level node ``node_id`` spent: its own and, for a loop, those of
+    the nodes its items ran (``NODE[KEY]/...``), so that phase sums equal the item's."""
+    total: dict[str, Any] = {}
+    for path in state.paths():
+        if path != node_id and not path.startswith((f"{node_id}[", f"{node_id}/")):
+            continue
+        found = state.peek(path)
+        usage = found.get("usage") if found is not None else None
+        if not isinstance(usage, dict):
+            continue
+        for key, value in usage.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    if "cost_usd" in total:
+        total["cost_usd"] = round(float(total["cost_usd"]), 6)
+    return total
+
+
 def current_label(workflow: Workflow, state: EngineState) -> str | None:
     """The label of the node the item is at (the start node's for a new item).
 
@@ -74,11 +93,44 @@ def continue_command(workflow: Workflow, item: str, label: str | None) -> str:
         return f"phasegate run {item}"
     from phasegate.suggested_commands import workflow_command
 
-    for name, command in workflow.commands.items():
-        if label in command.runs_in:
-            return workflow_command(workflow.name, name, item)
+    name = command_for(workflow, label)
+    if name is not None:
+        return workflow_command(workflow.name, name, item)
     names = " or ".join(workflow.commands)
     return workflow_command(workflow.name, "NAME", item) + f" (NAME: {names})"
+
+
+def command_for(workflow: Workflow, label: str | None) -> str | None:
+    """The command that goes on from ``label``: the one that runs in it, else one that runs
+    in any label; at a label no command runs in (a gate without a label, say), the command
+    whose run reaches it (running in a label that leads there, without stopping at it)."""
+    for name, command in workflow.commands.items():
+        if label in command.runs_in:
+            return name
+    for name, command in workflow.commands.items():
+        if not command.runs_in:
+            return name
+    from phasegate.workflow.transitions import successors
+
+    seen = {label}
+    wanted = {label}
+    while wanted:
+        leading = {
+            workflow.label_of(node.id)
+            for node in workflow.nodes
+            if any(workflow.label_of(after) in wanted for after in successors(workflow, node.id))
+        } - seen
+        for name, command in workflow.commands.items():
+            if label not in command.stops_at and leading & set(command.runs_in):
+                return name
+        seen |= leading
+        wanted = {found for found in leading if not command_runs_in(workflow, found)}
+    return None
+
+
+def command_runs_in(workflow: Workflow, label: str | None) -> bool:
+    """Whether one of the workflow's commands names ``label`` among those it runs in."""
+    return any(label in command.runs_in for command in workflow.commands.values())
 
 
 #: The review values of an agent step no reviewer looked at: ``none`` (it has no
@@ -183,6 +235,15 @@ def item_head(
             "maxIterations": limit,
             "stage": _stage(kind, cursor),
         }
+        node_at = workflow.node(at)
+        if isinstance(node_at, GateNode) and _answered_gate(workflow, state):
+            # Answered (by phasegate answer), not yet acted on: the next run does.
+            record = state.decisions[node_at.decision or node_at.id]
+            in_progress.update(
+                stage="answered",
+                decision=record.get("id", node_at.decision or node_at.id),
+                answer=(record.get("answer") or {}).get("choice"),
+            )
         if isinstance(workflow.node(at), ForeachNode) and cursor.get("order") is not None:
             entries = cursor.get("items") or {}
             order = list(cursor.get("order") or [])
@@ -227,8 +288,12 @@ def item_head(
                 if result.type == "blocked":
                     blocked = result.message
         else:
-            names = expected_next(
-                workflow, None, _completed(workflow, state), workflow.modes[state.mode].skip
+            completed = _completed(workflow, state)
+            start = workflow.start_node(state.mode)
+            names = (
+                [start]  # a mode (or workflow) that starts later than the first node
+                if not completed and start != workflow.nodes[0].id
+                else expected_next(workflow, None, completed, workflow.modes[state.mode].skip)
             )
             next_phase = workflow.label_of(names[0]) if names else None
     decisions = [d for d in state.decisions.values() if d.get("status") == "pending"]
@@ -282,7 +347,7 @@ def item_status(
             else 0,
             "review": found.get("review") if found is not None else None,
             "reviewerNotes": list(found.get("notes") or []) if found is not None else [],
-            "usage": camel_usage(found.get("usage")) if found is not None else None,
+            "usage": camel_usage(phase_usage(state, node.id)) if found is not None else None,
         }
         if isinstance(node, ForeachNode) and found is not None and found.get("order") is not None:
             entry["items"] = foreach_items(state, node.id, found)

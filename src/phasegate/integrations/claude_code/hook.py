@@ -137,7 +137,13 @@ def _item_lines(
         lines.append(f"- Request: {brief['description']}")
     step = next_step(name, workflow, brief, folder)
     cursor = step["cursor"]
-    if cursor and cursor.get("kind") == "gate":
+    if cursor and cursor.get("stage") == "answered" and not brief.get("decisions"):
+        chosen = f" ({cursor['answer']})" if cursor.get("answer") else ""
+        lines.append(
+            f"- Phase: {cursor['phase']}, decision {cursor.get('decision')} answered{chosen}; "
+            "the next run acts on it"
+        )
+    elif cursor and cursor.get("kind") == "gate":
         lines.append(f"- Phase: {cursor['phase']}, waiting on a decision")
     elif cursor and cursor.get("kind", "agent") != "agent":
         lines.append(f"- Phase: {cursor['phase']} in progress ({cursor.get('stage')})")
