@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from cli_process import run_cli as run_cli
 
 #: The item the tests create.
 ITEM = "demo"
@@ -21,21 +21,6 @@ def approving_agents(critic: str = "APPROVED", summary: str = "ok") -> dict[str,
         "developer": {"*": [{"write": {"{item_dir}/reports/{task}.md": "ok\n"}}]},
         "reviewer": {"*": [{"verdict": {"approved": True, "summary": summary, "issues": []}}]},
     }
-
-
-def run_cli(
-    repo: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a script would: no terminal, stdin closed."""
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def review_loop_repo(path: Path, agents: dict[str, Any] | None = None) -> Path:

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from backend_helpers import STUB_KEY
 
+from cli_process import run_cli
 from phasegate.testing import LoggedRequest, Reply, Rule, Script, StubLLMServer
 from phasegate.workflow.example_files import copy_example
 
@@ -32,15 +32,7 @@ def _git(root: Path, *args: str) -> None:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "OPENAI_API_KEY": STUB_KEY},
-        timeout=180,
-    )
+    return run_cli(root, *args, env={"OPENAI_API_KEY": STUB_KEY})
 
 
 def _repo(root: Path, stub: StubLLMServer, agent_timeout: float) -> Path:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from cli_process import run_cli as _cli
 from phasegate.workflow.example_files import copy_example
 
 CONFIG = """\
@@ -43,18 +43,6 @@ AGENTS = {
         ]
     },
 }
-
-
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ},
-        timeout=120,
-    )
 
 
 def _git(root: Path, *args: str) -> None:

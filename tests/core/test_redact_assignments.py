@@ -4,13 +4,12 @@ names that merely contain ``key`` or ``auth`` inside an ordinary word are not.""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli_process import run_cli as _cli
 from phasegate.redact import MASK, Redactor
 
 # Built by concatenation so the test file itself holds no secret-looking literal.
@@ -90,18 +89,6 @@ nodes:
     status: blocked
     message: the environment check failed
 """
-
-
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ},
-        timeout=120,
-    )
 
 
 def test_secrets_a_check_prints_never_reach_the_items_files(tmp_path: Path) -> None:

@@ -6,14 +6,13 @@ so, and ``status`` shows those calls as not measured instead of a plain 0%. With
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from review_loop_helpers import ITEM, make_repo, write_yaml
 
+from cli_process import run_cli
 from phasegate.testing import LoggedRequest, Reply, Script, StubLLMServer, Usage
 
 KEY = "stub-provider-key-0123456789"
@@ -24,15 +23,7 @@ TASK_APPROVED = {"approved": True, "summary": "fine", "issues": []}
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "OPENAI_API_KEY": KEY},
-        timeout=180,
-    )
+    return run_cli(root, *args, env={"OPENAI_API_KEY": KEY})
 
 
 def _repo(root: Path, stub: StubLLMServer, pricing: dict[str, float] | None) -> Path:

@@ -5,12 +5,11 @@ failure with the exit status of the signal that killed it."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from engine_helpers import init_repo
+
+from cli_process import run_cli as _cli
 
 CONFIG = """\
 version: 1
@@ -41,18 +40,6 @@ nodes:
     status: blocked
     message: the checks did not pass
 """
-
-
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ},
-        timeout=120,
-    )
 
 
 def test_a_check_that_runs_out_of_time_says_so(tmp_path: Path) -> None:

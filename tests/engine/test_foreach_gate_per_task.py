@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_process import cli_in_process as cli
 from phasegate.errors import ExitCode
 
 WORKFLOW = """\
@@ -42,16 +43,6 @@ w:
   mk: [{write: {"{item_dir}/list.md": "- [ ] T1 one\\n- [ ] T2 delete prod db\\n"}}]
   "*": [{write: {"{item_dir}/done-{task}.md": "x\\n"}}]
 """
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """The real CLI, in this process: exit code, stdout, stderr."""
-    from phasegate.cli import main
-
-    capsys.readouterr()
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def make_repo(tmp_path: Path, capsys: pytest.CaptureFixture[str], workflow: str) -> Path:

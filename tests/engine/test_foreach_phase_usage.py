@@ -6,28 +6,14 @@ parallel."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from review_loop_helpers import ITEM, make_repo, script, words
 
+from cli_process import run_cli as _cli
 from phasegate.workflow.example_files import copy_example
-
-
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ},
-        timeout=180,
-    )
 
 
 def _priced(agents: dict[str, Any]) -> dict[str, Any]:

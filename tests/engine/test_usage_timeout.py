@@ -5,12 +5,11 @@ a used call and again as a failed one."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from engine_helpers import init_repo
+
+from cli_process import run_cli as _cli
 
 CONFIG = """\
 version: 1
@@ -56,18 +55,6 @@ critic:
     - sleep: 30
       verdict: {verdict: GO, summary: fine, issues: []}
 """
-
-
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ},
-        timeout=120,
-    )
 
 
 def test_a_review_ended_by_its_timeout_is_counted_once(tmp_path: Path) -> None:

@@ -5,12 +5,11 @@ vocabulary maps none to ``revise``; the issue stays an open concern ``status`` s
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from engine_helpers import init_repo
+
+from cli_process import run_cli as _cli
 
 CONFIG = """\
 version: 1
@@ -58,18 +57,6 @@ critic:
         summary: ship it
         issues: [{severity: high, description: SQL injection in login, location: app.py:3}]
 """
-
-
-def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env={**os.environ},
-        timeout=120,
-    )
 
 
 def _repo(root: Path, unclear: str) -> Path:
