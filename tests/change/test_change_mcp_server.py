@@ -56,6 +56,7 @@ def test_server_offers_only_the_tools_it_was_started_with(repo: Path) -> None:
     async def names(client: Client) -> list[str]:
         return [tool.name for tool in (await client.list_tools()).tools]
 
+    write_state(repo, "challenged")  # --change names a change that exists
     params = server(repo, "--change", "add-oauth", "--tools", "get_change,get_tasks")
     assert session(params, names) == ["get_change", "get_tasks"]
 

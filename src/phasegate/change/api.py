@@ -185,8 +185,11 @@ class Changes:
         asker: Asker | None,
         answers: Mapping[str, str],
         viewer: Callable[[str], None] | None = None,
+        default_answers: frozenset[str] = frozenset(),
     ) -> RunOutcome:
-        options = RunOptions(command=command, answers=dict(answers), viewer=viewer)
+        options = RunOptions(
+            command=command, answers=dict(answers), default_answers=default_answers, viewer=viewer
+        )
         return Runner(item, Backends(self.config, self.root, backends), asker, options).run()
 
     # -- plan -------------------------------------------------------------------------------
@@ -222,7 +225,7 @@ class Changes:
             )
             item = self.item(change_id, sink)
         answers: dict[str, str] = {}
-        if opts.on_limit is not None:
+        if opts.on_limit is not None and not self._limit_answered(item, opts.on_limit):
             answers["planning-limit"] = opts.on_limit
         if opts.rechallenge:
             answers["rechallenge"] = "rechallenge"
@@ -261,6 +264,22 @@ class Changes:
         """Whether the planning-limit question waits for an answer."""
         decision = item.load(read_journal=False).decisions.get("planning-limit") or {}
         return decision.get("status") == "pending"
+
+    def _limit_answered(self, item: WorkItem, choice: str) -> bool:
+        """Whether the planning limit the change stands at is already answered (with
+        ``phasegate answer``), so ``--on-limit`` has nothing left to answer: the recorded
+        answer is acted on once. A different choice is refused (exit 2)."""
+        state = item.load(read_journal=False)
+        decision = state.decisions.get("planning-limit") or {}
+        if state.at != "planning-limit" or decision.get("status") != "answered":
+            return False
+        answered = str((decision.get("answer") or {}).get("choice") or "")
+        if answered and answered != choice:
+            raise BadInputError(
+                f"the planning limit of {item.name} is already answered {answered}; "
+                f"--on-limit {choice} cannot answer it again. Run phasegate plan {item.name}"
+            )
+        return True
 
     def _limit_message(self, item: WorkItem) -> str:
         """The pending question: the planning limit is answered with ``plan``'s own flags,
@@ -318,9 +337,11 @@ class Changes:
             # After a stop for a manual fix, running impl again answers it: implement the
             # tasks again with the open findings, or (--review-only) go straight to a review.
             answers["manual-fix"] = "review-only" if opts.review_only else "implement"
+        # ``impl`` without --review-only implements again: its default, not a flag.
+        defaulted = frozenset() if opts.review_only else frozenset({"manual-fix"})
         paths = ChangePaths(self.root, change_id, item.item_dir)
         try:
-            ran = self._run(item, "impl", backends, asker, answers)
+            ran = self._run(item, "impl", backends, asker, answers, default_answers=defaulted)
         except BlockedError as exc:
             state = self.state(change_id)
             if state.impl is not None and state.impl.step == "stopped":

@@ -69,17 +69,28 @@ def limit_answer(change_id: str, choices: Sequence[str]) -> str:
     return f"phasegate plan {change_id} {flags or '--on-limit continue'}"
 
 
+def manual_fix_command(change_id: str) -> str:
+    """What to run once a change stopped for a fix by hand is fixed: a new review
+    (``impl`` alone, its default, implements the open tasks again instead)."""
+    return f"phasegate impl {change_id} --review-only"
+
+
 def next_command(phase: ChangePhase, change_id: str, state: ChangeState | None = None) -> str:
     """What a person (or agent) should run next for a change in ``phase`` (from its label).
 
     With the change's ``state``, a pending planning-limit question is taken into account:
     a bare ``plan ID`` would only ask it again, so the command is ``plan``'s answer to it.
+    Once that question is answered (``phasegate answer``), a bare ``plan ID`` acts on it.
     """
     from phasegate.workflow.prompts import render
     from phasegate.workflow.registry import WorkflowRegistry
 
     plan = state.plan if state is not None else None
-    if phase is ChangePhase.PROPOSED and plan is not None and plan.step == "decide":
+    impl = state.impl if state is not None else None
+    if phase is ChangePhase.IMPLEMENTING and impl is not None and impl.step == "stopped":
+        return manual_fix_command(change_id)
+    pending = plan is not None and plan.step == "decide" and plan.question is not None
+    if phase is ChangePhase.PROPOSED and plan is not None and pending:
         # Implementing as it is needs every issue left to be minor (change-minor-issues).
         minor = not any(i.severity == "high" for i in plan.issues)
         return limit_answer(change_id, LIMIT_CHOICES if minor else ("continue",))

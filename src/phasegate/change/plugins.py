@@ -48,8 +48,47 @@ class SpecsParser(ItemParser):
         if entries is None:
             notes = ("proposal.md lists no specs: no spec is written",)
             return Parsed((), "frontmatter", (*warnings, *notes))
-        items = tuple(Task(key=name, title=name, deps=tuple(deps)) for name, deps in entries)
-        return Parsed(items, "frontmatter", tuple(warnings))
+        kept, cycles = _break_cycles(entries)
+        items = tuple(Task(key=name, title=name, deps=tuple(deps)) for name, deps in kept)
+        return Parsed(items, "frontmatter", (*warnings, *cycles))
+
+
+def _break_cycles(
+    entries: Sequence[tuple[str, Sequence[str]]],
+) -> tuple[list[tuple[str, list[str]]], list[str]]:
+    """``entries`` without the dependencies that close a cycle, and a note for each.
+
+    The specs are visited in the listed order, each after what it depends on; a
+    dependency on a spec still being visited would close a cycle: it is dropped, so the
+    listed order decides which of the specs in the cycle is written first.
+    """
+    depends = {name: list(deps) for name, deps in entries}
+    kept: dict[str, list[str]] = {name: [] for name, _ in entries}
+    notes: list[str] = []
+    done: set[str] = set()
+
+    def visit(name: str, trail: list[str]) -> None:
+        if name in done:
+            return
+        trail = [*trail, name]
+        for dep in depends[name]:
+            if dep not in depends:
+                continue
+            if dep in trail:
+                cycle = " -> ".join([*trail[trail.index(dep) :], dep])
+                notes.append(
+                    f"proposal.md: the specs depend on each other in a cycle: {cycle}; "
+                    f"the cycle is broken at the listed order ({name}'s dependency on "
+                    f"{dep} is ignored)"
+                )
+                continue
+            kept[name].append(dep)
+            visit(dep, trail)
+        done.add(name)
+
+    for name, _ in entries:
+        visit(name, [])
+    return [(name, kept[name]) for name, _ in entries], notes
 
 
 class TaskGroupsParser(ItemParser):
@@ -196,6 +235,48 @@ class SnapshotBases(Action):
         for name in snapshot_bases(paths_of(ctx), bases):
             ctx.record("spec.base", spec=name, existed=bases[name])
         return "done"
+
+
+class ImplBaseline(Action):
+    """Before the first implementer call: the files already changed in the work tree
+    (against the change's base commit, untracked ones included), with their digests, so
+    that only what changes from then on counts as the implementation (a notes file left
+    lying around is neither a change nor shown to the reviewer). Recorded once."""
+
+    name = "change-impl-baseline"
+
+    def run(self, ctx: PluginContext) -> str:
+        from phasegate.engine.prompting import EMPTY_TREE, PREEXISTING_KEY, file_digest
+
+        if PREEXISTING_KEY in ctx.state.data:
+            return "done"
+        root = ctx.item.repo
+        excludes = [":(exclude).phasegate"]
+        folder = ctx.item.item_dir
+        if folder.is_relative_to(root):
+            excludes.append(f":(exclude,literal){folder.relative_to(root).as_posix()}")
+        base = ctx.state.base_commit or EMPTY_TREE
+        changed = _git_names(root, ["diff", "--name-only", "--no-renames", base], excludes)
+        changed += _git_names(root, ["ls-files", "--others", "--exclude-standard"], excludes)
+        before = {name: file_digest(root / name) for name in changed}
+        ctx.state.data[PREEXISTING_KEY] = before
+        if before:
+            ctx.record("impl.baseline", files=sorted(before))
+        return "done"
+
+
+def _git_names(root: Path, args: list[str], excludes: Sequence[str] = ()) -> list[str]:
+    import subprocess
+
+    out = subprocess.run(
+        ["git", "-C", str(root), "-c", "core.quotePath=false", *args, "--", ".", *excludes],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        return []
+    return [line for line in out.stdout.splitlines() if line.strip()]
 
 
 class TasksFrontmatter(Action):
@@ -356,6 +437,7 @@ GROUP_TASKS = GroupTasks()
 OPEN_FINDINGS = OpenFindings()
 SNAPSHOT_BASES = SnapshotBases()
 TASKS_FRONTMATTER = TasksFrontmatter()
+IMPL_BASELINE = ImplBaseline()
 CHALLENGE_BLOCK = ChallengeBlock()
 REVIEW_VERDICT = ReviewVerdictAction()
 ARCHIVE = Archive()

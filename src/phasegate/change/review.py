@@ -92,6 +92,13 @@ class ReviewSubmission(_Strict):
     findings: tuple[Finding, ...] = ()
     tests_run: tuple[TestRun, ...] = ()
 
+    @field_validator("summary")
+    @classmethod
+    def _summary_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty or only spaces")
+        return value
+
 
 class RecordedReview(_Strict):
     """A review as REVIEW.md records it: the submission plus the round it answers."""
@@ -121,6 +128,8 @@ def validate_submission(arguments: Mapping[str, Any]) -> ReviewSubmission:
         message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
         if error["type"] == "missing":
             message = "required field is missing"
+        elif error["type"] == "tuple_type":  # arrays in the schema agents are shown
+            message = "Input should be a valid list"
         detail = message.removeprefix("Value error, ")
         raise BadInputError(f"create_review: {where}: {detail}") from None
     if review.verdict is ReviewVerdict.APPROVED and any(

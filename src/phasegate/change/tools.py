@@ -113,21 +113,38 @@ class ChangeTools:
         args = dict(arguments or {})
         try:
             if name == "create_review":
-                return self.create_review(args)
-            if name == "get_change":
-                return self.get_change(args)
-            return self.get_tasks(args)
-        except ToolCallError:
-            raise
+                result = self.create_review(args)
+            elif name == "get_change":
+                result = self.get_change(args)
+            else:
+                result = self.get_tasks(args)
         except PhasegateError as exc:
-            text = str(exc)
+            text = self.redactor.text(str(exc))
             raise ToolCallError(
                 text if text.startswith(f"{name}:") else f"{name}: {text}"
             ) from None
+        # Whatever a tool returns reaches an agent: secrets in the change's files never do.
+        redacted: dict[str, Any] = self.redactor.data(result)
+        return redacted
 
     # -- the tools ------------------------------------------------------------------
 
+    def served_change(self) -> ChangePaths | None:
+        """The change this server is bound to, checked: a valid name of a change that
+        exists (not archived); :class:`BadInputError` says why not."""
+        if self.change_id is None:
+            return None
+        validate_item_name(self.change_id)
+        try:
+            return self._change({"change_id": self.change_id}, "get_change")
+        except ToolCallError as exc:
+            raise BadInputError(str(exc).removeprefix("get_change: ")) from None
+
     def _change(self, args: Mapping[str, Any], tool: str) -> ChangePaths:
+        if tool != "create_review":  # its model refuses unknown fields the same way
+            for key in args:
+                if key not in _CHANGE_ONLY["properties"]:
+                    raise ToolCallError(f"{tool}: {key}: unknown field")
         change_id = args.get("change_id")
         if change_id is None or change_id == "":
             raise ToolCallError(f"{tool}: change_id: required field is missing")

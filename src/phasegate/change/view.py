@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.change.paths import ChangePaths
-from phasegate.change.phases import ChangePhase
+from phasegate.change.phases import ChangePhase, manual_fix_command
 from phasegate.change.reader import close_review, review_open
 from phasegate.change.state import ChangeState
 from phasegate.engine.node_state import NodeState
@@ -304,7 +304,16 @@ class ChangeView(StateView):
 
     def status_fields(self, state: EngineState) -> dict[str, Any]:
         phase = current_label(self.item.workflow, state)
-        return {"status": phase, "currentPhase": phase, "stateFile": str(self.paths.state_path)}
+        fields: dict[str, Any] = {
+            "status": phase,
+            "currentPhase": phase,
+            "stateFile": str(self.paths.state_path),
+        }
+        decision = state.decisions.get("manual-fix") or {}
+        if state.at == "manual-fix" and decision.get("status") == "pending":
+            # ``impl`` answers this gate itself: the command ``phasegate change status`` names.
+            fields["nextCommand"] = manual_fix_command(self.item.name)
+        return fields
 
     def completed(self, state: EngineState) -> None:
         """An archived change's folder moves into the archive (once, even after a crash)."""

@@ -64,7 +64,8 @@ def plan(
         typer.Option(
             "--on-limit",
             help="At the planning iteration limit: implement (only with minor issues left) "
-            "or continue revising. Without it and without a terminal, plan exits 3.",
+            "or continue revising. Without it and without a terminal, plan exits 3. "
+            "A limit already answered with phasegate answer needs no --on-limit.",
         ),
     ] = None,
     then_implement: Annotated[
@@ -267,7 +268,10 @@ def status(
 def mcp(
     change_id: Annotated[
         str | None,
-        typer.Option("--change", help="Serve only this change (tool calls naming another fail)."),
+        typer.Option(
+            "--change",
+            help="Serve only this change, which must exist (tool calls naming another fail).",
+        ),
     ] = None,
     tools: Annotated[
         str | None,
@@ -277,12 +281,25 @@ def mcp(
 ) -> None:
     """Run phasegate's MCP server on stdio: create_review, get_change, get_tasks."""
     from phasegate.change.mcp_server import serve_stdio  # the SDK is slow to import: only here
-    from phasegate.change.tools import ChangeTools
+    from phasegate.change.tools import TOOLS, ChangeTools
     from phasegate.config import load_config
 
     root = _repo(repo)
     allowed = [t.strip() for t in tools.split(",") if t.strip()] if tools is not None else None
-    serve_stdio(ChangeTools(root, change_id=change_id, allowed=allowed, config=load_config(root)))
+    if allowed is not None and not allowed:
+        raise BadInputError(f"--tools {tools!r} names no tool (tools: {', '.join(TOOLS)})")
+    config = load_config(root)
+    try:
+        tools_ = ChangeTools(root, change_id=change_id, allowed=allowed, config=config)
+    except BadInputError as exc:
+        raise BadInputError(f"--tools {tools!r}: {exc}") from None
+    if change_id is not None:
+        # A server bound to a change it cannot serve would refuse every call: refuse it now.
+        try:
+            tools_.served_change()
+        except BadInputError as exc:
+            raise BadInputError(f"--change {change_id!r}: {exc}") from None
+    serve_stdio(tools_)
 
 
 # Top level (the seed's commands) and under `phasegate change`, the same functions.

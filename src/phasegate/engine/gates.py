@@ -120,7 +120,8 @@ def ask(run: Run, q: Question) -> Answer:
         if wanted in q.unavailable:
             raise BlockedError(q.unavailable[wanted])
         given = canonical(record, preset, given_as="--answer")
-        return _persist(run, q, Answer(given.choice, given.note, "flag"))
+        by = "default" if q.id in run.options.default_answers else "flag"
+        return _persist(run, q, Answer(given.choice, given.note, by))
     if q.timeout_minutes is not None and q.timeout_choice and _expired(record, q.timeout_minutes):
         return _persist(run, q, Answer(q.timeout_choice, "no answer in time", "timeout"))
     asker = run.asker

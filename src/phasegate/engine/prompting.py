@@ -332,6 +332,12 @@ def implementation_changes(run: Run, path: str = "") -> str:
         excludes.append(f":(exclude){item_dir}")
     space = run.workspace(path)
     base = (space.base if space is not None else None) or state.base_commit or EMPTY_TREE
+    # Files already changed before the implementation began (a workflow's action recorded
+    # them with their digests) and unchanged since are no implementation change.
+    before = state.data.get(PREEXISTING_KEY) if space is None else None
+    for name, digest in sorted((before or {}).items()):
+        if file_digest(workdir / name) == digest:
+            excludes.append(f":(exclude,literal){name}")
     diff = _git(workdir, ["diff", "--no-color", "--no-ext-diff", base, "--", ".", *excludes])
     untracked = _git(workdir, ["ls-files", "--others", "--exclude-standard", "--", ".", *excludes])
     sections: list[str] = []
@@ -342,6 +348,21 @@ def implementation_changes(run: Run, path: str = "") -> str:
         if content is not None:
             sections.append(f"New file `{name}`:\n\n```\n{content.rstrip()}\n```")
     return item.redactor.text(clip("\n\n".join(sections), MAX_DIFF_CHARS))
+
+
+#: The state ``data`` key of the files changed in the work tree before the implementation
+#: began: ``{path relative to the repository: file_digest() then}``.
+PREEXISTING_KEY = "preexisting_changes"
+
+
+def file_digest(path: Path) -> str | None:
+    """The SHA-256 of a file's bytes, ``None`` when it is absent or unreadable."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _git(workdir: Path, args: list[str]) -> str:

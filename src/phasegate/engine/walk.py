@@ -59,6 +59,8 @@ class RunOptions:
     command: str | None = None
     #: Answers given on the command line, by decision id (``--answer ID=CHOICE``, aliases).
     answers: Mapping[str, str] = field(default_factory=dict)
+    #: Of ``answers``, those a command gives as its default (no flag was given for them).
+    default_answers: frozenset[str] = frozenset()
     #: Wait for decisions answered by ``phasegate answer`` instead of exiting 3.
     wait: bool = False
     jobs: int | None = None
