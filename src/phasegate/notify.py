@@ -14,7 +14,9 @@ decides the event: 0 ``completed`` (``stopped`` when the run ended its item at
 an end whose status is ``stopped``, a dropped item), 3 ``waiting`` (on a human
 decision), any other ``failed``, except an interruption by the person (130,
 141), which is not announced. A run that finds its item already ended does
-nothing and announces nothing. A notify command that fails or hangs is
+nothing and announces nothing, and so does a run that ends (exit 0) before its
+item does (``--until``, ``--phase``, a command stopping at its ``stops_at``):
+``completed`` is the run that completed its item. A notify command that fails or hangs is
 reported on stderr and never changes how the run ended.
 """
 
@@ -119,7 +121,8 @@ class RunEnd:
     message: str = ""
     #: The run ended its item stopped (an end with ``status: stopped``): ``stopped``.
     stopped: bool = False
-    #: False when the run had nothing to do (its item had already ended): not announced.
+    #: False when the run had nothing to do (its item had already ended), or ended
+    #: before its item did (``--until``, ``--phase``, a command's stop): not announced.
     announce: bool = True
 
 

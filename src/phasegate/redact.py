@@ -8,7 +8,9 @@ Hugging Face, Slack and Stripe tokens, Google API keys and OAuth tokens, AWS
 key ids, bearer headers, JWTs, private-key blocks, the password in
 ``scheme://user:password@host``, the value of ``NAME=value`` or ``NAME: value``
 whose name says it holds a secret). Every writer of state, journal, history and
-prompts runs its text through :func:`redact`.
+prompts runs its text through :func:`redact`; in the documents phasegate writes, the
+fields holding its own words (:data:`STRUCTURAL_KEYS`) are masked of token shapes
+only, never of environment values (:meth:`Redactor.field`).
 
 Text that is cut to a length is redacted first and cut after
 (:meth:`Redactor.tail`, :meth:`Redactor.clip`): cutting first could leave the
@@ -135,6 +137,23 @@ _UNDERSCORED = tuple(t for t in _ALL_TRIGGERS if "_" in t)
 _PLAIN = tuple(t for t in _ALL_TRIGGERS if "_" not in t)
 
 
+#: Keys under which the documents phasegate writes (state, journal, views, index) hold
+#: phasegate's own words: statuses, stages, verdicts, outcomes, node paths, labels,
+#: decision ids, choices, attempt ids, timestamps. Environment values never rewrite
+#: what is under them (see :meth:`Redactor.field`); token shapes still do.
+STRUCTURAL_KEYS = frozenset(
+    {
+        *("status", "review", "event", "outcome", "at", "phase", "label", "node"),
+        *("workflow", "mode", "stage", "kind", "id", "decision", "choice", "attempt"),
+        *("key", "path", "state", "item", "currentPhase", "nextPhase", "inProgress"),
+        *("nextCommand", "from", "to", "from_label", "to_label", "end_label", "from_phase"),
+        *("target", "word", "verdict", "source", "reviewer", "role", "backend", "policy"),
+        *("action", "severity", "access", "current_state", "by"),
+        *("ts", "timestamp", "created", "updated", "started", "completed", "entered"),
+    }
+)
+
+
 def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names mark them as secrets, longest first."""
     env = os.environ if environ is None else environ
@@ -181,6 +200,8 @@ class Redactor:
         self._values = sorted(set(found), key=len, reverse=True)
         #: Short strings already redacted (state and journal repeat them at every step).
         self._seen: dict[str, str] = {}
+        #: The same for :meth:`field`'s values, redacted of token shapes only.
+        self._seen_shapes: dict[str, str] = {}
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -221,6 +242,10 @@ class Redactor:
         for value in self._values:
             if value in text:
                 text = text.replace(value, MASK)
+        return self._shapes(text)
+
+    def _shapes(self, text: str) -> str:
+        """``text`` with token-shaped strings and secret assignments masked."""
         lowered = text.lower()
         found = {t for t in _PLAIN if t in lowered}
         if "_" in lowered:
@@ -257,12 +282,16 @@ class Redactor:
         return window[: len(window) - CUT_MARGIN][:limit]
 
     def data(self, value: Any) -> Any:
-        """Redact every string inside JSON-like data (dicts, lists, scalars)."""
+        """Redact every string inside JSON-like data (dicts, lists, scalars).
+
+        The value of a key of :data:`STRUCTURAL_KEYS` in a mapping is redacted as
+        :meth:`field` says.
+        """
         kind = type(value)  # the common JSON types first: an ABC check costs more
         if kind is str:
             return self.text(value)
         if kind is dict:
-            return {k: self.data(v) for k, v in value.items()}
+            return {k: self.field(k, v) for k, v in value.items()}
         if kind is list:
             return [self.data(v) for v in value]
         if kind is int or kind is float or kind is bool or value is None:
@@ -270,10 +299,40 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            return {k: self.data(v) for k, v in value.items()}
+            return {k: self.field(k, v) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
         return value
+
+    def field(self, key: Any, value: Any) -> Any:
+        """``value`` redacted as the value of ``key`` in a document phasegate writes.
+
+        Under a key of :data:`STRUCTURAL_KEYS` a string (or a list's strings) is
+        phasegate's own word, a status or a node's path: it is redacted of token shapes
+        but never of environment values, so that a variable holding ``approved`` or
+        ``active`` cannot rewrite the recorded state. Anything else is :meth:`data`.
+        """
+        if key not in STRUCTURAL_KEYS:
+            return self.data(value)
+        kind = type(value)
+        if kind is str or isinstance(value, str):
+            return self._structural_text(value)
+        if kind is list or isinstance(value, list | tuple):
+            return [self.field(key, v) for v in value]
+        return self.data(value)
+
+    def _structural_text(self, text: str) -> str:
+        if len(text) < _MIN_SECRET_LEN:
+            return text
+        if len(text) > _REMEMBERED_LENGTH:
+            return self._shapes(text)
+        known = self._seen_shapes.get(text)
+        if known is None:
+            known = self._shapes(text)
+            if len(self._seen_shapes) >= _REMEMBERED_COUNT:
+                self._seen_shapes.clear()
+            self._seen_shapes[text] = known
+        return known
 
 
 def redact(text: str) -> str:

@@ -61,13 +61,13 @@ def test_a_completed_run_is_told_on_stdin_and_in_the_environment(
 ) -> None:
     """The event reaches the command as JSON on stdin and as PHASEGATE_* variables."""
     folder = recorder(repo, tmp_path)
-    ran = phasegate(repo, "run", ITEM, "--until", "brainstorm")
+    ran = phasegate(repo, "run", ITEM)
     assert ran.returncode == 0, ran.stderr
     (record,) = heard(folder)
     event = record["event"]
     assert event["event"] == "completed" and event["exit_code"] == 0
     assert (event["item"], event["workflow"], event["command"]) == (ITEM, "feature", "run")
-    assert event["message"] == "stopped after brainstorm (--until)"
+    assert event["message"] and event["message"] in ran.stderr
     assert event["repo"] == str(repo) and event["time"].endswith("Z")
     env = record["env"]
     assert env["PHASEGATE_EVENT"] == "completed" and env["PHASEGATE_ITEM"] == ITEM
@@ -113,18 +113,20 @@ def test_a_failing_notify_command_is_reported_and_never_changes_the_exit_code(
 ) -> None:
     """A notify command that fails is a warning; the run keeps its own exit code."""
     configure(repo, "echo 'no route to the chat server' >&2; exit 9")
-    ran = phasegate(repo, "run", ITEM, "--until", "brainstorm")
-    assert ran.returncode == 0
-    assert "warning: notify command failed (exit 9): no route to the chat server" in ran.stderr
+    failed = "warning: notify command failed (exit 9): no route to the chat server"
     stopped = phasegate(repo, "run", ITEM, "--phase", "design")
     assert stopped.returncode == 3  # still the run's own exit code
+    assert failed in stopped.stderr
+    ran = phasegate(repo, "run", ITEM)
+    assert ran.returncode == 0
+    assert failed in ran.stderr
 
 
 def test_a_hanging_notify_command_is_stopped_after_its_timeout(repo: Path) -> None:
     """A notify command past its timeout is stopped and reported; the run ends."""
     configure(repo, "sleep 60", timeout=0.5)
     started = time.monotonic()
-    ran = phasegate(repo, "run", ITEM, "--until", "brainstorm")
+    ran = phasegate(repo, "run", ITEM)
     assert ran.returncode == 0 and time.monotonic() - started < 30
     assert "notify command timed out after 0.5s" in ran.stderr
 

@@ -340,6 +340,10 @@ def run_item(
                 outcome = replace(outcome, message=named)
             end.message = outcome.message
             end.stopped = outcome.state.status == "stopped"
+            # A run that stopped before its item ended (--until, --phase, a command's
+            # stop) did not complete it: nothing to announce.
+            if outcome.state.status not in ("completed", "stopped"):
+                end.announce = False
         finally:
             printer.close()
     if show_status and not quiet:

@@ -49,7 +49,13 @@ _quote: Any = json.encoder.encode_basestring
 _KEYS: dict[str, str] = {}
 
 
-def _plain(value: Any, redactor: Redactor) -> str:
+def _plain(value: Any, redactor: Redactor, key: str | None = None) -> str:
+    """``value`` (the value of ``key``, if given) redacted, as JSON (see Redactor.field)."""
+    if key is not None:
+        value = redactor.field(key, value)
+        if isinstance(value, str):
+            return str(_quote(value))
+        return _dumps(value, ensure_ascii=False)
     if isinstance(value, str):
         return str(_quote(redactor.text(value)))
     return _dumps(redactor.data(value), ensure_ascii=False)
@@ -82,7 +88,7 @@ def encode_document(
 ) -> bytes:
     """The state file's bytes for ``top`` (key, value pairs in order) and ``nodes``, afresh."""
     return _document(
-        ((key, _plain(value, redactor)) for key, value in top),
+        ((key, _plain(value, redactor, key)) for key, value in top),
         (f"{_dumps(path)}: {_plain(node, redactor)}" for path, node in nodes.items()),
     )
 
@@ -153,7 +159,7 @@ class StateEncoder:
             cached = self._values.get(where)
             if cached is not None and cached[0] is value:
                 return cached[1]
-            text = _plain(value, redactor)
+            text = _plain(value, redactor, where[1])
             self._values[where] = (value, text)
             return text
         # A mapping may have changed in place: its plain JSON (C encoder, no redaction)
@@ -162,7 +168,7 @@ class StateEncoder:
         known = self._mappings.get(where)
         if known is not None and known[0] == raw:
             return known[1]
-        text = _plain(value, redactor)
+        text = _plain(value, redactor, where[1])
         self._mappings[where] = (raw, text)
         return text
 
@@ -176,7 +182,7 @@ class StateEncoder:
             if len(value) >= kept and all(map(operator.is_, value[:kept], elements)):
                 if len(value) == kept:
                     return f"[{joined}]"
-                added = [_plain(element, redactor) for element in value[kept:]]
+                added = [_plain(element, redactor, where[1]) for element in value[kept:]]
                 joined = ", ".join([joined, *added]) if kept else ", ".join(added)
                 self._lists[where] = (list(value), texts + added, joined)
                 return f"[{joined}]"
@@ -185,7 +191,7 @@ class StateEncoder:
             if before is not None and index < len(before[0]) and before[0][index] is element:
                 texts.append(before[1][index])
             else:
-                texts.append(_plain(element, redactor))
+                texts.append(_plain(element, redactor, where[1]))
         joined = ", ".join(texts)
         self._lists[where] = (list(value), texts, joined)
         return f"[{joined}]"

@@ -289,7 +289,7 @@ class FeatureView(StateView):
             if kind is str or kind is int or kind is bool or value is None:
                 # A plain value is its own key: equal and of the same type, the same JSON.
                 if known is None or known[0] != value or type(known[0]) is not kind:
-                    text = encode_json(redactor.text(value) if kind is str else value)
+                    text = encode_json(redactor.field(key, value) if kind is str else value)
                     known = (value, f"{_encode_key(key)}: {text}")
                     top_lines[key] = known
             else:
@@ -297,7 +297,7 @@ class FeatureView(StateView):
                 if known is None or known[0] != raw or type(known[0]) is not _Encoded:
                     # The same JSON redacts the same; redaction only ever replaces strings,
                     # so a value it left equal is encoded as it was.
-                    redacted = redactor.data(value)
+                    redacted = redactor.field(key, value)
                     text = raw if redacted == value else encode_json(redacted)
                     known = (_Encoded(raw), f"{_encode_key(key)}: {text}")
                     top_lines[key] = known

@@ -3,7 +3,8 @@
 Claude Code runs this at the start of every session (seed 000 §4) with a
 JSON object on stdin (``session_id``, ``cwd``, ``source``...) and injects the
 ``additionalContext`` of the JSON printed on stdout. The context lists the
-*active* work items only: workflow, current phase, review iterations so far,
+*active* work items only (not those that ended: completed, stopped or blocked
+at an end): workflow, current phase, review iterations so far,
 unresolved reviewer concerns, pending decisions and the next command (as
 ``phasegate status`` computes it), and warns once per session when the
 session's directory is not the item's worktree (TD4).
@@ -52,7 +53,10 @@ AGENT_ENV = "PHASEGATE_AGENT"
 DETAILED_ITEMS = 10
 LISTED_ITEMS = 40
 MAX_CONCERNS = 3
-DONE = frozenset({"completed", "complete", "done", "archived", "finished"})
+#: Statuses of items that ended: completed, or stopped or blocked at an end (the engine
+#: sets ``stopped`` and ``blocked`` only there). ``phasegate status`` shows them with no
+#: next command and ``phasegate run`` has nothing to run: they are not active.
+DONE = frozenset({"completed", "complete", "done", "archived", "finished", "stopped", "blocked"})
 
 
 def read_state(path: Path, fmt: str) -> dict[str, Any]:
