@@ -25,7 +25,9 @@ Contract
     replaced) reads from the start.
 ``artifacts(root, item, workflow=None) -> list[(name, path)]``
     The item folder's Markdown files (review history included), ``name``
-    relative to the folder.
+    relative to the folder. A file that resolves outside the folder (a
+    symbolic link to a file elsewhere) is not one of them: it is neither
+    listed nor served.
 ``artifact_links(root, item, workflow=None) -> list[(shown, key)]``
     The same files as the dashboard shows them: each name with its secrets
     masked, and the key its URL names (the name itself; for a name that held
@@ -38,8 +40,9 @@ Contract
     asked_at, answer?: {choice, note, by, at}}``.
 ``answer(root, item, decision_id, choice, note, by, workflow=None) -> dict``
     Record the answer (persisted before anything acts on it) and return the
-    decision. Raises :class:`BadInputError` for an unknown id or a choice that
-    is not one of the canonical choices (the message lists them), and
+    decision. Raises :class:`BadInputError` for an unknown id, a choice that
+    is not one of the canonical choices (the message lists them) or a note
+    longer than :data:`MAX_NOTE_CHARS`, and
     :class:`AlreadyAnsweredError` when it was answered already: two answers
     given at once are recorded once, and the other one gets that error.
 
@@ -73,6 +76,7 @@ from phasegate.errors import (
 from phasegate.redact import Redactor
 
 __all__ = [
+    "MAX_NOTE_CHARS",
     "answer",
     "artifact_links",
     "artifacts",
@@ -98,6 +102,9 @@ def _registry(root: Path) -> Any:
 
     return WorkflowRegistry(root)
 
+
+#: The longest note an answer given from the dashboard may have (characters).
+MAX_NOTE_CHARS = 20_000
 
 _LOCATED: dict[tuple[Path, str, str | None], _Located] = {}
 
@@ -255,10 +262,15 @@ def read_journal(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int
 def artifacts(root: Path, item: str, workflow: str | None = None) -> list[tuple[str, Path]]:
     """The Markdown files of the item's folder (its artifacts and review history)."""
     folder = _locate(root, item, workflow).item_dir
+    real_folder = folder.resolve()
     found = sorted(
         (p.relative_to(folder).as_posix(), p)
         for p in folder.rglob("*.md")
-        if p.is_file() and ".base" not in p.relative_to(folder).parts
+        if ".base" not in p.relative_to(folder).parts
+        # A link to a file outside the folder (elsewhere in the repository or outside it)
+        # is no artifact of the item.
+        and (real := p.resolve()).is_relative_to(real_folder)
+        and real.is_file()
     )
     # The review history (a dot file) after the artifacts.
     return sorted(found, key=lambda pair: (pair[0].startswith("."), pair[0]))
@@ -287,7 +299,7 @@ def find_artifact(root: Path, item: str, key: str, workflow: str | None = None) 
     for name, path in artifacts(root, item, workflow):
         shown = redactor.text(name)
         if key in (name, _artifact_key(name, shown)):
-            return shown, path
+            return shown, path.resolve()  # the file read is the one found inside the folder
     raise NotFoundError(f"work item {item!r} has no artifact {redactor.text(key)!r}")
 
 
@@ -311,6 +323,8 @@ def decisions(root: Path, item: str, workflow: str | None = None) -> list[dict[s
             "recommendation": record.get("recommendation"),
             "status": "answered" if answered is not None else record.get("status"),
             "asked_at": record.get("asked_at"),
+            # Which time the decision was asked: an answer naming it answers that question.
+            "visit": int(record.get("visit", 0)),
         }
         given = record.get("answer") or (
             {
@@ -342,8 +356,10 @@ def answer(
     note: str | None,
     by: str,
     workflow: str | None = None,
+    visit: int | None = None,
 ) -> dict[str, Any]:
-    """Record the answer to a pending decision, once (see the module docstring).
+    """Record the answer to a pending decision, once (see the module docstring);
+    ``visit``: the question it answers (refused when the decision was asked again since).
 
     The same code path as ``phasegate answer``: the answer is journaled under
     the item's lock before anything acts on it; a run waiting on it
@@ -351,7 +367,12 @@ def answer(
     """
     from phasegate.engine.answers import answer_decision
 
+    if note and len(note) > MAX_NOTE_CHARS:
+        raise BadInputError(
+            f"the note to decision {decision_id!r} of {item!r} has {len(note):,} characters: "
+            f"a note given from the dashboard may have at most {MAX_NOTE_CHARS:,}; shorten it"
+        )
     found = _work_item(root, item, workflow)
-    given = answer_decision(found, decision_id, choice, note or "", by)  # type: ignore[arg-type]
+    given = answer_decision(found, decision_id, choice, note or "", by, visit)  # type: ignore[arg-type]
     recorded = next((d for d in decisions(root, item, workflow) if d["id"] == decision_id), None)
     return recorded if recorded is not None else Redactor().data(given)

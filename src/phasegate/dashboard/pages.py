@@ -238,7 +238,13 @@ def decisions_html(
             + (f'<ul class="files">{files}</ul>' if files else "")
             + '<form class="answer" method="post" '
             f'action="{escape(item_url(item, "decisions", did, workflow=workflow))}">'
-            f'<label>Note <input type="text" name="note" autocomplete="off"></label>'
+            # The question shown: sent again once the decision is asked anew, it is refused.
+            + (
+                f'<input type="hidden" name="visit" value="{int(decision["visit"])}">'
+                if decision.get("visit") is not None
+                else ""
+            )
+            + f'<label>Note <input type="text" name="note" autocomplete="off"></label>'
             f'<span class="choices">{buttons}</span></form>'
             '<p class="message" role="status"></p></div>'
         )

@@ -25,10 +25,12 @@ from typing import Any
 
 import anyio
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
     JSONResponse,
+    PlainTextResponse,
     RedirectResponse,
     Response,
     StreamingResponse,
@@ -42,6 +44,7 @@ from phasegate.dashboard.guard import Guard, is_loopback
 from phasegate.errors import (
     AlreadyAnsweredError,
     BadInputError,
+    ExitCode,
     NotFoundError,
     PhasegateError,
 )
@@ -186,8 +189,10 @@ def create_app(
         choice, note = str(form.get("choice") or ""), str(form.get("note") or "") or None
         wants_json = "application/json" in request.headers.get("accept", "")
         try:
+            # The question the page showed: an answer sent again later does not answer the next.
+            visit = _visit(form.get("visit"), "the form's field visit")
             decision = await anyio.to_thread.run_sync(
-                data.answer, root, item, decision_id, choice, note, "dashboard", workflow
+                data.answer, root, item, decision_id, choice, note, "dashboard", workflow, visit
             )
         except PhasegateError as exc:
             if wants_json:
@@ -251,10 +256,13 @@ def create_app(
         except json.JSONDecodeError:
             body = None
         if not isinstance(body, dict) or not isinstance(body.get("choice"), str):
-            raise BadInputError('the body must be a JSON object {"choice": ..., "note": ...}')
+            raise BadInputError(
+                'the body must be a JSON object {"choice": ..., "note": ..., "visit": ...}'
+            )
         note = str(body["note"]) if body.get("note") else None
+        visit = _visit(body.get("visit"), 'the body\'s "visit"')
         decision = await anyio.to_thread.run_sync(
-            data.answer, root, item, decision_id, body["choice"], note, "dashboard", workflow
+            data.answer, root, item, decision_id, body["choice"], note, "dashboard", workflow, visit
         )
         return JSONResponse(decision)
 
@@ -263,6 +271,23 @@ def create_app(
         if request.url.path.startswith("/api/"):
             return _json_error(exc)
         return page(pages.error_page(_status_of(exc), str(exc), repo), _status_of(exc))
+
+    async def on_http_error(request: Request, exc: Exception) -> Response:
+        """No such address, or a method it does not take: JSON under /api/, as every API
+        error is; text elsewhere."""
+        assert isinstance(exc, HTTPException)
+        path, method = request.url.path, request.method
+        if path != "/api" and not path.startswith("/api/"):
+            return PlainTextResponse(exc.detail, exc.status_code, headers=exc.headers)
+        if exc.status_code == 404:
+            message = f"phasegate: no such API address: {method} {path}"
+        elif exc.status_code == 405:
+            allowed = (exc.headers or {}).get("Allow", "GET")
+            message = f"phasegate: {path} does not take {method} (it takes {allowed})"
+        else:
+            message = f"phasegate: {method} {path}: {exc.detail}"
+        body = {"error": message, "exit_code": int(ExitCode.BAD_INPUT)}
+        return JSONResponse(body, exc.status_code, headers=exc.headers)
 
     routes = [
         Route("/", items_page),
@@ -279,9 +304,24 @@ def create_app(
         Route("/api/items/{item}/decisions/{decision_id}", api_answer, methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={PhasegateError: on_error})
+    handlers = {PhasegateError: on_error, HTTPException: on_http_error}
+    app = Starlette(routes=routes, exception_handlers=handlers)
     app.add_middleware(Guard, token=token)
     return app
+
+
+def _visit(raw: object, where: str) -> int | None:
+    """The question an answer names (a decision's ``visit``), ``None`` when it names none."""
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+        return raw
+    if isinstance(raw, str) and re.fullmatch(r"[0-9]+", raw.strip()):
+        return int(raw)
+    raise BadInputError(
+        f"{where} must be the visit of the question answered (a whole number, as "
+        f"/api/items/ITEM/decisions lists it), not {raw!r}"
+    )
 
 
 def _offset(raw: str) -> int:

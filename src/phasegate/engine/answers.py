@@ -114,15 +114,20 @@ def canonical(
             f"(e.g. {example})"
         )
     if text and choice in (question.get("amount_notes") or []):
+        # The choice's advice ('raise: AMOUNT') given as the note itself: the amount is its note.
+        named, sep, rest = text.partition(":")
+        amount_text = rest.strip() if sep and named.strip().lower() == choice.lower() else text
         whole = bool(question.get("whole_amounts"))
-        value = parse_amount(text, whole=whole)
+        value = parse_amount(amount_text, whole=whole)
         if value is None or (whole and value != int(value)):
             kind, example = ("whole", "500000") if whole else ("positive", "2.5")
             most = MAX_WHOLE_AMOUNT if whole else MAX_AMOUNT
             raise BadInputError(
                 f"the note of choice {choice!r} of decision {question.get('id')!r} must be a "
-                f"{kind} amount of at most {most:,} (e.g. '{choice}: {example}'), not {text!r}"
+                f"{kind} amount of at most {most:,} (e.g. '{example}' or '{choice}: {example}'), "
+                f"not {text!r}"
             )
+        text = amount_text
     return Answer(choice, text)
 
 
@@ -241,12 +246,19 @@ def pending(state: EngineState) -> list[dict[str, Any]]:
 
 
 def answer_decision(
-    item: WorkItem, decision: str, raw: str, note: str = "", by: AnsweredBy = "command"
+    item: WorkItem,
+    decision: str,
+    raw: str,
+    note: str = "",
+    by: AnsweredBy = "command",
+    visit: int | None = None,
 ) -> dict[str, Any]:
     """Answer a pending decision of ``item`` (``phasegate answer``, the dashboard).
 
     Refuses an unknown decision, a choice that is not canonical and a decision
-    already answered (exit 2), changing nothing. The answer is journaled under
+    already answered (exit 2), changing nothing. ``visit``: the question the answer
+    was given to (the dashboard's form says which): a decision asked again since (the
+    next ``budget`` question) is not answered by it. The answer is journaled under
     the item's lock; when no run holds the item it is also committed to the
     state, so ``status`` shows it at once.
     """
@@ -257,7 +269,10 @@ def answer_decision(
             open_ids = [d["id"] for d in pending(with_journaled_answers(item, state))]
             known = ", ".join(open_ids) if open_ids else "none"
             raise BadInputError(f"{item.name} has no decision {decision!r} (pending: {known})")
-        visit = int(record.get("visit", 0))
+        current = int(record.get("visit", 0))
+        if visit is not None and visit != current:
+            _refuse_other_visit(item, decision, visit, current)
+        visit = current
         journaled = item.recorded().answer(decision, visit)
         if record.get("status") == "answered" or journaled is not None:
             earlier = (record.get("answer") or {}) if journaled is None else journaled
@@ -287,6 +302,20 @@ def answer_decision(
             # What takes the answer: the command that asked (run --phase P for a warning).
             "next": _next_after(item, decision, record, given.choice),
         }
+
+
+def _refuse_other_visit(item: WorkItem, decision: str, visit: int, current: int) -> None:
+    """An answer given to question ``visit`` of ``decision`` while ``current`` is its latest."""
+    if visit > current:
+        raise BadInputError(
+            f"question {visit} of decision {decision} of {item.name} was never asked (the "
+            f"latest is question {current}); nothing changed"
+        )
+    raise AlreadyAnsweredError(
+        f"this answer to decision {decision} of {item.name} came too late: the question it "
+        f"answers (question {visit}) was already answered and decision {decision} was asked "
+        f"again since (question {current}); read it again before answering; nothing changed"
+    )
 
 
 def _next_after(item: WorkItem, decision: str, record: Mapping[str, Any], choice: str) -> str:
