@@ -52,6 +52,7 @@ def test_a_form_sent_again_does_not_answer_the_next_budget_question(tmp_path: Pa
     root = _repo(tmp_path)
     with TestClient(create_app(root), base_url=BASE) as client:
         page = client.get(f"/items/{ITEM}").text
+        assert 'maxlength="20000"' in page  # the note field holds what the server takes
         fields = {**_form_fields(page), "choice": "raise", "note": "1"}
         first = client.post(URL, data=fields, follow_redirects=False)
         assert first.status_code == 303

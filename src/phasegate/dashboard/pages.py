@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 
+from phasegate.dashboard.data import MAX_NOTE_CHARS
 from phasegate.dashboard.events import EventEntry
 from phasegate.engine.budget import budget_lines
 from phasegate.suggested_commands import shared_names
@@ -244,7 +245,8 @@ def decisions_html(
                 if decision.get("visit") is not None
                 else ""
             )
-            + f'<label>Note <input type="text" name="note" autocomplete="off"></label>'
+            + '<label>Note <input type="text" name="note" autocomplete="off" '
+            f'maxlength="{MAX_NOTE_CHARS}"></label>'
             f'<span class="choices">{buttons}</span></form>'
             '<p class="message" role="status"></p></div>'
         )
