@@ -158,7 +158,8 @@ def test_answers_of_later_and_templated_gates_are_checked_too(tmp_path: Path) ->
 def test_answers_in_a_persons_words_are_read_as_the_gate_reads_them(tmp_path: Path) -> None:
     """An answer the gate's classifier understands ("looks good", "at the end") is accepted
     at the start and applied at its gate."""
-    repo = _new_session(tmp_path)
+    # "at the end" is single-final: its Coder leaves T1 implemented (phasegate completes it).
+    repo = _new_session(tmp_path, team_script("single-final"))
     result = cli(
         repo,
         "run",

@@ -190,7 +190,16 @@ def _print_items(console: Console, name: str, items: list[dict[str, Any]]) -> No
     counts: dict[str, int] = {}
     for item in items:
         counts[item["status"]] = counts.get(item["status"], 0) + 1
-    order = ("done", "running", "interrupted", "waiting", "failed", "pending", "skipped")
+    order = (
+        "done",
+        "running",
+        "interrupted",
+        "waiting",
+        "answered",
+        "failed",
+        "pending",
+        "skipped",
+    )
     summary = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
     console.print(f"  {escape(name)} items: {summary}")
     if len(items) > ITEMS_LISTED:
@@ -199,6 +208,9 @@ def _print_items(console: Console, name: str, items: list[dict[str, Any]]) -> No
         detail = ""
         if item["status"] in ("running", "interrupted") and item.get("at"):
             detail = f" (at {item['at']})"
+        elif item["status"] == "answered":
+            chosen = f": {item['answer']}" if item.get("answer") else ""
+            detail = f" (decision {item.get('decision')}{chosen}; the next run acts on it)"
         elif item["status"] == "pending" and item.get("deps"):
             detail = f" (after {', '.join(item['deps'])})"
         elif item["status"] in ("waiting", "failed"):
@@ -220,6 +232,7 @@ _ITEM_MARKS = {
     "running": "▶",
     "interrupted": "!",
     "waiting": "?",
+    "answered": "…",
     "failed": "✗",
     "pending": "·",
     "skipped": "-",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -191,7 +192,7 @@ def locate_item(
             f"work item {name!r} exists in several workflows ({', '.join(names_found)}); {how}"
         )
     if matches:
-        if command is None:
+        if command is None and not _ended_outside_command_line(matches[0]):
             refuse_own_commands(matches[0].workflow, name, creating=False)
         return matches[0]
     if "change" in names:  # an archived change is in the change archive, not its items folder
@@ -230,6 +231,26 @@ def locate_item(
     raise NotFoundError(
         f"no work item named {name!r} in {repo}; create it with 'phasegate new {name}'"
     )
+
+
+def _ended_outside_command_line(item: WorkItem) -> bool:
+    """Whether ``item``, of a workflow whose commands run through ``phasegate run
+    --command``, has ended (completed, or at another end): nothing is left to run, and
+    ``run`` says so instead of advising a command. Only the state file's top-level
+    ``status`` and ``at`` are read; a file that cannot be read counts as not ended."""
+    workflow = item.workflow
+    if not workflow.commands:
+        return False
+    own = COMMAND_LINE.get(workflow.name, frozenset())
+    if all(c in own for c in workflow.commands):
+        return False  # its commands are the command line's (phasegate plan, impl, archive)
+    try:
+        data = json.loads(item.engine_path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    return data.get("status") in ("completed", "stopped") or data.get("at") == "@end"
 
 
 def _how_to_create(workflow: Workflow, name: str) -> str:

@@ -164,7 +164,8 @@ def with_live_run(data: dict[str, Any], live: dict[str, Any] | None) -> dict[str
     the item is going on: ``running`` is that run (``pid``, ``host``, ``since``) or
     ``None``. While it runs, the next command watches it (a second run would be refused);
     once no run goes on, a loop's items its last run left running are ``interrupted``
-    (the next run resumes them)."""
+    (the next run resumes them). An item that stopped at a gate is not: ``status`` shows
+    it ``waiting`` (its decision is pending) or ``answered`` (the next run acts on it)."""
     data["running"] = live
     if live is not None:
         if data.get("nextCommand") and not data.get("pendingDecisions"):

@@ -10,7 +10,7 @@ workflow's own files (a view); the engine records and decides.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -205,6 +205,12 @@ class StateView:
     def file_names(cls, settings: Mapping[str, Any]) -> list[str]:
         """The names (in the item folder) of the files this view writes, its state file first."""
         return []
+
+    def watch_call(self, role: str) -> Callable[[], list[str]] | None:
+        """Before an agent call of ``role``: what to run once it ended, which puts back what
+        that role may not change of the workflow's files and names it (``None``: nothing to
+        watch). Whatever it names is a violation, as a change of :meth:`files` is."""
+        return None
 
     def check(self, state: EngineState) -> None:
         """Validate the view's files and copy hand edits into ``state``."""

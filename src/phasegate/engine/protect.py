@@ -11,7 +11,9 @@ bytes, new files are removed, removed ones come back, and journal lines that
 phasegate did not write (forged events) are cut out. The change is journaled
 as ``agent.violation`` with the paths, and the call counts as failed (retried
 like any failed call) or, with ``protection: {on_violation: stop}`` in the
-config, stops the run.
+config, stops the run. A workflow's view may guard more of its files from some
+roles (:meth:`~phasegate.engine.plugin_api.StateView.watch_call`): what it puts
+back after such a call is a violation the same way.
 
 phasegate's own writes are never a violation: the record is taken after the
 call's dispatch is journaled, every line phasegate appends to the journal
@@ -239,6 +241,8 @@ def guarded_call(
     guard = guard_of(item)
     found: list[Violation] = []
     local = WorktreeRecord.of(item, workdir, exempt)
+    # The workflow's files this role may not change (the view says which, and how much).
+    watched = item.view.watch_call(role)
     here: list[Violation] = []
     try:
         with guard.watching(exempt) as found:  # undone after an interrupt too
@@ -248,6 +252,9 @@ def guarded_call(
                 undone = local.undo(item.repo) if local is not None else None
                 if undone is not None:
                     here.append(undone)
+                put_back = watched() if watched is not None else []
+                if put_back:
+                    here.append(Violation(tuple(put_back), ()))
     finally:
         violation = _merged([*found, *here])
         if violation is not None:

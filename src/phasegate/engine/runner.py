@@ -42,7 +42,7 @@ from phasegate.engine.worktree import ensure_worktree, finish_worktree
 from phasegate.errors import BadInputError, BlockedError, ConfigError, WaitingForHuman
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import AgentNode, Workflow
-from phasegate.workflow.transitions import phase_node, validate_transition
+from phasegate.workflow.transitions import phase_node, phase_refusal, validate_transition
 
 __all__ = [
     "PARTIAL_CHOICES",
@@ -267,10 +267,7 @@ class Runner:
         found = phase_node(self.workflow, label)
         if found is not None:
             return found
-        known = ", ".join(self.workflow.label_names)
-        raise BadInputError(
-            f"unknown phase {label!r} in workflow {self.workflow.name!r} (phases: {known})"
-        )
+        raise BadInputError(phase_refusal(self.workflow, label))
 
     def _jump(self, run: Run, target: str) -> RunOutcome | None:
         """``run --phase P``: validate the transition, then put the cursor at P; a start

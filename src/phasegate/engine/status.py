@@ -212,6 +212,25 @@ def _completed(workflow: Workflow, state: EngineState) -> set[str]:
     }
 
 
+def _node_limit(
+    workflow: Workflow, state: EngineState, at: str, cursor: NodeState, limit: int
+) -> int:
+    """The review iterations the agent node at ``at`` may use (its budget, a gate's
+    extensions included, as the run counts them); ``limit`` for other nodes."""
+    node = workflow.node(at)
+    if not isinstance(node, AgentNode):
+        return limit
+    budget = node.budget
+    if budget.revisions is not None:
+        base = budget.revisions + 1
+    elif isinstance(budget.max, int):
+        base = budget.max
+    else:
+        raw = state.data.get(budget.max) if budget.max != "mode" else None
+        base = raw if isinstance(raw, int) and raw > 0 else limit
+    return base + int(cursor.get("extra_budget", 0) or 0)
+
+
 def item_head(
     workflow: Workflow,
     state: EngineState,
@@ -232,7 +251,7 @@ def item_head(
             "node": at,
             "kind": kind,
             "iteration": cursor.iteration,
-            "maxIterations": limit,
+            "maxIterations": _node_limit(workflow, state, at, cursor, limit),
             "stage": _stage(kind, cursor),
         }
         node_at = workflow.node(at)
@@ -264,6 +283,14 @@ def item_head(
                 items=len(order),
                 itemsConflicted=len(conflicted & set(order)),
             )
+            inside = _answered_inside(state, f"{at}[")
+            if inside:
+                # An item's gate answered (by phasegate answer), not yet acted on.
+                in_progress.update(
+                    stage="answered",
+                    decision=inside[0].get("id"),
+                    answer=(inside[0].get("answer") or {}).get("choice"),
+                )
     next_phase: str | None = None
     blocked: str | None = None
     if state.status == "active":
@@ -376,10 +403,12 @@ def blocked_inside(state: EngineState, prefix: str) -> str | None:
 
 
 def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, Any]]:
-    """A foreach's items as ``status`` lists them: done, running, waiting, failed, pending.
+    """A foreach's items as ``status`` lists them: done, running, waiting, answered,
+    failed, pending.
 
-    ``waiting``: a decision inside the item waits for a person; ``failed``: the item
-    ended other than done, or its last run stopped on an error.
+    ``waiting``: a decision inside the item waits for a person; ``answered``: a gate inside
+    it was answered (``decision``, ``answer``) and the next run acts on it; ``failed``: the
+    item ended other than done, or its last run stopped on an error.
     """
     items = found.get("items") or {}
     waiting = {
@@ -387,6 +416,7 @@ def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, A
         for d in state.decisions.values()
         if d.get("status") == "pending"
     }
+    answered = _answered_inside(state, f"{path}[")
     listed: list[dict[str, Any]] = []
     for key in found.get("order") or []:
         entry = items[key]
@@ -394,11 +424,14 @@ def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, A
         prefix = f"{path}[{key}]/"
         parked = str(entry.get("parked") or "")
         stopped = blocked_inside(state, prefix) if raw == "running" else None
+        gate = next((d for d in answered if str(d.get("context")).startswith(prefix)), None)
         if stopped is not None:
             shown = "failed"  # its last run stopped on a blocked outcome
             parked = parked or stopped
         elif raw in ("running", "done") and any(w.startswith(prefix) for w in waiting):
             shown = "waiting"
+        elif raw == "running" and gate is not None:
+            shown = "answered"  # its gate's answer waits for the next run
         elif raw in ("running", "done") and parked:
             shown = "waiting" if parked.startswith("waiting") else "failed"
         elif raw in ("running", "pending", "done", "skipped"):
@@ -413,6 +446,9 @@ def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, A
             "at": entry.get("at"),
             "deps": list(entry.get("deps") or []),
         }
+        if shown == "answered" and gate is not None:
+            item["decision"] = gate.get("id")
+            item["answer"] = (gate.get("answer") or {}).get("choice")
         if parked:
             item["reason"] = parked.split(": ", 1)[-1]
         if entry.get("worktree") and raw != "done":
@@ -466,7 +502,9 @@ def next_command(
         return answered
     if blocked:
         return f"fix the block, then: {continue_command(workflow, state.item, label)}"
-    if _answered_gate(workflow, state):
+    if _answered_gate(workflow, state) or (
+        state.at is not None and _answered_inside(state, f"{state.at}[")
+    ):
         # Its answer waits for a run to act on it (a label's own next, such as
         # "phasegate decisions", would show nothing waiting).
         return continue_command(workflow, state.item, label)
@@ -492,6 +530,24 @@ def _answered_gate(workflow: Workflow, state: EngineState) -> bool:
         and record.get("status") == "answered"
         and (found is None or found.get("outcome") is None)
     )
+
+
+def _answered_inside(state: EngineState, prefix: str) -> list[Mapping[str, Any]]:
+    """The decisions of gates under ``prefix`` (a foreach's items: ``NODE[``) answered by
+    ``phasegate answer`` that no run has acted on yet: the gate's current visit started
+    and has no outcome."""
+    found: list[Mapping[str, Any]] = []
+    for record in state.decisions.values():
+        context = str(record.get("context") or "")
+        if record.get("status") != "answered" or not context.startswith(prefix):
+            continue
+        gate = state.peek(context)
+        if gate is None or not gate.get("started") or gate.get("outcome") is not None:
+            continue
+        if record.get("visit") is not None and record.get("visit") != gate.get("visit"):
+            continue  # answered at an earlier visit of the gate
+        found.append(record)
+    return found
 
 
 def brief(status: Mapping[str, Any]) -> dict[str, Any]:

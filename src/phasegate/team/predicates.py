@@ -231,8 +231,10 @@ def _repair_detail(ctx: PluginContext) -> str:
     found, issues = _source(ctx)
     records = list(found.get("iterations") or []) if found is not None else []
     where = ctx.task.key if ctx.task is not None else "The session"
+    # Repair round n is review iteration n + 1 (the first iteration is the first review).
     tried = [
-        f"round {r.get('iteration')}: {(str(r.get('changes') or '').strip() or 'no summary')[:200]}"
+        f"round {int(r.get('iteration') or 1) - 1}: "
+        f"{(str(r.get('changes') or '').strip() or 'no summary')[:200]}"
         for r in records[1:]
     ]
     last = records[-1] if records else {}

@@ -20,7 +20,9 @@ tasks:
 The PLAN gate (checked in code) needs every task to have an id, a title,
 ``dependencies`` on known tasks without a cycle, ``acceptance_checks`` and
 ``done_when``. The Coder marks a task ``implemented``; only phasegate marks
-it ``completed``, once every gate of the task passed.
+it ``completed``, once every gate of the task passed. Another agent's change of
+the tasks, their ``acceptance_checks``, ``done_when`` or a ``completed`` status
+is put back and fails its call (:mod:`phasegate.team.guarded`).
 """
 
 from __future__ import annotations

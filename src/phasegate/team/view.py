@@ -11,7 +11,7 @@ starts and detected again whenever the file on disk lacks it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
 from phasegate.state.atomic import atomic_write_bytes
 from phasegate.state.journal import utc_now
+from phasegate.team.guarded import watch_documents
 from phasegate.team.session import (
     REVIEW_STRATEGY,
     WELL_KNOWN,
@@ -69,6 +70,15 @@ class TeamView(StateView):
     @property
     def path(self) -> Path:
         return self.item.item_dir / STATUS_FILE
+
+    def watch_call(self, role: str) -> Callable[[], list[str]] | None:
+        """acceptance.json and tasks.yaml's owned fields (see :mod:`phasegate.team.guarded`)."""
+        folder = self.item.item_dir
+        try:
+            shown = folder.relative_to(self.item.repo).as_posix()
+        except ValueError:
+            shown = str(folder)
+        return watch_documents(folder, shown, role)
 
     def check(self, state: EngineState) -> None:
         try:

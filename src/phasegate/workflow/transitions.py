@@ -47,15 +47,36 @@ def successors(workflow: Workflow, node_id: str) -> list[str]:
 
 
 def phase_node(workflow: Workflow, label: str) -> str | None:
-    """The top-level node ``run --phase``/``--until`` ``label`` starts: a node named by its
-    id or label, among the phases ``label_names`` lists (an end node without a label is
-    none: starting it would end the item with nothing run). ``None``: no such phase."""
+    """The top-level node ``run --phase``/``--until`` ``label`` starts: the first node
+    named by its id or label that is not an end node (an end node, labelled or not, is no
+    phase: starting it would end the item with nothing run). ``None``: no such phase."""
     for node in workflow.nodes:
-        if (node.id == label or node.label == label) and not (
-            isinstance(node, EndNode) and not node.label
-        ):
+        if (node.id == label or node.label == label) and not isinstance(node, EndNode):
             return node.id
     return None
+
+
+def phase_names(workflow: Workflow) -> list[str]:
+    """The phases ``run --phase``/``--until`` take, in graph order: each top-level node's
+    label, else its id, end nodes left out."""
+    names: list[str] = []
+    for node in workflow.nodes:
+        name = node.label or node.id
+        if not isinstance(node, EndNode) and name not in names:
+            names.append(name)
+    return names
+
+
+def phase_refusal(workflow: Workflow, label: str) -> str:
+    """The line refusing ``label`` for ``run --phase``/``--until`` (no :func:`phase_node`):
+    an end node's name says it ends the workflow; either way the phases are listed."""
+    known = ", ".join(phase_names(workflow))
+    if any(n.id == label or n.label == label for n in workflow.nodes):
+        return (
+            f"{label!r} is an end of workflow {workflow.name!r}, not a phase to run "
+            f"(phases: {known})"
+        )
+    return f"unknown phase {label!r} in workflow {workflow.name!r} (phases: {known})"
 
 
 def expected_next(
@@ -118,10 +139,21 @@ def validate_transition(
         decision = gate.decision or gate.id
         needs = [c for c in gate.required if gate.choices[c].note == "required"]
         answer = answer_command(item, decision, list(gate.required), notes_required=needs)
+        needed = f"{decision} is answered {' or '.join(gate.required)}"
+        if decisions is not None and decision not in decisions:
+            # Not asked yet: `phasegate answer` has nothing to answer; --answer gives it ahead.
+            ahead = answer.split(f" {decision} ", 1)[1]
+            return TransitionResult(
+                "blocked",
+                f"cannot start {target}: no run goes past gate {gate.id} until decision "
+                f"{needed}, and it is not asked yet (phasegate run {item}, without --phase, "
+                f"runs what comes before it and asks it; or answer it ahead: "
+                f"phasegate run {item} --answer {decision}={ahead})",
+            )
         return TransitionResult(
             "blocked",
             f"cannot start {target}: no run goes past gate {gate.id} until decision "
-            f"{decision} is answered {' or '.join(gate.required)} (answer it: {answer}; or "
+            f"{needed} (answer it: {answer}; or "
             f"phasegate run {item}, without --phase, to be asked)",
         )
     missing_hard = [f for f in node.prerequisites.hard if not artifacts.get(f, False)]

@@ -124,7 +124,11 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         plays=plays(role, workflow_role),
     )
     if node.at_most_once:
-        if ns.get("dispatching") == spec.key and run.item.recorded().result(spec.key) is None:
+        if (
+            ns.get("dispatching") == spec.key
+            and run.item.recorded().result(spec.key) is None
+            and not _returned(run, spec.key)
+        ):
             # The run stopped after this call was dispatched and before its result was
             # journaled: the work may be half done, so it is never dispatched again.
             run.item.record(
@@ -169,6 +173,22 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
     ns.stage = "checks" if has_checks else f"review:{int(ns.get('resume_review', 0))}"
     run.save(lazy=True)
     return Outcome("executed")
+
+
+def _returned(run: Run, key: str) -> bool:
+    """Whether the last call dispatched under ``key`` returned (and failed: its result is
+    not recorded): nothing of it can still be running, so it is made again, not taken for
+    a call that was interrupted."""
+    last: str | None = None
+    finished: set[str] = set()
+    for event in run.item.journal.events():
+        if event.get("key") != key:
+            continue
+        if event.get("event") == "agent.dispatched":
+            last = str(event.get("attempt"))
+        elif event.get("event") == "agent.finished":
+            finished.add(str(event.get("attempt")))
+    return last is not None and last in finished
 
 
 # -- checks -------------------------------------------------------------------------------

@@ -1,0 +1,108 @@
+"""What agents other than their authors may not change of a session's documents.
+
+``acceptance.json`` is SpecAgent's (INTAKE, INTAKE_LEAN and its corrections at
+APPROVE_DESIGN): during any other agent's call it may not change at all. In
+``tasks.yaml`` (the Planner's, or SpecAgent's in lean mode) the tasks, their
+``acceptance_checks`` and ``done_when`` may not change during any other agent's
+call, and no task's ``status`` may become or stop being ``completed``: only
+phasegate marks a task completed, once every gate of the task passed (the Coder
+marks it ``implemented``). What such a call changed is put back as it was before
+the call, and the call fails naming it (see :mod:`phasegate.engine.protect`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from phasegate.engine.protect_cache import ABSENT, _Copy
+from phasegate.engine.protect_snapshot import _put_back
+from phasegate.team.tasks import read_tasks
+
+ACCEPTANCE = "acceptance.json"
+TASKS = "tasks.yaml"
+#: The roles that write each document.
+AUTHORS = {ACCEPTANCE: ("spec-agent",), TASKS: ("planner", "spec-agent")}
+
+
+def _copy(path: Path) -> _Copy:
+    try:
+        if path.is_symlink():
+            return _Copy("link", str(path.readlink()).encode())
+        return _Copy("file", path.read_bytes(), path.stat().st_mode & 0o7777)
+    except FileNotFoundError:
+        return ABSENT
+    except OSError:
+        return _Copy("other")
+
+
+def _owned_fields(path: Path) -> dict[str, Any] | None:
+    """Per task id, what only its author (or phasegate) sets; ``None`` if unreadable."""
+    tasks, _ = read_tasks(path)
+    if not tasks:
+        return None
+    return {
+        t.id: {
+            "acceptance_checks": t.acceptance_checks,
+            "done_when": t.done_when,
+            "completed": t.status == "completed",
+        }
+        for t in tasks
+    }
+
+
+def _tasks_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
+    """What changed of ``tasks.yaml``'s owned fields, in words (empty: nothing)."""
+    if before is None:
+        return []
+    if after is None:
+        return ["made unreadable"]
+    found: list[str] = []
+    gone = [tid for tid in before if tid not in after]
+    added = [tid for tid in after if tid not in before]
+    if gone:
+        found.append(f"removed {', '.join(gone)}")
+    if added:
+        found.append(f"added {', '.join(added)}")
+    for tid, was in before.items():
+        now = after.get(tid)
+        if now is None:
+            continue
+        for name in ("acceptance_checks", "done_when"):
+            if now[name] != was[name]:
+                found.append(f"{tid}'s {name}")
+        if now["completed"] and not was["completed"]:
+            found.append(f"{tid}'s status set to completed")
+        elif was["completed"] and not now["completed"]:
+            found.append(f"{tid}'s status changed from completed")
+    return found
+
+
+def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[str]] | None:
+    """Before a call of ``role``: what puts back, once it ended, what it may not change
+    of ``acceptance.json`` and ``tasks.yaml`` in ``item_dir`` (shown as ``shown``), and
+    names it."""
+    acceptance = item_dir / ACCEPTANCE
+    tasks = item_dir / TASKS
+    watch_acceptance = role not in AUTHORS[ACCEPTANCE]
+    watch_tasks = role not in AUTHORS[TASKS]
+    if not watch_acceptance and not watch_tasks:
+        return None
+    acceptance_was = _copy(acceptance) if watch_acceptance else None
+    tasks_was = _copy(tasks) if watch_tasks else None
+    owned_was = _owned_fields(tasks) if tasks_was is not None and tasks_was.kind == "file" else None
+
+    def undo() -> list[str]:
+        found: list[str] = []
+        if acceptance_was is not None and _copy(acceptance) != acceptance_was:
+            _put_back(acceptance, acceptance_was)
+            found.append(f"{shown}/{ACCEPTANCE}")
+        if tasks_was is not None and tasks_was.kind == "file" and _copy(tasks) != tasks_was:
+            changes = _tasks_changes(owned_was, _owned_fields(tasks))
+            if changes:
+                _put_back(tasks, tasks_was)
+                found.append(f"{shown}/{TASKS} ({'; '.join(changes)})")
+        return found
+
+    return undo
