@@ -502,12 +502,12 @@ def next_command(
         return answered
     if blocked:
         return f"fix the block, then: {continue_command(workflow, state.item, label)}"
-    if _answered_gate(workflow, state) or (
-        state.at is not None and _answered_inside(state, f"{state.at}[")
-    ):
+    if _answered_gate(workflow, state):
         # Its answer waits for a run to act on it (a label's own next, such as
         # "phasegate decisions", would show nothing waiting).
         return continue_command(workflow, state.item, label)
+    # A gate inside a loop's item answered: the loop's label says how its run goes on
+    # (`phasegate implement ID` for an implement item).
     return next_for_label(workflow, state, label)
 
 
