@@ -7,7 +7,7 @@
       command: 'notify-send "phasegate: $PHASEGATE_ITEM" "$PHASEGATE_EVENT: $PHASEGATE_MESSAGE"'
       on: [waiting, failed, stopped, completed]     # the default: all four
 
-When ``run``, ``plan`` or ``impl`` ends, :func:`notify_run_end` runs the
+When ``run``, ``plan``, ``impl`` or ``archive`` ends, :func:`notify_run_end` runs the
 command through the shell in the repository, with the event as one JSON
 object on stdin and as ``PHASEGATE_*`` environment variables. Its exit code
 decides the event: 0 ``completed`` (``stopped`` when the run ended its item at
@@ -15,8 +15,9 @@ an end whose status is ``stopped``, a dropped item), 3 ``waiting`` (on a human
 decision), any other ``failed``, except an interruption by the person (130,
 141), which is not announced. A run that finds its item already ended does
 nothing and announces nothing, and so does a run that ends (exit 0) before its
-item does (``--until``, ``--phase``, a command stopping at its ``stops_at``):
-``completed`` is the run that completed its item. A notify command that fails or hangs is
+item does (``--until``, ``--phase``, a command stopping at its ``stops_at``, a change's
+``plan`` or ``impl``): ``completed`` is the run that completed its item (a change's
+``archive``). A notify command that fails or hangs is
 reported on stderr and never changes how the run ended.
 """
 
@@ -33,7 +34,7 @@ from typing import Any
 from phasegate.config import Config, NotifyEvent
 from phasegate.errors import ExitCode, PhasegateError
 from phasegate.process import run_process
-from phasegate.redact import Redactor
+from phasegate.redact import message_redactor
 from phasegate.state.journal import utc_now
 
 #: Exit codes of a run the person ended on purpose: nothing to announce.
@@ -75,7 +76,7 @@ def notify_run_end(
     event = event_for(exit_code, stopped=stopped)
     if settings is None or event is None or event not in settings.on:
         return False
-    redactor = Redactor()
+    redactor = message_redactor()  # the item's own names (phases, labels) are never masked
     payload: dict[str, Any] = redactor.data(
         {
             "event": event,

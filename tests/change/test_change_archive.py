@@ -99,6 +99,8 @@ def test_resolved_takes_the_changes_version_of_a_conflict(repo: Path) -> None:
         ("with a password.", "with a passkey."),
     )
     changes(repo).archive("change-a")
+    with pytest.raises(ArchiveConflict):  # what --resolved resolves is reported first
+        changes(repo).archive("change-b")
     merged = repo / "changes/change-b/specs/auth.md"
     merged.write_text(merged.read_text().replace("with a passkey.", "with OAuth or a passkey."))
     changes(repo).archive("change-b", resolved=True)

@@ -29,8 +29,10 @@ class Archive(Action):
     """``archive``: merge the change's specs into the living specs, requirement by requirement.
 
     Every merge is computed before anything is written; a true conflict
-    refuses the whole archive with nothing written (answer ``archive-conflict``
-    with ``resolved``, the ``--resolved`` flag, after merging by hand). The
+    refuses the whole archive with nothing written and is recorded (STATE.yaml
+    ``archive_conflicts``); ``archive-conflict`` answered ``resolved`` (the
+    ``--resolved`` flag, after merging by hand) takes the change's side of the
+    conflicts recorded, and reports any other first. The
     merged specs are recorded; the folder moves into the archive when the
     change completes (see the change view).
     """
@@ -43,8 +45,12 @@ class Archive(Action):
         change = paths_of(ctx)
         bases = ctx.state.data.setdefault("spec_bases", {})
         resolved = ctx.answers.get("archive-conflict") == "resolved"
+        # ``--resolved`` resolves the conflicts an earlier archive reported (and recorded),
+        # no others: a conflict nobody was shown is reported first, never overwritten.
+        reported = set(ctx.state.data.get("archive_conflicts") or [])
         plans: list[tuple[Path, str]] = []
         conflicts: list[str] = []
+        shown: list[str] = []  # every conflict found, resolved or not: what a refusal records
         for name in change.spec_files():
             living_path = change.living_specs_dir / name
             # Read as bytes: a CRLF living spec stays CRLF, an unchanged one byte-identical.
@@ -53,12 +59,18 @@ class Archive(Action):
             rel = change.rel(living_path)
             try:
                 result = merge_spec(
-                    base_text(change, bases, name),
-                    living,
-                    ours,
-                    prefer_change=resolved,
-                    name=_spec_title(name),
+                    base_text(change, bases, name), living, ours, name=_spec_title(name)
                 )
+                found = [f"{rel} {title!r}" for title in result.conflicts]
+                shown += found
+                if found and resolved and reported.issuperset(found):
+                    result = merge_spec(
+                        base_text(change, bases, name),
+                        living,
+                        ours,
+                        prefer_change=True,
+                        name=_spec_title(name),
+                    )
             except SpecDeltaError as exc:
                 raise SpecDeltaError(
                     f"cannot archive {ctx.item.name}: {change.rel(change.specs_dir / name)}: "
@@ -69,6 +81,11 @@ class Archive(Action):
             if result.text != (living if living is not None else ""):
                 plans.append((living_path, result.text))
         if conflicts:
+            # Kept (STATE.yaml ``archive_conflicts``, the journal) so that status names
+            # ``--resolved`` instead of a plain archive that would find them again.
+            ctx.state.data["archive_conflicts"] = shown
+            ctx.record("archive.conflict", conflicts=conflicts)
+            ctx.item.save(ctx.state, durable=True)
             raise ArchiveConflict(
                 f"cannot archive {ctx.item.name}: both it and the living specs changed "
                 f"{'; '.join(conflicts)} since the change began; nothing was written. Merge each "
@@ -94,6 +111,7 @@ class Archive(Action):
                 merged.append(rel)
         ctx.state.data["merged"] = merged
         ctx.state.data.pop("merging", None)
+        ctx.state.data.pop("archive_conflicts", None)
         if not ctx.state.data.get("archived_to"):
             stem = f"{datetime.now(UTC).strftime('%Y-%m-%d')}-{ctx.item.name}"
             target = change.archive_root / stem

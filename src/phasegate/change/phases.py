@@ -75,6 +75,15 @@ def manual_fix_command(change_id: str) -> str:
     return f"phasegate impl {change_id} --review-only"
 
 
+def archive_conflict_command(change_id: str) -> str:
+    """What to do once ``archive`` found conflicts (STATE.yaml ``archive_conflicts``): a plain
+    ``archive ID`` would find them again."""
+    return (
+        "merge the conflicting requirements into the change's specs/ by hand, then "
+        f"phasegate archive {change_id} --resolved"
+    )
+
+
 def next_command(phase: ChangePhase, change_id: str, state: ChangeState | None = None) -> str:
     """What a person (or agent) should run next for a change in ``phase`` (from its label).
 
@@ -89,6 +98,8 @@ def next_command(phase: ChangePhase, change_id: str, state: ChangeState | None =
     impl = state.impl if state is not None else None
     if phase is ChangePhase.IMPLEMENTING and impl is not None and impl.step == "stopped":
         return manual_fix_command(change_id)
+    if phase is ChangePhase.COMPLETE and state is not None and state.archive_conflicts:
+        return archive_conflict_command(change_id)
     pending = plan is not None and plan.step == "decide" and plan.question is not None
     if phase is ChangePhase.PROPOSED and plan is not None and pending:
         # Implementing as it is needs every issue left to be minor (change-minor-issues).

@@ -21,11 +21,12 @@ renamed). A delta that cannot apply is refused with the requirement's name
 (:class:`SpecDeltaError`): MODIFIED or REMOVED of a requirement that is not
 there (and was not there when the change began), a name that differs only in
 case or spaces from one that is, ADDED of one that exists, RENAMED of one that
-does not or onto one that does, one requirement in two sections, MODIFIED or
-RENAMED on a spec that does not exist yet. Against the base (the living spec
-when the change began), a requirement the change modifies or removes that
-someone else changed meanwhile is a **conflict**, as is one the change adds
-that someone else added differently.
+does not (and did not when the change began) or onto one that does, one
+requirement in two sections, MODIFIED or RENAMED on a spec that does not exist
+yet. Against the base (the living spec when the change began), a requirement
+the change modifies or removes that someone else changed meanwhile is a
+**conflict**, as is one it modifies or renames that someone else removed, and
+one the change adds that someone else added differently.
 """
 
 from __future__ import annotations
@@ -285,7 +286,21 @@ class _Applier:
             if self.find(target) is not None:
                 self.result.notes.append(f"{_header(source)} is already renamed")
                 return
-            raise SpecDeltaError(f"RENAMED {_header(source)!r} is not in the living spec")
+            found = self.in_base(source)
+            if found is None:
+                raise SpecDeltaError(f"RENAMED {_header(source)!r} is not in the living spec")
+            # It was there when the change began: removed (or renamed) since, a conflict.
+            # What the delta does to it under its new name is judged against the base.
+            self.origin[target] = self.origin.get(source, source)
+            if not self.prefer:
+                self.result.conflicts.append(source_title.strip())
+                return
+            ending = found.lines[0][len(found.lines[0].rstrip("\r\n")) :] or self.draft.eol
+            heading = f"### {target_title.strip()}{ending}"
+            self.insert(
+                replace(found, title=target_title.strip(), lines=(heading, *found.lines[1:]))
+            )
+            return
         if self.find(target) is not None:
             raise SpecDeltaError(f"RENAMED TO {_header(target)!r} is already in the living spec")
         unit = self.draft.entries[at].unit

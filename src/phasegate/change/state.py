@@ -102,6 +102,9 @@ class ChangeState(_Record):
     #: Living spec files this change edits -> whether they existed when it began.
     spec_bases: dict[str, bool] = Field(default_factory=dict)
     archived_to: str | None = None
+    #: What the last ``archive`` found both the change and the living specs changed
+    #: (``specs/auth.md 'AUTH-R1: Login'``); cleared once the change is archived.
+    archive_conflicts: list[str] = Field(default_factory=list)
     history: list[TransitionRecord] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
 

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.change.paths import ChangePaths
-from phasegate.change.phases import ChangePhase, manual_fix_command
+from phasegate.change.phases import ChangePhase, archive_conflict_command, manual_fix_command
 from phasegate.change.reader import close_review, review_open
 from phasegate.change.state import ChangeState
+from phasegate.engine.answers import record_command
 from phasegate.engine.node_state import NodeState
 from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
@@ -189,6 +190,11 @@ class ChangeView(StateView):
                 )
             },
         }
+        if data.get("archive_conflicts"):  # what the last archive refused, until it archives
+            keys = list(document)
+            keys.insert(keys.index("archived_to") + 1, "archive_conflicts")
+            document["archive_conflicts"] = list(data["archive_conflicts"])
+            document = {key: document[key] for key in keys}
         return document
 
     def _plan(self, state: EngineState) -> dict[str, Any] | None:
@@ -311,8 +317,25 @@ class ChangeView(StateView):
         }
         decision = state.decisions.get("manual-fix") or {}
         if state.at == "manual-fix" and decision.get("status") == "pending":
-            # ``impl`` answers this gate itself: the command ``phasegate change status`` names.
-            fields["nextCommand"] = manual_fix_command(self.item.name)
+            # ``impl`` answers this gate itself: the command ``phasegate change status`` names,
+            # also the one its pending decision names.
+            command = manual_fix_command(self.item.name)
+            fields["nextCommand"] = command
+            fields["pendingDecisions"] = [
+                {
+                    "id": d["id"],
+                    "question": d.get("question"),
+                    "choices": list(d.get("choices") or {}),
+                    "command": command
+                    if d.get("id") == "manual-fix"
+                    else record_command(self.item.name, d),
+                }
+                for d in state.decisions.values()
+                if d.get("status") == "pending"
+            ]
+        conflicts = state.data.get("archive_conflicts")
+        if conflicts and state.at == "archive":
+            fields["nextCommand"] = archive_conflict_command(self.item.name)
         return fields
 
     def completed(self, state: EngineState) -> None:

@@ -112,6 +112,9 @@ def plan(
         if outcome.action == "waiting":
             raise WaitingForHuman(outcome.message)
         end.message = outcome.message
+        # Planned (or planned before): the change goes on with impl and archive, so it is
+        # not completed; like any run that stops before its item ends, nothing to announce.
+        end.announce = False
     out.print(escape(outcome.message))
     if outcome.action not in ("challenged", "already-planned"):
         return
@@ -166,6 +169,8 @@ def impl(
             _print_findings(err, outcome)
             raise BlockedError(outcome.message)
         end.message = outcome.message
+        # Complete is not the change's end (archive is): nothing to announce yet.
+        end.announce = False
     out.print(escape(outcome.message))
 
 
@@ -175,19 +180,32 @@ def archive(
         bool,
         typer.Option(
             "--resolved",
-            help="You merged conflicting requirements into the change's specs by hand: "
-            "take the change's version of them.",
+            help="You merged the conflicting requirements archive reported into the "
+            "change's specs by hand: take the change's version of them.",
         ),
     ] = False,
     quiet: QuietOption = False,
     repo: RepoOption = None,
 ) -> None:
     """Archive a complete change: merge its specs into the living specs, move it to the archive."""
+    from phasegate.notify import notifying
+
     changes, printer = _open(repo, quiet)
-    try:
-        outcome = changes.archive(change_id, resolved=resolved, sink=printer)
-    finally:
-        printer.close()
+    with notifying(
+        changes.root,
+        changes.config,
+        item=change_id,
+        workflow="change",
+        command="archive",
+        warn=warn,
+    ) as end:
+        try:
+            outcome = changes.archive(change_id, resolved=resolved, sink=printer)
+        finally:
+            printer.close()
+        # The change ends here: archiving it completes it (an archived one, nothing to say).
+        end.message = outcome.message
+        end.announce = outcome.action == "archived"
     out.print(escape(outcome.message))
 
 

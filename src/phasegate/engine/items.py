@@ -234,16 +234,13 @@ def locate_item(
 
 
 def _ended_outside_command_line(item: WorkItem) -> bool:
-    """Whether ``item``, of a workflow whose commands run through ``phasegate run
-    --command``, has ended (completed, or at another end): nothing is left to run, and
-    ``run`` says so instead of advising a command. Only the state file's top-level
-    ``status`` and ``at`` are read; a file that cannot be read counts as not ended."""
-    workflow = item.workflow
-    if not workflow.commands:
+    """Whether ``item``, of a workflow with commands (run through ``phasegate run
+    --command``, or the command line's own, such as ``phasegate plan``), has ended
+    (completed, archived, or at another end): nothing is left to run, and ``run`` says so
+    instead of advising a command. Only the state file's top-level ``status`` and ``at``
+    are read; a file that cannot be read counts as not ended."""
+    if not item.workflow.commands:
         return False
-    own = COMMAND_LINE.get(workflow.name, frozenset())
-    if all(c in own for c in workflow.commands):
-        return False  # its commands are the command line's (phasegate plan, impl, archive)
     try:
         data = json.loads(item.engine_path.read_bytes())
     except (OSError, ValueError):
