@@ -135,7 +135,10 @@ def test_a_task_naming_an_unknown_agent_stops_with_the_known_ones(tmp_path: Path
     root = scripted_repo(tmp_path, APPROVING, plan=plan)
     result = cli(root, "implement", "006")
     assert result.returncode == 2
-    assert "docs/specs/006-webhooks/PLAN.md:5 names agent 'the-ml-wizard'" in result.stderr
+    assert (
+        "docs/specs/006-webhooks/PLAN.md:5: task 'Sign outgoing payloads' names agent "
+        "'the-ml-wizard', which is not known here"
+    ) in result.stderr
     assert "known agents: the-architect, the-data-engineer, the-developer" in result.stderr
     assert not (root / ".phasegate" / "calls.jsonl").exists()
 

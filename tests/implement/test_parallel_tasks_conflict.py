@@ -53,7 +53,9 @@ def test_status_shows_a_task_waiting_on_its_merge_conflict(tmp_path: Path) -> No
     root = clashing_repo(tmp_path)
     assert cli(root, "implement", "006").returncode == 3
     found = rows(root)
-    assert found[A]["state"] == "done"
+    # Approved, but its work reaches the work tree (and PLAN.md its tick) with the phase's.
+    assert found[A]["state"] == "approved, waiting to merge"
+    assert "- [ ] **Task A edits common**" in (root / PLAN).read_text()
     row = found[B]
     assert row["state"] == "merge conflict"
     assert row["decision"] == f"conflict-{B}"

@@ -92,12 +92,22 @@ def test_kill_9_mid_phase_resumes_without_repeating_the_finished_task(tmp_path: 
         pytest.fail("the first parallel task never finished while the second worked")
     # While the other agent works, the state file (and so status) catches up at once.
     states: dict[str, str] = {}
-    while time.monotonic() < deadline and states.get(RETRY) != "done":
+    # Approved, its box in PLAN.md waits for the phase's merged work: status says so.
+    while time.monotonic() < deadline and states.get(RETRY) != "approved, waiting to merge":
         status = json.loads(cli(root, "status", "006", "--json").stdout)
         states = {row["key"]: row["state"] for row in status["tasks"]}
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
-    assert states == {RETRY: "done", HEADERS: "implementing", METRICS: "pending"}
+    assert states == {
+        RETRY: "approved, waiting to merge",
+        HEADERS: "implementing",
+        METRICS: "pending",
+    }
+    assert "- [ ] **Write the retry code**" in (root / PLAN).read_text()
+    # Killed: the task its agent worked on is interrupted, not still implementing.
+    after = json.loads(cli(root, "status", "006", "--json").stdout)
+    assert {row["key"]: row["state"] for row in after["tasks"]}[HEADERS] == "interrupted"
+    assert after["nextCommand"] == "phasegate implement 006"
     sessions = json.loads((root / ".the-startup" / "review-cycles.json").read_text())
     assert sessions["sessions"]["006"]["tasks"][RETRY]["implementer"] == "the-developer"
 

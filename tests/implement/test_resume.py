@@ -94,8 +94,9 @@ def test_a_crash_after_a_review_answered_reuses_its_answer(tmp_path: Path) -> No
 
 
 def test_kill_9_during_a_review_resumes_at_that_cycle(tmp_path: Path) -> None:
-    """kill -9 while cycle 2's reviewer works: status shows the task in review (cycle 2/3);
-    the rerun starts with that review, and nothing before it is dispatched again."""
+    """kill -9 while cycle 2's reviewer works: status shows the task interrupted in review
+    (cycle 2/3); the rerun starts with that review, and nothing before it is dispatched
+    again."""
     root = repo_with(tmp_path, review_sleep=30)
     proc = subprocess.Popen(
         [sys.executable, "-m", "phasegate", "implement", "006"],
@@ -128,7 +129,12 @@ def test_kill_9_during_a_review_resumes_at_that_cycle(tmp_path: Path) -> None:
 
     status = json.loads(cli(root, "status", "006", "--json").stdout)
     row = status["tasks"][0]
-    assert (row["state"], row["cycle"], row["maxCycles"]) == ("in review", 2, 3)
+    assert (row["state"], row["was"], row["cycle"], row["maxCycles"]) == (
+        "interrupted",
+        "in review",
+        2,
+        3,
+    )
     assert row["reviewer"] == "the-security-engineer" and "security" in row["focus"]
     pending = cycles_file(root)["sessions"]["006"]["tasks"][SIGN]["reviewers"][-1]
     assert (pending["cycle"], pending["status"]) == (2, "pending")

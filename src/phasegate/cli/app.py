@@ -238,9 +238,10 @@ def new(
         if loaded.workflow.name != "implement":
             raise BadInputError(f"--plan is for the implement workflow, not {workflow!r}")
         _, data["plan"] = plan_item(root, config, plan or name, name)
-        from phasegate.implement.plan import read_plan
+        from phasegate.implement.where import check_plan
 
-        read_plan(root / data["plan"], data["plan"])  # an error in it: no item is made
+        # An error in it, or a task naming an unknown agent: no item is made.
+        check_plan(root, config, loaded.workflow.roles, data["plan"])
     shared = named_elsewhere(root, name, loaded.workflow.name, registry, config)
     with errors_with_workflow(name, loaded.workflow.name, shared):  # "continue it with ..."
         item = create_item(

@@ -83,15 +83,15 @@ def ensure_item(root: Path, config: "Config", name: str, plan: str, mode: str | 
     """The implement item ``name`` for ``plan``, created when it does not exist yet."""
     from phasegate.engine.item import WorkItem
     from phasegate.engine.items import create_item
-    from phasegate.implement.plan import read_plan
     from phasegate.implement.spec import plan_title
+    from phasegate.implement.where import check_plan
     from phasegate.workflow.registry import WorkflowRegistry
 
     loaded = WorkflowRegistry(root).get(WORKFLOW)
     item = WorkItem(root, name, loaded, config)
     if not item.exists():
         # An error in PLAN.md stops before the item is made: nothing is left behind.
-        read_plan(root / plan, plan)
+        check_plan(root, config, loaded.workflow.roles, plan)
         description = plan_title(root / plan) or f"Implement {plan}"
         item = create_item(
             root, name, loaded, config, mode=mode, description=description, data={"plan": plan}

@@ -140,6 +140,7 @@ _TASK_MARKS = {
     "skipped": "[yellow]![/]",
     "implementing": "[yellow]…[/]",
     "in review": "[yellow]…[/]",
+    "interrupted": "[yellow]![/]",
     "escalated": "[red]?[/]",
     "unclear review": "[red]?[/]",
     "merge conflict": "[red]?[/]",
@@ -150,7 +151,15 @@ _TASK_MARKS = {
 def task_state(task: dict[str, Any]) -> str:
     """One task's state as ``status`` shows it (cycle, reviewer and focus while in review)."""
     state = str(task.get("state", ""))
-    if state in ("in review", "implementing") and task.get("cycle"):
+    if state == "interrupted" and task.get("was"):
+        # What its agent was doing when the run ended: the next run resumes it there.
+        state += f" ({task['was']}"
+        if task.get("cycle"):
+            state += f", cycle {task['cycle']}/{task.get('maxCycles', '?')}"
+        if task.get("reviewer"):
+            state += f", {task['reviewer']}"
+        state += ")"
+    elif state in ("in review", "implementing") and task.get("cycle"):
         state += f" (cycle {task['cycle']}/{task.get('maxCycles', '?')}"
         if task.get("reviewer"):
             state += f", {task['reviewer']}"
@@ -173,7 +182,8 @@ def print_tasks(console: Console, tasks: list[dict[str, Any]]) -> None:
     table.add_column("agent")
     for task in tasks:
         table.add_row(
-            _TASK_MARKS.get(str(task.get("state")), "·"),
+            _TASK_MARKS.get(str(task.get("state")))
+            or ("[green]…[/]" if str(task.get("state")).endswith("waiting to merge") else "·"),
             escape(str(task.get("title", ""))),
             escape(task_state(task)),
             escape(str(task.get("implementer") or "")),

@@ -279,7 +279,13 @@ class Run(NodeRules):
         else:
             ns["extra_budget"] = int(ns.get("extra_budget", 0)) + extra
         last = [r for r in ns.records("iterations") if not r.get("approved")]
-        feedback = issues or (list(last[-1].get("issues") or []) if last else [])
+        said = list(last[-1].get("issues") or []) if last else []
+        if issues and last and last[-1].get("unclear"):
+            # What an unclear review said never reached the executor: it follows the note
+            # (the reader's own "could not be read" line left out).
+            why = last[-1].get("summary")
+            issues = [*issues, *(i for i in said if i.get("description") != why)]
+        feedback = issues or said
         ns.iteration = ns.iteration + 1
         ns.stage = "execute"
         ns["feedback"] = feedback

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sys
 
 from phasegate.engine.plugin_api import Action, PluginContext, Predicate
-from phasegate.errors import BadInputError
 from phasegate.faults import crash_point
 from phasegate.implement import cycles
 from phasegate.implement.checkboxes import TICK_WAITING, tick_task
@@ -20,6 +19,8 @@ from phasegate.implement.parallel import guard_plan, restore_plan
 from phasegate.implement.settings import ACTIONS
 from phasegate.implement.snapshots import snapshot
 from phasegate.implement.where import (
+    ADDED,
+    PHASES,
     REOPENED,
     TASKS,
     agent_node,
@@ -27,6 +28,7 @@ from phasegate.implement.where import (
     load_plan,
     plan_path,
     plan_rel,
+    refuse_unknown_agents,
     roster,
     settings_of,
     spec_dir_rel,
@@ -38,29 +40,31 @@ class LoadContext(Action):
     """Seed 004's Phase 0: PLAN.md (required) and BRD/PRD/SDD read once; agents checked."""
 
     name = "implement-load-context"
+    #: ``added``: with ``added: true``, once every phase has ended, tasks were added to
+    #: PLAN.md during the run (see :func:`added_during_run`).
+    outcomes = ("done", "added")
 
     def run(self, ctx: PluginContext) -> str:
+        if ctx.settings.get("added"):
+            return added_during_run(ctx)
         plan = load_plan(ctx)
         where = plan_rel(ctx.state)
         found = roster(ctx)
-        unknown = [
-            f"{where}:{t.line} names agent {t.agent!r}"
-            for t in plan.tasks()
-            if not t.done and t.agent and t.agent not in found.agents
-        ]
-        if unknown:
-            raise BadInputError(
-                f"{'; '.join(unknown)}; known agents: {', '.join(found.names()) or 'none'} "
-                f"({found.advice(t.agent for t in plan.tasks() if t.agent)})"
-            )
+        refuse_unknown_agents(plan, found, where)
         docs = load_documents(ctx.workdir / spec_dir_rel(ctx.state))
         ctx.state.node(ctx.path)["documents"] = docs
         reopened = ctx.state.data.pop(REOPENED, None)
+        added = ctx.state.data.pop(ADDED, None)
         again = (
             [f"{where} has open tasks again after the item completed: {', '.join(reopened)}"]
             if reopened
             else []
         )
+        if added:
+            again.append(
+                f"{where}: {len(added)} task(s) added while the run went on, done now: "
+                + ", ".join(added)
+            )
         ctx.record(
             "implement.context",
             plan=where,
@@ -72,6 +76,28 @@ class LoadContext(Action):
             notes=[*again, *plan.notes(where), *found.problems],
         )
         return "done"
+
+
+def added_during_run(ctx: PluginContext) -> str:
+    """Every phase has ended: the open tasks PLAN.md has now that none of the run's loops
+    knew (added to it while the run went on) send the run back to read the plan, which
+    does them (the ticked ones skipped); ``done`` when there are none."""
+    from phasegate.engine.nodes.foreach import safe_key
+
+    known: set[str] = set()
+    phases = ctx.state.peek(PHASES)
+    for phase in (phases.get("order") or []) if phases is not None else []:
+        tasks = ctx.state.peek(f"{PHASES}[{phase}]/{TASKS}")
+        known.update((tasks.get("items") or {}) if tasks is not None else {})
+    added = [
+        t.title
+        for t in load_plan(ctx).tasks()
+        if not t.done and not t.checkpoint and safe_key(t.key) not in known
+    ]
+    if not added:
+        return "done"
+    ctx.state.data[ADDED] = added
+    return "added"
 
 
 class SnapshotTask(Action):

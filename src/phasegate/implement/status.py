@@ -1,13 +1,16 @@
 """Where each task of a plan stands, for ``phasegate status``.
 
 One row per task, in plan order: ``done`` (approved; or ``accepted`` /
-``skipped`` / ``fixed by hand`` / ``ticked by hand``), ``implementing``, ``in review`` (with the
+``skipped`` / ``fixed by hand`` / ``ticked by hand``; a parallel task whose work is
+not in the work tree yet: ``approved, waiting to merge``, its box in PLAN.md still
+open), ``implementing``, ``in review`` (with the
 cycle, the reviewer and the focus), ``unclear review`` (its review could not
 be read as a verdict: the decision that waits), ``escalated`` (another decision
 waits: the command that answers it), ``merge conflict`` (its approved work waits on a
 merge conflict: the conflict's worktree, and the decision if one is asked), or
-``pending``. A task running in a worktree of its own (a phase's parallel tasks)
-names it.
+``pending``; ``interrupted`` (with what it was doing) when no run goes on any more
+while an agent worked on it. A task running in a worktree of its own (a phase's
+parallel tasks) names it.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 from phasegate.engine.state import EngineState
 from phasegate.implement import cycles
+from phasegate.implement.checkboxes import TICK_WAITING
 from phasegate.implement.plan import Plan
 from phasegate.implement.where import AGENT_NODE, PHASES, TASK_END, TASKS
 
@@ -39,6 +43,11 @@ def _row(state: EngineState, phase: str, key: str, title: str, status: str) -> d
     if status == "done":
         how = (entry.get("_outcome") or {}).get("how")
         row["state"] = how if how and how != "approved" else "done"
+        waiting = entry.get(TICK_WAITING)
+        if isinstance(waiting, dict):
+            # Its work is in its own worktree, not in the work tree yet: PLAN.md is ticked
+            # once the phase's merged work is (journaled implement.tick_waiting).
+            row["state"] = f"{waiting.get('how') or how or 'approved'}, waiting to merge"
         return row
     if status != "running":
         return row
@@ -82,6 +91,20 @@ def _conflict(
             row["decision"] = found.get("id")
             row["question"] = found.get("question")
         return
+
+
+#: The states of a task an agent is working on (while a run goes on).
+WORKING = ("implementing", "in review")
+
+
+def interrupted(rows: list[dict[str, Any]]) -> None:
+    """The rows of tasks an agent was working on when no run goes on any more (it was
+    killed, or stopped on another task): ``interrupted``, with what it was doing in
+    ``was`` (its cycle, reviewer and focus kept); the next run resumes it there."""
+    for row in rows:
+        if row["state"] in WORKING:
+            row["was"] = row["state"]
+            row["state"] = "interrupted"
 
 
 def task_rows(item: Any, state: EngineState, plan: Plan | None) -> list[dict[str, Any]]:

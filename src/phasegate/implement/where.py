@@ -20,6 +20,9 @@ AGENT_NODE = "implement"
 CONTEXT_NODE = "context"
 #: In the item's data: the open tasks a completed item was reopened for (see the view).
 REOPENED = "reopened_for"
+#: In the item's data: the tasks added to PLAN.md while a run went on, found when every
+#: phase had ended (the run goes back to read the plan and does them).
+ADDED = "added_during_run"
 #: A task's gates that wait for a person, and the node a task ends at.
 WAITING_GATES = ("unclear", "escalate", "manual-fix", "aborted")
 TASK_END = "task-done"
@@ -71,6 +74,30 @@ def roster(ctx: PluginContext) -> AgentRoster:
     that name (``qa``, ``architect``...): only this workflow's own roles bind backends.
     """
     return find_agents(ctx.repo, ctx.item.config, ctx.item.workflow.roles)
+
+
+def refuse_unknown_agents(plan: Plan, found: AgentRoster, where: str) -> None:
+    """Stop (exit 2) when an open task names an agent that is not known here, naming each
+    such task with its line, and the known agents."""
+    unknown = [
+        f"{where}:{t.line}: task {t.title!r} names agent {t.agent!r}"
+        for t in plan.tasks()
+        if not t.done and t.agent and t.agent not in found.agents
+    ]
+    if unknown:
+        raise BadInputError(
+            f"{'; '.join(unknown)}, which is not known here; known agents: "
+            f"{', '.join(found.names()) or 'none'} "
+            f"({found.advice(t.agent for t in plan.tasks() if t.agent)})"
+        )
+
+
+def check_plan(root: Path, config: Any, roles: Any, rel: str) -> Plan:
+    """PLAN.md at ``rel`` read and its open tasks' agents checked, before an item is made
+    for it: an error in it, or an unknown agent, stops (exit 2) and nothing is made."""
+    plan = read_plan(root / rel, rel)
+    refuse_unknown_agents(plan, find_agents(root, config, roles), rel)
+    return plan
 
 
 def task_prefix(path: str) -> str:

@@ -33,6 +33,7 @@ from phasegate.verdicts.model import UNCLEAR, Issue, Verdict, unclear
 from phasegate.verdicts.schema import strict_schema
 from phasegate.verdicts.text import (
     REVISION_PATTERNS,
+    after_approval,
     approval_naming_a_problem,
     detect_review_status,
     first_line,
@@ -365,8 +366,9 @@ APPROVED_WITH_PROBLEM = (
 
 
 def _approval_naming_a_problem(text: str) -> Verdict:
-    """Unclear, with what the reviewer went on to say as the feedback."""
-    rest = text.strip().partition("\n")[2].strip()
+    """Unclear, with what the reviewer went on to say as the feedback (on the approving
+    line too: ``✅ but the tests fail`` says ``but the tests fail``)."""
+    rest = (after_approval(text.strip()) or "").strip()
     found = unclear(APPROVED_WITH_PROBLEM)
     if not rest:
         return found
