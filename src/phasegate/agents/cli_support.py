@@ -220,6 +220,22 @@ def last_line(text: str, limit: int = 400) -> str:
     return ""
 
 
+_ERROR_LINE = re.compile(r"(?:error|fatal|unknown (?:argument|option))", re.IGNORECASE)
+
+
+def error_line(text: str, limit: int = 400) -> str:
+    """The last line of ``text`` starting like an error, else its last line.
+
+    A CLI refusing its arguments may print the error first and usage lines after
+    it (codex: ``error: unexpected argument ...`` ... ``For more information, try
+    '--help'.``; gemini: ``Unknown arguments: ...`` then its whole help).
+    """
+    for line in reversed(text.strip().splitlines()):
+        if _ERROR_LINE.match(line.strip()):
+            return line.strip()[:limit]
+    return last_line(text, limit)
+
+
 class CliBackend(Backend):
     """A backend that runs an agent CLI as a child process, one call per process.
 
@@ -431,7 +447,7 @@ class CliBackend(Backend):
                 stderr=tail(proc.stderr),
             )
         if proc.broken_pipe:
-            detail = last_line(proc.stderr) or "no output on stderr"
+            detail = error_line(proc.stderr) or "no output on stderr"
             return AgentResult(
                 text="",
                 exit_status=proc.exit_code or 1,
@@ -446,7 +462,7 @@ class CliBackend(Backend):
     def crash(self, proc: ProcessResult, what: str) -> AgentResult:
         """A failed result for output that cannot be read (``what`` says why)."""
         note = " (output was truncated at the size limit)" if proc.truncated else ""
-        stderr_line = last_line(proc.stderr)
+        stderr_line = error_line(proc.stderr)
         if stderr_line:
             detail = f"; stderr: {stderr_line}"
         else:

@@ -13,6 +13,20 @@ and ``exclude_tmpdir_env_var``) and gives a writer a private ``TMPDIR`` in the
 call's scratch folder instead (writable, deleted when the call ends), so
 test runners that need a temporary folder still work.
 
+Read-only roles on Codex 0.169 or later run under a permission profile of
+phasegate's (``-c default_permissions=...``) instead of ``-s read-only``:
+commands may read the work tree, the request's extra folders, the
+repository's git folder, Codex's own installation and the system's minimal
+set (``:minimal``: ``/usr``, ``/etc``...), and nothing else, and write
+nowhere. Writers keep ``-s workspace-write``, which confines writes only.
+
+Codex itself needs the provider key, but the commands it runs do not: the
+variables phasegate would redact (``*_API_KEY``, ``*_TOKEN``...) are kept out
+of their environment (``shell_environment_policy.exclude``), except those the
+user lists in ``pass_env`` (not the provider key), and Codex's shell
+snapshot, which writes the shell's whole environment to a file in
+``CODEX_HOME``, is turned off (``features.shell_snapshot=false``).
+
 MCP servers go in as ``-c mcp_servers.NAME.*``: ``enabled_tools`` (the other
 tools are neither offered nor callable), ``tools.TOOL.approval_mode =
 "approve"`` for each listed tool (``exec`` runs with approval policy
@@ -39,11 +53,19 @@ from typing import Any
 
 from pydantic import Field
 
-from phasegate.agents.base import Access, AgentRequest, AgentResult, McpServer, TokenUsage
-from phasegate.agents.cli_probe import FlagCheck
+from phasegate.agents.base import (
+    Access,
+    AgentRequest,
+    AgentResult,
+    Availability,
+    McpServer,
+    TokenUsage,
+)
+from phasegate.agents.cli_probe import FlagCheck, version_tuple
 from phasegate.agents.cli_support import CliBackend, CliSettings, CliWatch, exit_wording, tail
 from phasegate.errors import ConfigError
 from phasegate.process import ProcessResult
+from phasegate.redact import secret_values
 
 #: The model provider phasegate defines when ``base_url`` is set.
 PROVIDER_ID = "phasegate"
@@ -62,6 +84,11 @@ CLOSED_TMP_ARGS = (
 #: first whose ``exec`` takes ``--add-dir``, but it reports a resumed thread's tokens
 #: per call instead of summed, so this backend would undercount them.)
 MIN_VERSION = "0.98.0"
+#: The first release the read-only permission profile was run on (``:minimal``,
+#: ``:workspace_roots``); older ones get ``-s read-only``, which confines writes only.
+READER_PROFILE_VERSION = "0.169.0"
+#: The permission profile phasegate defines for read-only roles.
+READER_PROFILE = "phasegate-reader"
 SANDBOX_MODES = ("read-only", "workspace-write", "danger-full-access")
 #: Tools no role needs, turned off (fewer tokens per request, less to misuse): web search,
 #: image viewing and goal tracking. Codex reads files through its sandboxed shell, so
@@ -75,6 +102,11 @@ UNUSED_TOOL_ARGS = (
     "-c",
     "features.goals=false",
 )
+#: Codex's shell snapshot writes the whole environment (the provider key too) to
+#: ``CODEX_HOME/shell_snapshots``; phasegate turns it off.
+NO_SHELL_SNAPSHOT_ARGS = ("-c", "features.shell_snapshot=false")
+#: Credential variables kept out of the commands' environment even when unset here.
+CREDENTIAL_NAMES = ("OPENAI_API_KEY", "CODEX_API_KEY", "AZURE_OPENAI_API_KEY")
 #: Codex's report that it cannot reach the provider and waits for the network, without end.
 OFFLINE_MARK = "waiting for network"
 #: After this many such reports in a row, or this long after the first, the call is stopped.
@@ -150,7 +182,15 @@ class CodexBackend(CliBackend):
             private_tmp.mkdir(exist_ok=True)
             writable = [*request.extra_dirs, private_tmp]
         args = ["exec"]
-        if request.session:
+        reader = self._reader_profile(request) if sandbox == "read-only" else None
+        if reader is not None:
+            # A permission profile confines reads too; given with -c, it also holds
+            # on `exec resume` (and a sandbox_mode there would switch it off).
+            args += ["-c", f"default_permissions={toml_value(READER_PROFILE)}"]
+            args += ["-c", f"permissions.{READER_PROFILE}.filesystem={toml_value(reader)}"]
+            if not request.session:
+                args += ["-C", str(request.workdir)]
+        elif request.session:
             # Resuming, the sandbox goes in as config (`exec resume` takes neither -s nor -C,
             # nor --add-dir), and every option comes before `resume`: older releases accept
             # `--json` and the rest only there.
@@ -166,6 +206,11 @@ class CodexBackend(CliBackend):
             args += CLOSED_TMP_ARGS
         args += ["--json", "--skip-git-repo-check", "-c", "check_for_update_on_startup=false"]
         args += UNUSED_TOOL_ARGS
+        args += NO_SHELL_SNAPSHOT_ARGS
+        hidden = secret_names(
+            self.child_env(request), (cfg.api_key_env, *CREDENTIAL_NAMES), cfg.pass_env
+        )
+        args += ["-c", f"shell_environment_policy.exclude={toml_value(hidden)}"]
         model = request.model or cfg.model
         if model:
             args += ["-m", model]
@@ -190,6 +235,30 @@ class CodexBackend(CliBackend):
         if request.session:
             return [*args, "resume", "--", request.session, "-"]
         return [*args, "--", "-"]
+
+    def availability(self) -> Availability:
+        found = super().availability()
+        if found.usable and not self._confines_reads():
+            return Availability(
+                True,
+                f"{found.detail}; before {READER_PROFILE_VERSION} its read-only roles' "
+                "reads are not confined to the work tree",
+            )
+        return found
+
+    def _confines_reads(self) -> bool:
+        have, need = version_tuple(self.version), version_tuple(READER_PROFILE_VERSION)
+        return have is not None and need is not None and have >= need
+
+    def _reader_profile(self, request: AgentRequest) -> dict[str, Any] | None:
+        """What a read-only call's commands may read, or None on a Codex too old for it."""
+        if not self._confines_reads():
+            return None
+        readable = [*request.extra_dirs, *git_dirs(request.workdir), codex_install(self.binary)]
+        profile: dict[str, Any] = {":minimal": "read", ":workspace_roots": {".": "read"}}
+        for folder in readable:
+            profile[str(folder)] = "read"
+        return profile
 
     def output_watch(self, request: AgentRequest) -> CliWatch:
         return OfflineWatch(self.codex_settings.base_url)
@@ -333,6 +402,54 @@ class OfflineWatch(CliWatch):
     def last_error(self) -> str | None:
         with self._lock:
             return self._last_error
+
+
+def codex_install(binary: Path) -> Path:
+    """The folder holding Codex's executables: its sandbox starts Codex's own binary.
+
+    npm's ``codex.js`` runs a native binary from a sibling package
+    (``@openai/codex-linux-x64``), so the whole ``@openai`` folder is given.
+    """
+    real = binary.resolve()
+    if real.suffix == ".js" and len(real.parents) > 2:
+        return real.parents[2]
+    return real.parent
+
+
+def git_dirs(workdir: Path) -> list[Path]:
+    """The git folders outside ``workdir`` that ``git`` needs there (``git diff`` in a
+    worktree reads the main repository's ``.git``)."""
+    work = workdir.resolve()
+    for folder in (work, *work.parents):
+        marker = folder / ".git"
+        if marker.is_dir():
+            return [] if folder == work else [marker]
+        if marker.is_file():
+            return _worktree_git_dirs(marker)
+    return []
+
+
+def _worktree_git_dirs(marker: Path) -> list[Path]:
+    try:
+        text = marker.read_text(encoding="utf-8", errors="replace").strip()
+        if not text.startswith("gitdir:"):
+            return []
+        gitdir = (marker.parent / text.removeprefix("gitdir:").strip()).resolve()
+        common = gitdir / "commondir"
+        if common.is_file():
+            # The main .git, which holds the worktree's own folder too.
+            return [(gitdir / common.read_text(encoding="utf-8").strip()).resolve()]
+    except OSError:  # unreadable: git will not work there for the agent either
+        return []
+    return [gitdir]
+
+
+def secret_names(env: Mapping[str, str], always: Sequence[str], passed: Sequence[str]) -> list[str]:
+    """What the agent's commands must not see (Codex reads its key itself): the
+    variables of ``env`` phasegate treats as secrets and ``always``, except the
+    ``passed`` ones (``pass_env``: the user hands those to the commands on purpose)."""
+    names = {name for name, value in env.items() if secret_values({name: value})}
+    return sorted((names | set(always)) - (set(passed) - set(always)))
 
 
 def mcp_server_args(server: McpServer) -> list[str]:

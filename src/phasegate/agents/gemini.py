@@ -39,7 +39,7 @@ from pydantic import Field
 
 from phasegate.agents.base import Access, AgentRequest, AgentResult, TokenUsage
 from phasegate.agents.cli_probe import FlagCheck
-from phasegate.agents.cli_support import CliBackend, CliSettings, last_line, tail
+from phasegate.agents.cli_support import CliBackend, CliSettings, error_line, tail
 from phasegate.agents.gemini_auth import check_auth
 from phasegate.agents.gemini_mcp import check_servers, overlay_home
 from phasegate.process import ProcessResult
@@ -170,7 +170,7 @@ class GeminiBackend(CliBackend):
             code = error.get("code")
             where = f" (code {code})" if code else ""
         else:
-            line = last_line(proc.stderr)
+            line = error_line(proc.stderr)
             detail = f"stderr: {line}" if line else "no message"
             where = ""
         prefix = f"{meaning}: " if meaning else ""
