@@ -44,7 +44,8 @@ class BadInputError(PhasegateError):
 
 
 class AlreadyAnsweredError(BadInputError):
-    """A decision was answered already (by another person, page or command)."""
+    """A decision was answered already (by another person, page or command), or no
+    longer waits for the answer given (asked again since, or withdrawn by a run)."""
 
 
 class ConfigError(PhasegateError):

@@ -92,7 +92,9 @@ def test_a_run_in_order_withdraws_the_warning(tmp_path: Path) -> None:
     assert "no decision waits" in phasegate(repo, "decisions", "s").stdout
     late = phasegate(repo, "answer", "s", "transition-warning", "proceed")
     assert late.returncode == ExitCode.BAD_INPUT
-    assert "has no decision 'transition-warning'" in late.stderr
+    # Said as it is: the decision was withdrawn, not never asked.
+    assert "transition-warning of s came too late" in late.stderr
+    assert "a run withdrew it (the run went on from" in late.stderr
 
     # A later warning is a new question (its own visit), asked and answered as usual.
     again = phasegate(repo, "run", "s", "--phase", "implement")

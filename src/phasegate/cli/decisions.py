@@ -123,7 +123,10 @@ def answer(
         typer.Option(
             "--note",
             "-n",
-            help="A note with the answer (what to change...); not together with 'CHOICE: note'.",
+            help=(
+                "A note with the answer (what to change...), at most 20,000 characters; "
+                "not together with 'CHOICE: note'."
+            ),
         ),
     ] = "",
     workflow: WorkflowOption = None,

@@ -58,10 +58,9 @@ def check_folder(item: "WorkItem") -> None:
     The state file says whose folder it is, as for every other command; when it cannot
     be read (``logs`` does not need it) the journal's first event does.
     """
-    from phasegate.engine.item import validate_item_name
     from phasegate.engine.state import EngineState
     from phasegate.engine.state_encoding import parse_state
-    from phasegate.errors import BadInputError, StateCorruptError
+    from phasegate.errors import StateCorruptError
 
     try:
         data = parse_state(item.engine_path.read_bytes(), item.engine_path)
@@ -71,33 +70,8 @@ def check_folder(item: "WorkItem") -> None:
         item.check_name(EngineState(data))
         return
     recorded = _journaled_item(item.journal.path)
-    if recorded is None or recorded == item.name:
-        return
-    folder = _shown(item.item_dir, item.repo)
-    journal = item.journal.path.name
-    where = (
-        f"folder {folder} holds work item {recorded!r} (its {journal} says so), not {item.name!r}"
-    )
-    try:
-        validate_item_name(recorded)
-    except BadInputError:
-        valid = False
-    else:
-        valid = True
-    if item.folder is not None or not valid:
-        raise StateCorruptError(f"{where}; it was left untouched")
-    home = item.item_dir.parent / recorded
-    fix = f"rename the folder back to {_shown(home, item.repo)}"
-    if home.exists():
-        fix = (
-            f"{_shown(home, item.repo)} exists too: delete {folder} if it is a copy (a new "
-            f"item is made with phasegate new), else move {_shown(home, item.repo)} away and "
-            f"{fix}"
-        )
-    raise StateCorruptError(
-        f"{where}: it was renamed or copied, and an item's name is also in its journal, "
-        f"branch and refs; {fix}; it was left untouched"
-    )
+    if recorded is not None and recorded != item.name:
+        raise item.held_by_other(recorded, item.journal.path.name)
 
 
 def _journaled_item(path: "Path") -> str | None:
@@ -114,21 +88,15 @@ def _journaled_item(path: "Path") -> str | None:
     return recorded if isinstance(recorded, str) else None
 
 
-def _shown(path: "Path", repo: "Path") -> str:
-    """``path`` relative to the repository when inside it (for messages)."""
-    try:
-        return path.relative_to(repo).as_posix()
-    except ValueError:
-        return str(path)
-
-
 @app.command()
 def logs(
     name: Annotated[str, typer.Argument(help="The work item (or change).")],
     follow: Annotated[
         bool,
         typer.Option(
-            "--follow", "-f", help="Keep printing events as a run writes them (Ctrl-C stops)."
+            "--follow",
+            "-f",
+            help="Keep printing events as a run writes them (Ctrl-C stops: exit code 130).",
         ),
     ] = False,
     as_json: Annotated[
@@ -164,8 +132,14 @@ def logs(
             time.sleep(FOLLOW_INTERVAL)
             events, offset = read_journal(journal, offset)
             _show(events, reader, as_json)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        import signal
+
+        from phasegate.errors import Interrupted
         from phasegate.interrupts import handled
 
-        handled()  # the person stopped following: not an error
-        return
+        # Stopped by a signal, as every command is: 128 + the signal (130 for Ctrl-C), as
+        # `tail -f` ends. Quietly: nothing was started, nothing is there to resume.
+        handled()
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        raise typer.Exit(128 + int(signum)) from None

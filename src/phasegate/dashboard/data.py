@@ -12,12 +12,16 @@ Contract
     One dict per work item of the repository: ``id``, ``workflow``, ``node``
     (the current phase or node, as a label), ``status``, ``iterations``
     (review iterations so far), ``calls``, ``tokens`` (in + out), ``costUsd``,
-    ``nextCommand``; or ``id``, ``workflow``, ``error`` for an unreadable one.
+    ``nextCommand``, ``running`` (the run going on now, ``{pid, host, since}``, or
+    ``None``, as ``phasegate status`` has it); or ``id``, ``workflow``, ``error``
+    for an unreadable one.
 ``item_detail(root, item, workflow=None) -> dict``
     The list fields of one item plus ``description``, ``mode``, ``phases``,
     ``unresolvedConcerns``, ``usage``, ``budget`` (spend against each cap, or
     ``None``) and ``stateFile`` (what ``phasegate status ITEM --json`` prints,
     where the workflow has it).
+``running(root, item, workflow=None) -> dict | None``
+    The item's ``running`` alone, cheap enough to ask several times a second.
 ``journal_events(root, item, offset=0, workflow=None) -> (events, new_offset)``
     The journal's complete events from byte ``offset`` on, and the offset to
     read from next. A torn last line (a write cut short) is not an event and
@@ -67,13 +71,14 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.config import load_config
+from phasegate.engine.answers import MAX_NOTE_CHARS as _MAX_NOTE_CHARS
 from phasegate.errors import (
     BadInputError,
     NotFoundError,
     PhasegateError,
     StateCorruptError,
 )
-from phasegate.redact import Redactor
+from phasegate.redact import Redactor, message_redactor
 
 __all__ = [
     "MAX_NOTE_CHARS",
@@ -103,8 +108,8 @@ def _registry(root: Path) -> Any:
     return WorkflowRegistry(root)
 
 
-#: The longest note an answer given from the dashboard may have (characters).
-MAX_NOTE_CHARS = 20_000
+#: The longest note an answer may have (characters), here as from ``phasegate answer``.
+MAX_NOTE_CHARS = _MAX_NOTE_CHARS
 
 _LOCATED: dict[tuple[Path, str, str | None], _Located] = {}
 
@@ -162,6 +167,8 @@ def _row(status: dict[str, Any]) -> dict[str, Any]:
         "costUsd": float(usage.get("costUsd", 0.0)),
         "nextCommand": status.get("nextCommand"),
         "decisions": len(status.get("pendingDecisions") or []),
+        # The run going on now ({pid, host, since}), as `phasegate status` shows it.
+        "running": status.get("running"),
     }
 
 
@@ -169,6 +176,7 @@ def list_items(root: Path) -> list[dict[str, Any]]:
     """Every work item of the repository at ``root`` (see the module docstring)."""
     from phasegate.engine.item_status import with_failed_attempts
     from phasegate.engine.items import iter_items, locate_item
+    from phasegate.engine.live_run import live_runs, with_live_run
     from phasegate.engine.spend import read_spend
     from phasegate.suggested_commands import shared_names, status_with_workflow
 
@@ -177,6 +185,7 @@ def list_items(root: Path) -> list[dict[str, Any]]:
     found_items = [(workflow, name) for workflow, name, _ in iter_items(root, registry, config)]
     # A name two workflows have is found by its name and workflow: its commands say which.
     shared = shared_names(found_items)
+    live = live_runs(root)  # the runs going on now (read once, not item by item)
     rows: list[dict[str, Any]] = []
     for workflow, name in found_items:
         try:
@@ -186,11 +195,13 @@ def list_items(root: Path) -> list[dict[str, Any]]:
             status["usage"] = with_failed_attempts(
                 status.get("usage"), read_spend(found.journal.path)
             )
+            status = with_live_run(status, live.get((workflow, name)))
             # The item's redactor: its own names (phases, decisions) are never masked.
             row = _row(status_with_workflow(status) if name in shared else status)
             rows.append(found.redactor.data(row))
         except PhasegateError as exc:
-            rows.append(Redactor().data({"id": name, "workflow": workflow, "error": str(exc)}))
+            error = {"id": name, "workflow": workflow, "error": str(exc)}
+            rows.append(message_redactor().data(error))
     return rows
 
 
@@ -208,6 +219,15 @@ def item_detail(root: Path, item: str, workflow: str | None = None) -> dict[str,
         status = status_with_workflow(status)
     detail = {**status, **_row(status)}
     return found.redactor.data(detail)  # type: ignore[no-any-return]
+
+
+def running(root: Path, item: str, workflow: str | None = None) -> dict[str, Any] | None:
+    """The run of ``item`` going on now (``{pid, host, since}``), or ``None``: read often
+    (an open page sees a run end), without loading the item's state."""
+    from phasegate.engine.live_run import live_runs
+
+    located = _locate(root, item, workflow)
+    return live_runs(root).get((located.workflow, located.name))
 
 
 # -- journal and artifacts ----------------------------------------------------------
@@ -241,7 +261,7 @@ def read_journal(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int
     end = data.rfind(b"\n")
     if end < 0:
         return [], offset  # nothing, or only a line still being written
-    redactor = Redactor()
+    redactor = message_redactor()  # the items' own names (phases, labels) are never masked
     events: list[dict[str, Any]] = []
     position = offset
     for line in data[: end + 1].split(b"\n")[:-1]:
@@ -285,9 +305,10 @@ def _artifact_key(name: str, shown: str) -> str:
 
 def artifact_links(root: Path, item: str, workflow: str | None = None) -> list[tuple[str, str]]:
     """Each artifact's name as shown (secrets masked) and the key its URL names."""
-    redactor = Redactor()
+    found = artifacts(root, item, workflow)  # first: the item's names are known then
+    redactor = message_redactor()
     links = []
-    for name, _ in artifacts(root, item, workflow):
+    for name, _ in found:
         shown = redactor.text(name)
         links.append((shown, _artifact_key(name, shown)))
     return links
@@ -295,8 +316,9 @@ def artifact_links(root: Path, item: str, workflow: str | None = None) -> list[t
 
 def find_artifact(root: Path, item: str, key: str, workflow: str | None = None) -> tuple[str, Path]:
     """The shown name and path of the artifact ``key`` names (:class:`NotFoundError` if none)."""
-    redactor = Redactor()
-    for name, path in artifacts(root, item, workflow):
+    found = artifacts(root, item, workflow)  # first: the item's names are known then
+    redactor = message_redactor()
+    for name, path in found:
         shown = redactor.text(name)
         if key in (name, _artifact_key(name, shown)):
             return shown, path.resolve()  # the file read is the one found inside the folder
@@ -365,13 +387,9 @@ def answer(
     the item's lock before anything acts on it; a run waiting on it
     (``phasegate run --wait``) or the next run takes it.
     """
-    from phasegate.engine.answers import answer_decision
+    from phasegate.engine.answers import answer_decision, check_note_length
 
-    if note and len(note) > MAX_NOTE_CHARS:
-        raise BadInputError(
-            f"the note to decision {decision_id!r} of {item!r} has {len(note):,} characters: "
-            f"a note given from the dashboard may have at most {MAX_NOTE_CHARS:,}; shorten it"
-        )
+    check_note_length(item, decision_id, choice, note or "")  # before the item is looked up
     found = _work_item(root, item, workflow)
     given = answer_decision(found, decision_id, choice, note or "", by, visit)  # type: ignore[arg-type]
     recorded = next((d for d in decisions(root, item, workflow) if d["id"] == decision_id), None)

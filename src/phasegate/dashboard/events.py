@@ -267,6 +267,10 @@ class EventReader:
     def _item_completed(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
         return EventEntry(kind="item", what=f"complete: {e.get('summary')}", ok=True, **base)
 
+    def _worktree_finish(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        """What became of a finished item's worktree: removed, or kept and why."""
+        return EventEntry(kind="item", what=f"worktree: {e.get('message')}", **base)
+
 
 #: How phasegate's own notes in an agent's stderr begin.
 NOTE_PREFIX = "[phasegate] "

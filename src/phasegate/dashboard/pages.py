@@ -60,6 +60,15 @@ def _status_badge(status: object) -> str:
     return f'<span class="badge status-{escape(text)}">{escape(text)}</span>'
 
 
+def _running(row: Mapping[str, Any]) -> str:
+    """`` running (pid N)`` while a run of the item goes on, as ``phasegate status`` says."""
+    live = row.get("running")
+    if not isinstance(live, Mapping):
+        return ""
+    pid = escape(str(live.get("pid")))
+    return f' <span class="badge status-running">running (pid {pid})</span>'
+
+
 # -- the item list ------------------------------------------------------------------
 
 
@@ -89,7 +98,7 @@ def items_page(items: Sequence[Mapping[str, Any]], repo: str) -> str:
             f'<tr><td data-label="item">{link}</td>'
             f'<td data-label="workflow">{escape(str(row["workflow"]))}</td>'
             f'<td data-label="node">{escape(str(row["node"]))}</td>'
-            f'<td data-label="status">{_status_badge(row["status"])}</td>'
+            f'<td data-label="status">{_status_badge(row["status"])}{_running(row)}</td>'
             f'<td data-label="iterations" class="num">{row["iterations"]}</td>'
             f'<td data-label="tokens" class="num">{row["tokens"]}</td>'
             f'<td data-label="cost" class="num">{_money(row["costUsd"])}</td>'
@@ -128,7 +137,8 @@ def summary_html(detail: Mapping[str, Any]) -> str:
     items = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
     description = detail.get("description") or ""
     return (
-        f"<h1>{escape(str(detail['id']))} {_status_badge(detail.get('status'))}</h1>"
+        f"<h1>{escape(str(detail['id']))} {_status_badge(detail.get('status'))}"
+        f"{_running(detail)}</h1>"
         + (f'<p class="description">{escape(str(description))}</p>' if description else "")
         + f'<dl class="facts">{items}</dl>'
     )

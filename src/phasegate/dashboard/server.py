@@ -48,7 +48,7 @@ from phasegate.errors import (
     NotFoundError,
     PhasegateError,
 )
-from phasegate.redact import Redactor
+from phasegate.redact import message_redactor
 
 STATIC_DIR = Path(__file__).parent / "static"
 #: How often an open page's event stream looks at the journal (seconds).
@@ -65,6 +65,11 @@ def _status_of(exc: PhasegateError) -> int:
     if isinstance(exc, BadInputError):
         return 400
     return 500
+
+
+def _pid(running: Any) -> int | None:
+    """The pid of an item's ``running`` (``None``: no run goes on)."""
+    return running.get("pid") if isinstance(running, dict) else None
 
 
 def _workflow(request: Request) -> str | None:
@@ -112,7 +117,7 @@ def create_app(
     def _artifact_text(item: str, key: str, workflow: str | None) -> tuple[str, str]:
         """The shown name and redacted text of the artifact a URL's key names."""
         shown, path = data.find_artifact(root, item, key, workflow)
-        return shown, Redactor().text(path.read_text("utf-8", errors="replace"))
+        return shown, message_redactor().text(path.read_text("utf-8", errors="replace"))
 
     async def artifact_page(request: Request) -> Response:
         item, key = request.path_params["item"], request.path_params["name"]
@@ -153,11 +158,23 @@ def create_app(
         item: str, workflow: str | None, offset: int, reader: EventReader
     ) -> AsyncIterator[str]:
         shown_decisions: str | None = None
+        # The run the page's summary shows going on: once it ends (after its last event,
+        # or killed), the summary is sent again, not left saying it runs.
+        shown_running = _pid(await anyio.to_thread.run_sync(data.running, root, item, workflow))
         quiet_since = time.monotonic()
         while not stopping():
             events, new_offset = await anyio.to_thread.run_sync(
                 data.journal_events, root, item, offset, workflow
             )
+            ended = False
+            if new_offset == offset and shown_running is not None:
+                now = await anyio.to_thread.run_sync(data.running, root, item, workflow)
+                ended = _pid(now) != shown_running
+            if ended:
+                detail = await anyio.to_thread.run_sync(data.item_detail, root, item, workflow)
+                shown_running = _pid(detail.get("running"))
+                summary = {"html": pages.summary_html(detail), "phases": pages.phases_html(detail)}
+                yield _sse("summary", summary)
             if new_offset != offset:
                 # Only a journal read again from its start (replaced by a shorter one, or an
                 # offset past its end) ends before the offset: the page starts over.
@@ -169,6 +186,7 @@ def create_app(
                 payload = {"html": html, "count": len(events), "reset": reset}
                 yield _sse("entries", payload, offset)
                 detail = await anyio.to_thread.run_sync(data.item_detail, root, item, workflow)
+                shown_running = _pid(detail.get("running"))
                 summary = {"html": pages.summary_html(detail), "phases": pages.phases_html(detail)}
                 yield _sse("summary", summary)
                 quiet_since = time.monotonic()

@@ -131,6 +131,21 @@ def canonical(
     return Answer(choice, text)
 
 
+#: The longest note an answer may have (characters), from ``phasegate answer`` and the
+#: dashboard alike: a longer one is refused (exit 2, 400 on the dashboard), nothing recorded.
+MAX_NOTE_CHARS = 20_000
+
+
+def check_note_length(item: str, decision: str, raw: str, note: str) -> None:
+    """Refuse a note (``--note``, or after ``CHOICE:``) over :data:`MAX_NOTE_CHARS`."""
+    for text in (note, split_choice(raw)[1]):
+        if len(text) > MAX_NOTE_CHARS:
+            raise BadInputError(
+                f"the note to decision {decision!r} of {item!r} has {len(text):,} characters: "
+                f"a note may have at most {MAX_NOTE_CHARS:,}; shorten it; nothing changed"
+            )
+
+
 #: What a suggested answer command holds where the chosen choice needs a note.
 NOTE_PLACEHOLDER = "NOTE"
 
@@ -260,12 +275,15 @@ def answer_decision(
     was given to (the dashboard's form says which): a decision asked again since (the
     next ``budget`` question) is not answered by it. The answer is journaled under
     the item's lock; when no run holds the item it is also committed to the
-    state, so ``status`` shows it at once.
+    state, so ``status`` shows it at once. A note over :data:`MAX_NOTE_CHARS` is
+    refused (exit 2) before anything is read or recorded.
     """
+    check_note_length(item.name, decision, raw, note)
     with item.locked():
         state = item.load()
         record = state.decisions.get(decision)
         if record is None:
+            _refuse_withdrawn(item, decision, visit)
             open_ids = [d["id"] for d in pending(with_journaled_answers(item, state))]
             known = ", ".join(open_ids) if open_ids else "none"
             raise BadInputError(f"{item.name} has no decision {decision!r} (pending: {known})")
@@ -302,6 +320,23 @@ def answer_decision(
             # What takes the answer: the command that asked (run --phase P for a warning).
             "next": _next_after(item, decision, record, given.choice),
         }
+
+
+def _refuse_withdrawn(item: WorkItem, decision: str, visit: int | None) -> None:
+    """An answer to ``decision`` (question ``visit``, if named), no longer pending because a
+    run withdrew it (``decision.withdrawn``: the run went on without it): refused as an
+    answer that came too late, as one to a question answered since is."""
+    withdrawn = item.journal.find("decision.withdrawn", id=decision)
+    if withdrawn is None:
+        return
+    asked = withdrawn.get("visit")
+    if visit is not None and isinstance(asked, int) and visit > asked:
+        return  # a question never asked: the error says which are pending
+    reason = f" ({withdrawn['reason']})" if withdrawn.get("reason") else ""
+    raise AlreadyAnsweredError(
+        f"this answer to decision {decision} of {item.name} came too late: the decision no "
+        f"longer waits, a run withdrew it{reason}; nothing changed"
+    )
 
 
 def _refuse_other_visit(item: WorkItem, decision: str, visit: int, current: int) -> None:

@@ -256,20 +256,24 @@ class WorkItem(ItemCommits):
         """The state must be this item's: a folder renamed or copied by hand holds another
         item's state, whose name is also in its journal, branch, refs and the item index,
         so it is not run or shown under the folder's name (exit 5, nothing written)."""
-        recorded = state.item
-        if recorded == self.name:
-            return
+        if state.item != self.name:
+            raise self.held_by_other(state.item, ENGINE_FILE)
+
+    def held_by_other(self, recorded: str, told_by: str) -> StateCorruptError:
+        """The error for this item's folder holding work item ``recorded`` (its file
+        ``told_by`` says so): renamed or copied by hand (the fix named), or edited."""
         folder = self._shown(self.item_dir)
-        where = f"folder {folder} holds work item {recorded!r} (its {ENGINE_FILE} says so)"
+        where = f"folder {folder} holds work item {recorded!r} (its {told_by} says so)"
         if self.folder is not None:
-            raise StateCorruptError(f"{where}, not {self.name!r}; it was left untouched")
+            return StateCorruptError(f"{where}, not {self.name!r}; it was left untouched")
         try:
             validate_item_name(recorded)
         except BadInputError:
-            raise StateCorruptError(
-                f"{where}, not {self.name!r}: the state file was edited; restore it "
+            edited = "the state file" if told_by == ENGINE_FILE else f"its {told_by}"
+            return StateCorruptError(
+                f"{where}, not {self.name!r}: {edited} was edited; restore it "
                 "(e.g. from git); it was left untouched"
-            ) from None
+            )
         home = self.item_dir.parent / recorded
         fix = f"rename the folder back to {self._shown(home)}"
         if home.exists():
@@ -277,7 +281,7 @@ class WorkItem(ItemCommits):
                 f"{self._shown(home)} exists too: delete {folder} if it is a copy (a new item "
                 f"is made with phasegate new), else move {self._shown(home)} away and {fix}"
             )
-        raise StateCorruptError(
+        return StateCorruptError(
             f"{where}, not {self.name!r}: it was renamed or copied, and an item's name is "
             f"also in its journal, branch and refs; {fix}; it was left untouched"
         )

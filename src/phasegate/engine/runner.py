@@ -407,11 +407,13 @@ class Runner:
             message = f"{message} {end.message}"
         if state.worktree:
             confirm = self.asker.confirm if self.asker.interactive else None
-            text, removed = finish_worktree(
-                self.item.repo, self.item.name, state.worktree, state["branch"], confirm
-            )
-            self.item.record(
-                "worktree.finish", branch=state["branch"], removed=removed, message=text
+            branch = state["branch"]
+
+            def journal(text: str, removed: bool) -> None:
+                self.item.record("worktree.finish", branch=branch, removed=removed, message=text)
+
+            text, _ = finish_worktree(
+                self.item.repo, self.item.name, state.worktree, branch, confirm, journal
             )
             message = f"{message} {text}"
         # An end that stops the item (status: stopped) is said as such, with its message.

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from phasegate.errors import BadInputError, NotFoundError
+from phasegate.errors import BadInputError, NotFoundError, WaitingForHuman
 from phasegate.repo_paths import CONFIG_DIR, WORKTREES_DIR, worktree_rel
 
 BRANCH_PREFIX = "phasegate/"
@@ -162,13 +162,30 @@ def finish_worktree(
     rel: str,
     branch: str | None,
     confirm: Callable[[str, bool], bool] | None,
+    journal: Callable[[str, bool], None],
 ) -> tuple[str, bool]:
-    """What to do with a finished item's worktree: ``(message, removed)``.
+    """What to do with a finished item's worktree: ``(message, removed)``, journaled
+    with ``journal(message, removed)``.
 
     ``confirm`` is ``None`` without a terminal: then nothing is ever removed.
     With one, removal is offered only when no uncommitted change or unmerged
-    commit could be lost; otherwise the message says how to proceed.
+    commit could be lost; otherwise the message says how to proceed. No answer to
+    the question (Ctrl-D: :class:`WaitingForHuman`) keeps the worktree, journaled
+    as such before the error goes on.
     """
+    message, removed = _finish(repo, name, rel, branch, confirm, journal)
+    journal(message, removed)
+    return message, removed
+
+
+def _finish(
+    repo: Path,
+    name: str,
+    rel: str,
+    branch: str | None,
+    confirm: Callable[[str, bool], bool] | None,
+    journal: Callable[[str, bool], None],
+) -> tuple[str, bool]:
     check = check_worktree(repo, rel, branch)
     later = f"phasegate worktree remove {name}"
     if not check.exists:
@@ -184,7 +201,16 @@ def finish_worktree(
             False,
         )
     question = f"Branch {branch} is merged. Remove the worktree {rel}? (the branch is kept)"
-    if confirm is not None and confirm(question, False):
+    try:
+        yes = confirm is not None and confirm(question, False)
+    except WaitingForHuman:
+        journal(
+            f"Branch {branch} is merged; no answer to removing worktree {rel} (the "
+            f"terminal's input ended): kept; remove it with: {later}",
+            False,
+        )
+        raise
+    if yes:
         remove_worktree(repo, rel)
         return f"Branch {branch} is merged; worktree {rel} removed (the branch is kept).", True
     return f"Branch {branch} is merged; remove the worktree with: {later}", False
