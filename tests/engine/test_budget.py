@@ -295,7 +295,7 @@ def test_a_cap_raised_in_config_instead_withdraws_the_pending_decision(git_repo:
     assert outcome.status == "completed"
     assert raised.decisions("item") == []
     assert raised.status("item")["pendingDecisions"] == []
-    with pytest.raises(BadInputError, match="has no decision 'budget'"):
+    with pytest.raises(BadInputError, match="came too late: the decision no longer waits"):
         raised.answer("item", "budget", "raise")
 
 

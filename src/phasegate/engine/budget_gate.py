@@ -80,6 +80,9 @@ class BudgetGuard:
                 item.record("budget.unmeasured", text=line)
         #: Gates are asked on the engine's thread only: the one that built the guard.
         self._engine_thread = threading.get_ident()
+        #: A ``stop`` answer was acted on in this run: other calls a cap holds stop too
+        #: (a parallel loop's items), rather than ask again what was just answered.
+        self._stopped: str | None = None
 
     def __call__(self, spec: CallSpec) -> float | None:
         """The USD the call may spend at most (``None``: no USD cap), or stop at the gate."""
@@ -96,7 +99,7 @@ class BudgetGuard:
             caps = caps_of(run.item.config, run.item.workflow.name, run.state)
             found = check(caps, read_spend(run.item.journal.path), spec.role, spec.plays)
             if isinstance(found, Allowed):
-                if answered is not None:
+                if answered is not None and self._asked_for(spec):
                     self.acted(answered[2])  # a stop no longer needed (the cap was changed)
                 self.withdraw_stale(spec.path)
                 return found.max_usd
@@ -106,15 +109,34 @@ class BudgetGuard:
             again = continue_command(run.workflow, run.item.name, run.label(spec.path))
             if not on_engine_thread:
                 raise BudgetReached(f"{reached} Run again to decide: {again}")
-            if answered is not None:
-                self.acted(answered[2])
+            if answered is not None or self._stopped is not None:
+                if answered is not None:
+                    self.acted(answered[2])
+                    self._stopped = answered[0]
                 run.item.record("budget.stopped", cap=found.cap.key, node=spec.path, sync_now=True)
                 run.save(durable=True)
                 raise BlockedError(
-                    f"{reached} Stopped at the budget cap as answered ({answered[0]}); run "
+                    f"{reached} Stopped at the budget cap as answered ({self._stopped}); run "
                     f"again to be asked again: {again}"
                 )
             self.ask(found, spec, reached)
+
+    def _asked_for(self, spec: CallSpec) -> bool:
+        """Whether the budget question was asked for ``spec``'s node (in a parallel loop,
+        another item's call that no cap holds leaves the answer to the call it is about)."""
+        asked = (budget_record(self.run.state).get("asked") or {}).get("node")
+        return asked is None or asked == spec.path
+
+    def unestimated(self, spec: CallSpec) -> bool:
+        """Whether a cap counts ``spec``'s call and nothing estimates it yet (its role has no
+        reported call): a parallel loop sends one such call at a time, so that a cap is
+        passed by one call at most, as in a sequential run."""
+        if not self.enabled:
+            return False
+        caps = caps_of(self.run.item.config, self.run.item.workflow.name, self.run.state)
+        if not any(cap.applies_to(spec.role, spec.plays) for cap in caps):
+            return False
+        return not read_spend(self.run.item.journal.path).known(spec.role, spec.plays)
 
     def _reached(self, found: Reached, spec: CallSpec) -> str:
         cap, unit = found.cap, found.cap.metric

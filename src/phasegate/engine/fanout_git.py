@@ -32,10 +32,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from phasegate.errors import BadInputError, BlockedError
+from phasegate.faults import crash_point
 from phasegate.repo_paths import CONFIG_DIR, WORKTREES_DIR
 
 BRANCH_PREFIX = "phasegate-tasks"
@@ -353,7 +356,13 @@ class FanoutGit:
     def record_merged(self, commit: str) -> None:
         self.must("update-ref", f"{self.ref_base}/merged", commit)
 
-    def apply(self, base: str, merged: str) -> dict[str, str | None]:
+    def apply(
+        self,
+        base: str,
+        merged: str,
+        landed: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
+        landing: Callable[[str, str, bool], None] | None = None,
+    ) -> dict[str, str | None]:
         """Put the difference between ``base`` and ``merged`` into the work tree.
 
         Applying twice is harmless (what is already in place is left alone). When
@@ -363,6 +372,12 @@ class FanoutGit:
         overlapping changes left between conflict markers. The files left in
         conflict are returned, each with its content's hash when it holds no
         markers (a binary file, or one side deleting it: it was left as it was).
+
+        A three-way merge is not idempotent (merged again, an insertion can be
+        doubled, or conflict with itself): ``landing(file, hash, conflicted)`` is told
+        of each one before its file is written, and ``landed()`` gives those told
+        before (``{file: {"sha": hash, "conflict": bool}}``, from a run killed while
+        landing): a file whose content still has the hash it was given is left as it is.
         """
         if base == merged:
             return {}
@@ -377,7 +392,7 @@ class FanoutGit:
             check=False,
         )
         if check.returncode != 0:
-            return self._apply_by_file(base, merged)
+            return self._apply_by_file(base, merged, landed() if landed else {}, landing)
         subprocess.run(
             ["git", "-C", str(self.workdir), "apply", "--whitespace=nowarn", "-"],
             input=diff,
@@ -396,7 +411,13 @@ class FanoutGit:
         )
         return out.stdout if out.returncode == 0 else None
 
-    def _apply_by_file(self, base: str, merged: str) -> dict[str, str | None]:
+    def _apply_by_file(
+        self,
+        base: str,
+        merged: str,
+        landed: Mapping[str, Mapping[str, Any]],
+        landing: Callable[[str, str, bool], None] | None,
+    ) -> dict[str, str | None]:
         listed = self.must(
             "diff", "--name-only", "-z", "--no-renames", base, merged, *self._pathspec()
         )
@@ -411,6 +432,11 @@ class FanoutGit:
                 continue
             if now == new:
                 continue
+            before = landed.get(name)
+            if before is not None and before.get("sha") == _sha(now):
+                if before.get("conflict"):  # merged by the run killed while landing
+                    conflicts[name] = None
+                continue
             if now == old:
                 self._put(target, new)
                 if new is not None and self._executable(merged, name):
@@ -423,7 +449,10 @@ class FanoutGit:
                 and not (now is not None and _MARKER.search(now))
             ):
                 merged_text, clean = self._merge_file(now, old, new)  # type: ignore[arg-type]
+                if landing is not None:
+                    landing(name, _sha(merged_text), not clean)
                 target.write_bytes(merged_text)
+                crash_point("fanout.landed_file")
                 if not clean:
                     conflicts[name] = None
                 continue
@@ -496,6 +525,10 @@ class FanoutGit:
             if marked or untouched:
                 left.append(name)
         return left
+
+
+def _sha(content: bytes | None) -> str:
+    return hashlib.sha1(content).hexdigest() if content is not None else ""
 
 
 # -- worktrees left behind ------------------------------------------------------------

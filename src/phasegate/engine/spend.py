@@ -76,6 +76,16 @@ class Spend:
         reported = sum(p.reported for p in players)
         return sum(p.total(metric) for p in players) / reported if reported else 0.0
 
+    def known(self, role: str, plays: str | None = None) -> bool:
+        """Whether :meth:`estimate` has a reported call to go by (a reported call without a
+        cost counts: its estimate is known to be nothing)."""
+        found = self.roles.get(role)
+        if found is not None and found.reported:
+            return True
+        if plays is None:
+            return False
+        return any(self.roles[n].reported for n in self.names(plays) if n in self.roles)
+
     def spent(self, role: str | None, metric: Metric) -> float:
         """What ``role`` (``None``: the whole item) spent, unreported attempts estimated;
         a workflow role's spend includes that of the agents that played it."""

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from phasegate.engine.answers import answered_warning_command, record_command
+from phasegate.engine.budget import BUDGET_DECISION, unacted_answer
 from phasegate.engine.node_state import NodeState
 from phasegate.engine.state import EngineState
 from phasegate.workflow.model import AgentNode, EndNode, ForeachNode, GateNode, Workflow
@@ -427,6 +428,7 @@ def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, A
         gate = next((d for d in answered if str(d.get("context")).startswith(prefix)), None)
         if stopped is not None:
             shown = "failed"  # its last run stopped on a blocked outcome
+    budget = state.decisions.get(BUDGET_DECISION) if unacted_answer(state) else None
             parked = parked or stopped
         elif raw in ("running", "done") and any(w.startswith(prefix) for w in waiting):
             shown = "waiting"
@@ -435,6 +437,8 @@ def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, A
         elif raw in ("running", "done") and parked:
             shown = "waiting" if parked.startswith("waiting") else "failed"
         elif raw in ("running", "pending", "done", "skipped"):
+        if gate is None and parked and entry.get("waits_on") == BUDGET_DECISION and budget:
+            gate = budget  # the budget question another item's call asked, answered
             shown = raw
         else:
             shown = "failed"

@@ -29,14 +29,15 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from phasegate.engine.budget_gate import BudgetReached
+from phasegate.engine.budget import BUDGET_DECISION
+from phasegate.engine.budget_gate import BudgetGuard, BudgetReached
 from phasegate.engine.calls import CallSpec, call_agent, recover_call
 from phasegate.engine.checks import recorded_round, run_check_round
 from phasegate.engine.fanout_git import FanoutGit
 from phasegate.engine.item_commits import coalesce_seconds
 from phasegate.engine.nodes.parallel_git import DONE, SETTLED, begin, integrate, land, start_commit
 from phasegate.engine.plugin_api import Task
-from phasegate.errors import BlockedError, PhasegateError
+from phasegate.errors import BlockedError, PhasegateError, WaitingForHuman
 from phasegate.process import stop_running_children
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import ForeachNode
@@ -73,6 +74,9 @@ class FanOut:
         self.parked: dict[str, BaseException] = {}
         #: Calls sent back from a worker to the engine's thread by a budget cap, by item.
         self.requeued: dict[str, int] = {}
+        #: The item whose call is under way with no estimate for a cap (its role had not
+        #: reported yet): the others' such calls wait for it (see ``submit``).
+        self.unestimated: str | None = None
         self.halted = False  # an item ended other than done: no new item starts
         self.stop = threading.Event()
         self.git: FanoutGit | None = None
@@ -187,6 +191,7 @@ class FanOut:
                 continue
             resuming = entry["status"] == "running"
             entry.pop("parked", None)
+            entry.pop("waits_on", None)
             begun: str | None = None
             if self.git is not None:
                 try:
@@ -280,14 +285,25 @@ class FanOut:
         waiting = [a for a in self.active.values() if a.effect is not None and a.future is None]
         for active in sorted(waiting, key=lambda a: self.rank[a.key]):
             effect = active.effect
-            if isinstance(effect, Call) and self.run.backends.guard is not None:
+            guard = self.run.backends.guard
+            blind = False
+            if isinstance(effect, Call) and isinstance(guard, BudgetGuard):
+                # A cap counts this call and no call of its role has reported a cost to
+                # estimate it by: it waits while another such call is under way (else
+                # the first calls, all at once, could pass a cap by up to ``jobs`` calls).
+                blind = guard.unestimated(effect.spec)
+                if blind and self.unestimated not in (None, active.key):
+                    continue
+            if isinstance(effect, Call) and guard is not None:
                 # Budget caps are checked here, on the engine's thread, where a gate can
                 # be asked and saved; the item waits (parked) if a cap stops its call.
                 try:
-                    self.run.backends.guard(effect.spec)
+                    guard(effect.spec)
                 except PhasegateError as exc:
-                    self.park(active.key, exc)
+                    self.park(active.key, exc, budget=isinstance(exc, WaitingForHuman))
                     continue
+            if blind:
+                self.unestimated = active.key
             if isinstance(effect, Call):
                 # Built on this thread: building reads the state the engine changes.
                 spec = replace(effect.spec, build_prompt=_fixed(effect.spec.build_prompt()))
@@ -324,6 +340,8 @@ class FanOut:
             active = futures[future]
             effect = active.effect
             active.effect, active.future = None, None
+            if self.unestimated == active.key:
+                self.unestimated = None  # its cost is known now (or it did not report)
             try:
                 value = future.result()
             except BudgetReached as exc:
@@ -333,7 +351,7 @@ class FanOut:
                 # the budget decision (or lets it go, the cap raised meanwhile).
                 self.requeued[active.key] = self.requeued.get(active.key, 0) + 1
                 if self.requeued[active.key] > _REQUEUES:
-                    self.park(active.key, exc)
+                    self.park(active.key, exc, budget=True)
                 else:
                     active.effect = effect
                 continue
@@ -344,17 +362,23 @@ class FanOut:
             self.item.applied(effect.spec.key if isinstance(effect, Call) else effect.round.key)
             self.advance(active, value)
 
-    def park(self, key: str, exc: BaseException) -> None:
-        """``key`` stopped with an error: the others go on; the error ends the run later."""
+    def park(self, key: str, exc: BaseException, *, budget: bool = False) -> None:
+        """``key`` stopped with an error: the others go on; the error ends the run later.
+        ``budget``: it waits on the ``budget`` decision (perhaps asked for another item's
+        call): ``status`` shows it answered once that is."""
         from phasegate.engine.nodes.parallel_conflicts import ConflictStopped
-        from phasegate.errors import WaitingForHuman
 
         self.active.pop(key, None)
         self.parked[key] = exc
         reason = (str(exc).splitlines() or [exc.__class__.__name__])[0]
         waits = isinstance(exc, (WaitingForHuman, ConflictStopped))
         kind = "waiting" if waits else "failed"
-        self.entries()[key]["parked"] = f"{kind}: {reason}"
+        entry = self.entries()[key]
+        entry["parked"] = f"{kind}: {reason}"
+        if budget:
+            entry["waits_on"] = BUDGET_DECISION
+        else:
+            entry.pop("waits_on", None)
         self.journal("foreach.item", key=key, status="parked", reason=reason)
         self.save(lazy=True)
 

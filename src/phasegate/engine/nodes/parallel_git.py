@@ -7,7 +7,7 @@ works for; a merge conflict goes to :mod:`phasegate.engine.nodes.parallel_confli
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.fanout_git import FanoutGit
 from phasegate.engine.nodes.parallel_conflicts import resolve_conflict, slug_of
@@ -134,7 +134,32 @@ def land(fan: FanOut) -> None:
     if not loop.get("landed"):
         pending = loop.get("landing")
         if pending is None:
-            conflicts = fan.git.apply(str(loop["base"]), str(loop["merged"]))
+            base, merged = str(loop["base"]), str(loop["merged"])
+
+            def landed() -> dict[str, dict[str, Any]]:
+                """The files a run killed while landing had merged (journaled first)."""
+                found: dict[str, dict[str, Any]] = {}
+                for event in fan.item.journal.events():
+                    if (
+                        event.get("event") == "fanout.landing-file"
+                        and event.get("node") == fan.path
+                        and (event.get("base"), event.get("merged")) == (base, merged)
+                    ):
+                        found[str(event.get("file"))] = event
+                return found
+
+            def landing(name: str, sha: str, conflict: bool) -> None:
+                fan.journal(
+                    "fanout.landing-file",
+                    base=base,
+                    merged=merged,
+                    file=name,
+                    sha=sha,
+                    conflict=conflict,
+                    sync_now=True,
+                )
+
+            conflicts = fan.git.apply(base, merged, landed, landing)
             if conflicts:
                 loop["landing"] = pending = conflicts
                 fan.journal("fanout.landing-conflict", files=sorted(conflicts))
