@@ -335,6 +335,34 @@ class Redactor:
         return known
 
 
+#: The identifiers of the work items this process opened (their names, their workflows'
+#: names, node ids, labels...): what :func:`message_redactor` spares. Replaced, never
+#: changed in place: the dashboard's threads read it while another one adds to it.
+_spared_in_messages: frozenset[str] = frozenset()
+_SPARED_MAX = 65536
+
+
+def spare_in_messages(identifiers: Iterable[str]) -> None:
+    """Have the lines this process prints (errors, warnings, the dashboard's timeline)
+    leave ``identifiers`` as they are, as the item's own files do (:meth:`Redactor.sparing`)."""
+    global _spared_in_messages
+    known, names = _spared_in_messages, frozenset(identifiers)
+    if len(known) < _SPARED_MAX and not names <= known:
+        _spared_in_messages = known | names
+
+
+def message_redactor() -> Redactor:
+    """A redactor of the environment's secrets sparing the identifiers of the work items this
+    process opened (see :func:`spare_in_messages`): a variable whose value is an item's or a
+    phase's name does not mask it in an error line."""
+    return Redactor().sparing(_spared_in_messages)
+
+
+def redact_message(text: str) -> str:
+    """``text`` (a line for the user) redacted by :func:`message_redactor`."""
+    return message_redactor().text(text)
+
+
 def redact(text: str) -> str:
     """Redact ``text`` using the current environment's secrets."""
     return Redactor().text(text)

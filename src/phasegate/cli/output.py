@@ -150,9 +150,9 @@ def json_text(data: Any, *, pretty: bool) -> str:
 
 def _redacted(message: str) -> str:
     """``message`` with every secret masked: an agent's error may quote a key."""
-    from phasegate.redact import redact
+    from phasegate.redact import redact_message
 
-    return redact(message)
+    return redact_message(message)
 
 
 def write_json_error(message: str, exit_code: int) -> None:

@@ -22,7 +22,7 @@ from phasegate.engine.recorded import RecordedCalls, event_problem, result_key
 from phasegate.engine.state import ENGINE_FILE, EngineState
 from phasegate.engine.state_archive import ARCHIVE_FILE
 from phasegate.errors import BadInputError, BusyError, NotFoundError, StateCorruptError
-from phasegate.redact import Redactor
+from phasegate.redact import Redactor, spare_in_messages
 from phasegate.state.flock import FileLock, LockTimeout
 from phasegate.state.journal import Journal
 from phasegate.workflow.loaded import LoadedWorkflow
@@ -128,6 +128,7 @@ class WorkItem(ItemCommits):
         if self.redactor.values:
             identifiers = workflow_identifiers(self.workflow)
             self.redactor = self.redactor.sparing((*identifiers, self.name))
+            spare_in_messages((*identifiers, self.name))
         self._lock = FileLock(self.lock_path, timeout=30.0)
         self.journal = Journal(self.item_dir / self.workflow.journal_file, self.redactor)
         self._recorded = RecordedCalls()

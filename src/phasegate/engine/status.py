@@ -294,6 +294,10 @@ def item_head(
                 )
     next_phase: str | None = None
     blocked: str | None = None
+    #: What blocked the item, for readers that must not parse the message: ``checks``
+    #: (the node's checks still failed when its iterations were spent), ``outcome`` (another
+    #: outcome mapped to ``@blocked``) or ``prerequisites`` (a file the node needs).
+    blocked_by: dict[str, str] | None = None
     if state.status == "active":
         if at is not None:
             next_phase = workflow.label_of(at)
@@ -301,8 +305,11 @@ def item_head(
             started = cursor is not None and cursor.get("started")
             if cursor is not None and cursor.get("blocked"):
                 blocked = str(cursor.get("blocked"))
+                by = "checks" if cursor.get("review") == "checks-failed" else "outcome"
+                blocked_by = {"by": by, "node": at}
             elif started and isinstance(node, ForeachNode):
                 blocked = blocked_inside(state, f"{at}[")
+                blocked_by = {"by": "outcome", "node": at} if blocked else None
             elif not started and (node.prerequisites.hard or node.prerequisites.soft):
                 files = artifacts() if callable(artifacts) else artifacts
                 result = validate_transition(
@@ -315,6 +322,7 @@ def item_head(
                 )
                 if result.type == "blocked":
                     blocked = result.message
+                    blocked_by = {"by": "prerequisites", "node": at}
         else:
             completed = _completed(workflow, state)
             start = workflow.start_node(state.mode)
@@ -336,6 +344,7 @@ def item_head(
         "inProgress": in_progress,
         "nextPhase": next_phase,
         "blocked": blocked,
+        "blockedBy": blocked_by,
         "pendingDecisions": [
             {
                 "id": d["id"],
@@ -418,6 +427,7 @@ def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, A
         if d.get("status") == "pending"
     }
     answered = _answered_inside(state, f"{path}[")
+    budget = state.decisions.get(BUDGET_DECISION) if unacted_answer(state) else None
     listed: list[dict[str, Any]] = []
     for key in found.get("order") or []:
         entry = items[key]
@@ -426,9 +436,10 @@ def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, A
         parked = str(entry.get("parked") or "")
         stopped = blocked_inside(state, prefix) if raw == "running" else None
         gate = next((d for d in answered if str(d.get("context")).startswith(prefix)), None)
+        if gate is None and parked and entry.get("waits_on") == BUDGET_DECISION and budget:
+            gate = budget  # the budget question another item's call asked, answered
         if stopped is not None:
             shown = "failed"  # its last run stopped on a blocked outcome
-    budget = state.decisions.get(BUDGET_DECISION) if unacted_answer(state) else None
             parked = parked or stopped
         elif raw in ("running", "done") and any(w.startswith(prefix) for w in waiting):
             shown = "waiting"
@@ -437,8 +448,6 @@ def foreach_items(state: EngineState, path: str, found: Any) -> list[dict[str, A
         elif raw in ("running", "done") and parked:
             shown = "waiting" if parked.startswith("waiting") else "failed"
         elif raw in ("running", "pending", "done", "skipped"):
-        if gate is None and parked and entry.get("waits_on") == BUDGET_DECISION and budget:
-            gate = budget  # the budget question another item's call asked, answered
             shown = raw
         else:
             shown = "failed"
@@ -586,6 +595,7 @@ def brief_of(
         "concerns": shown,
         "concernsCount": len(concerns),
         "blocked": head.get("blocked"),
+        "blockedBy": head.get("blockedBy"),
         "nextCommand": head.get("nextCommand"),
         "decisions": [
             {"id": d["id"], "question": d.get("question"), "command": d.get("command")}

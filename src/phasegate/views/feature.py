@@ -347,9 +347,9 @@ def _warn_once(message: str) -> None:
         return
     if len(_WARNED) < 256:
         _WARNED.add(message)
-    from phasegate.redact import redact
+    from phasegate.redact import redact_message
 
-    sys.stderr.write(f"phasegate: warning: {redact(message)}\n")
+    sys.stderr.write(f"phasegate: warning: {redact_message(message)}\n")
     sys.stderr.flush()
 
 

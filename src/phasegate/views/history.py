@@ -145,7 +145,7 @@ class ReviewHistory:
             text = sections[runtime].text
             if text.startswith(before) and self.file.append(text[len(before) :].encode("utf-8")):
                 return
-        head = self._redactor.text(f"# Review history: {state.item}\n\n")
+        head = f"# Review history: {self._redactor.field('item', state.item)}\n\n"
         data = (head + "".join(sections[r].text for r in self._order)).encode("utf-8")
         if not synced:
             try:
@@ -177,7 +177,7 @@ class ReviewHistory:
             heading = None
         else:
             heading = (
-                self._redactor.text(f"## Phase: {self._workflow.label_of(runtime)}\n\n")
+                f"## Phase: {self._redactor.field('label', self._workflow.label_of(runtime))}\n\n"
                 if isinstance(node, AgentNode)
                 else None
             )
@@ -190,7 +190,10 @@ class ReviewHistory:
         known = self._iterations.get(id(record))
         if known is not None and known[0] is record:
             return known[1]
-        text = self._redactor.text("\n".join(render_iteration(record)) + "\n")
+        # The record is redacted, not the text rendered from it: the words the template
+        # writes (its headings, the verdict, the source) are phasegate's own, and a variable
+        # holding one of them (``X_TOKEN=approved``) must not mask them.
+        text = "\n".join(render_iteration(self._redactor.data(record))) + "\n"
         self._iterations[id(record)] = (record, text)
         return text
 

@@ -113,7 +113,14 @@ def _checks_failed(
     name: str, workflow: dict[str, Any], brief: dict[str, Any], blocked: str
 ) -> bool:
     """Whether the phase the item is at stopped because its checks still failed when its
-    iterations were spent (the run's block says ``NAME: PHASE ended checks-failed``)."""
+    iterations were spent: the brief's ``blockedBy`` says so (``{"by": "checks", "node":
+    ...}``). A brief written before it was recorded says it in the block's wording only
+    (``NAME: PHASE ended checks-failed``)."""
+    blocked_by = brief.get("blockedBy")
+    if isinstance(blocked_by, dict):
+        return blocked_by.get("by") == "checks" and blocked_by.get("node") == brief.get("at")
+    if "blockedBy" in brief:
+        return False  # recorded: nothing blocked the item, or not its checks
     node = workflow.get("nodes", {}).get(brief.get("at")) or {}
     head = f"{name}: {node.get('label') or brief.get('label')} ended checks-failed"
     return blocked == head or blocked.startswith(f"{head}: ")
