@@ -24,7 +24,9 @@ directory, ``{item_dir}``/``{item}``/``{phase}``/``{node}``/``{task}`` filled in
 ``sleep`` (seconds, to simulate a slow agent; a sleep reaching the call's timeout
 ends it as timed out, as a real backend's would), ``cost_usd`` and ``usage``
 (``{input_tokens, output_tokens}``: what the call reports it spent; by default
-$0 and a token count guessed from the text). Keying replies by iteration
+$0 and a token count guessed from the text), ``mcp`` (a list of ``{server, tool,
+arguments}``: tool calls made, in order, on the MCP servers the request carries,
+with the placeholders filled in text arguments). Keying replies by iteration
 rather than by call count makes a resumed run get the same answers.
 """
 
@@ -33,8 +35,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +48,7 @@ from phasegate.agents.base import (
     AgentRequest,
     AgentResult,
     Backend,
+    McpServer,
     TokenUsage,
 )
 from phasegate.errors import ConfigError
@@ -67,6 +71,8 @@ class ScriptedReply:
     sleep: float = 0.0
     cost_usd: float | None = None
     usage: TokenUsage | None = None
+    #: MCP tool calls the agent makes, in order, after writing its files.
+    mcp: tuple[McpCall, ...] = ()
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], where: str) -> ScriptedReply:
@@ -123,11 +129,71 @@ class ScriptedReply:
             sleep=_number(data.get("sleep"), f"{where}: sleep") or 0.0,
             cost_usd=_number(data.get("cost_usd"), f"{where}: cost_usd"),
             usage=_usage(data.get("usage"), where),
+            mcp=_mcp_calls(data.get("mcp"), where),
         )
 
 
+@dataclass(frozen=True)
+class McpCall:
+    """One MCP tool call of a scripted agent: ``tool`` with ``arguments``, on the
+    request's MCP server named ``server`` (by default the one offering ``tool``)."""
+
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    server: str | None = None
+
+
 #: The keys a scripted reply may have.
-REPLY_KEYS = ("text", "write", "delete", "verdict", "json", "fail", "sleep", "cost_usd", "usage")
+REPLY_KEYS = (
+    "text",
+    "write",
+    "delete",
+    "verdict",
+    "json",
+    "fail",
+    "sleep",
+    "cost_usd",
+    "usage",
+    "mcp",
+)
+
+
+def _mcp_calls(raw: object, where: str) -> tuple[McpCall, ...]:
+    if raw is None:
+        return ()
+    if isinstance(raw, Mapping):
+        raw = [raw]
+    if not isinstance(raw, list | tuple):
+        raise ConfigError(
+            f"{where}: mcp must be a list of tool calls ({{server, tool, arguments}}), "
+            f"not {_shown(raw)}"
+        )
+    calls = []
+    for index, entry in enumerate(raw):
+        at = f"{where}: mcp[{index}]"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(
+                f"{at} must be a mapping {{server, tool, arguments}}, not {_shown(entry)}"
+            )
+        unknown = sorted(str(key) for key in set(entry) - {"server", "tool", "arguments"})
+        if unknown:
+            raise ConfigError(
+                f"{at}: unknown key(s) {', '.join(unknown)} (use server, tool, arguments)"
+            )
+        if "tool" not in entry:
+            raise ConfigError(f"{at}: tool is missing (the name of the MCP tool to call)")
+        arguments = entry.get("arguments") or {}
+        if not isinstance(arguments, Mapping):
+            raise ConfigError(f"{at}: arguments must be a mapping, not {_shown(arguments)}")
+        server = entry.get("server")
+        calls.append(
+            McpCall(
+                tool=_scalar(entry["tool"], at, "tool"),
+                arguments=dict(arguments),
+                server=None if server is None else _scalar(server, at, "server"),
+            )
+        )
+    return tuple(calls)
 
 
 def _shown(value: object) -> str:
@@ -343,6 +409,7 @@ class ScriptedBackend(Backend):
             self._apply_files(request, reply)
         except (ValueError, OSError) as exc:  # a bad script is the agent's failure
             return AgentResult(text="", exit_status=2, error=str(exc))
+        stderr = call_tools(request, reply.mcp) if reply.mcp else ""
         prompt_tokens = len(request.prompt_text()) // 4
         return AgentResult(
             text=reply.text,
@@ -354,6 +421,7 @@ class ScriptedBackend(Backend):
             cost_usd=reply.cost_usd if reply.cost_usd is not None else 0.0,
             duration_s=time.monotonic() - started,
             session_id=None,
+            stderr=stderr,
         )
 
     def _apply_files(self, request: AgentRequest, reply: ScriptedReply) -> None:
@@ -416,3 +484,84 @@ def _write(target: str, content: str) -> None:
 
 def _as_folder(path: str) -> str:
     return path if path.endswith(os.sep) else path + os.sep
+
+
+def call_tools(request: AgentRequest, calls: Sequence[McpCall]) -> str:
+    """Make ``calls`` on the request's MCP servers, as an agent CLI would: with the
+    ``mcp`` SDK's client, one session per server, each tool listed before it is called.
+
+    A call the request does not allow is denied, and a call the server refuses or that
+    fails is reported, but neither stops the agent: the returned log (the call's
+    stderr, which the journal keeps) says what each call did, in the words agent CLIs
+    use (``[phasegate] permission denied for: mcp__SERVER__TOOL``).
+    """
+    values = {k: request.labels.get(k, "") for k in PLACEHOLDERS}
+    log: list[str] = []
+    batch: list[tuple[McpServer, McpCall]] = []
+    for call in calls:
+        server = next(
+            (
+                s
+                for s in request.mcp_servers
+                if (s.name == call.server if call.server else call.tool in s.tools)
+            ),
+            None,
+        )
+        if server is None or call.tool not in server.tools:
+            named = server.name if server else call.server
+            name = f"mcp__{named}__{call.tool}" if named else call.tool
+            log.append(f"[phasegate] permission denied for: {name}")
+            continue
+        batch.append((server, McpCall(call.tool, _filled(call.arguments, values), server.name)))
+    # One session per server, the calls in their order.
+    for server in [
+        s for index, (s, _) in enumerate(batch) if s not in [b[0] for b in batch[:index]]
+    ]:
+        mine = [call for s, call in batch if s == server]
+        log += _session(server, mine, request.timeout)
+    return "\n".join(log)
+
+
+def _session(server: McpServer, calls: list[McpCall], timeout: float) -> list[str]:
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=server.command,
+        args=list(server.args),
+        env={"PATH": os.environ.get("PATH", ""), **dict(server.env)},
+    )
+    log: list[str] = []
+
+    async def main() -> None:
+        with anyio.fail_after(timeout):
+            async with Client(params, mode="legacy") as client:
+                offered = {tool.name for tool in (await client.list_tools()).tools}
+                for call in calls:
+                    where = f"{server.name}.{call.tool}"
+                    if call.tool not in offered:
+                        log.append(f"[scripted] {where}: the server offers no such tool")
+                        continue
+                    result = await client.call_tool(call.tool, dict(call.arguments))
+                    text = "".join(getattr(c, "text", "") for c in result.content)
+                    state = "refused" if getattr(result, "is_error", False) else "ok"
+                    log.append(f"[scripted] {where}: {state}: {text}")
+
+    try:
+        anyio.run(main)
+    except Exception as exc:  # the server did not start, or broke off: an agent would go on
+        while isinstance(exc, ExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]  # the cause, not anyio's task groups around it
+        log.append(f"[scripted] MCP server {server.name} failed: {exc!r}")
+    return log
+
+
+def _filled(value: Any, values: Mapping[str, str]) -> Any:
+    """``value`` with the :data:`PLACEHOLDERS` filled in its text (other braces kept)."""
+    if isinstance(value, str):
+        return re.sub(r"\{(" + "|".join(PLACEHOLDERS) + r")\}", lambda m: values[m.group(1)], value)
+    if isinstance(value, Mapping):
+        return {k: _filled(v, values) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_filled(v, values) for v in value]
+    return value
