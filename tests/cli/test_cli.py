@@ -129,7 +129,9 @@ def test_implement_without_spec_is_hard_blocked(repo: Path) -> None:
     before = state_file.read_bytes()
     result = phasegate(repo, "run", "x", "--phase", "implement")
     assert result.returncode == 4
-    assert "cannot start implement: spec.md is missing (hard prerequisite)" in result.stderr
+    assert (
+        "cannot start implement: spec.md is missing or empty (hard prerequisite)" in result.stderr
+    )
     assert state_file.read_bytes() == before
 
 

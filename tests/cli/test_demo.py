@@ -20,7 +20,7 @@ def test_demo_runs_the_whole_feature_workflow(tmp_path: Path) -> None:
     )
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
-    assert "cannot start implement: spec.md is missing (hard prerequisite)" in out
+    assert "cannot start implement: spec.md is missing or empty (hard prerequisite)" in out
     assert "(exit code 4, as expected)" in out
     assert "iteration 1: not approved (1 blocker(s))" in out
     assert "not approved (checks failed)" in out

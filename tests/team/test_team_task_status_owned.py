@@ -51,7 +51,10 @@ def test_coder_marking_its_task_completed_is_put_back(tmp_path: Path) -> None:
     tasks = {t["id"]: t["status"] for t in status_json(root)["tasks"]}
     assert tasks["T1"] != "completed"
     (violation,) = [e for e in journal(root) if e["event"] == "agent.violation"]
-    assert violation["paths"] == [".agents-work/login/tasks.yaml (T1's status set to completed)"]
+    assert violation["kept"] == [
+        "the tasks' completed status (.agents-work/login/tasks.yaml: "
+        "T1's status set to completed), which only phasegate sets"
+    ]
     assert "T1's status set to completed" in result.stderr
     shown = cli(root, "status", ITEM)
     (t1,) = [line for line in shown.stdout.splitlines() if "T1 Rate limiter" in line]

@@ -236,6 +236,17 @@ class ProgressPrinter:
         elif kind in ("check", "action", "foreach"):
             self._line(f"[bold]▶ {label}[/] ({kind} {escape(where)})")
 
+    def _on_node_extended(self, e: dict[str, Any]) -> None:
+        # A gate's answer gave the node's loop more rounds: its header's budget grew.
+        limit = e.get("limit")
+        if not limit:
+            return
+        where = str(e.get("node", ""))
+        label = escape(str(e.get("phase") or where))
+        node = f" {escape(where)}" if where != e.get("phase") else ""
+        more = _plural(e.get("extra"), "more review iteration")
+        self._line(f"[bold]▶ {label}[/]{node} ({more}: up to {_plural(limit, 'review iteration')})")
+
     def _loop(self, path: str) -> dict[str, Any]:
         """What is known of the foreach at ``path`` (its label, its items)."""
         return self._loops.setdefault(path, {})
@@ -333,6 +344,16 @@ class ProgressPrinter:
         paths = ", ".join(str(p) for p in e.get("paths") or [])
         forged = len(e.get("forged_events") or [])
         removed = f"; {forged} forged journal line(s) removed" if forged else ""
+        kept = [str(k) for k in e.get("kept") or []]
+        if kept:  # what the workflow keeps from this role, in words
+            from phasegate.engine.protect import changed_words
+
+            what = changed_words([str(p) for p in e.get("paths") or []], kept)
+            self._line(
+                f"[red]  ! {escape(str(e.get('role')))} changed {escape(what)} "
+                f"(put back as they were{removed})[/]"
+            )
+            return
         self._line(
             f"[red]  ! {escape(str(e.get('role')))} changed phasegate's own files: "
             f"{escape(paths)} (put back as they were{removed})[/]"

@@ -172,6 +172,8 @@ class CallSpec:
     plays: str | None = None
     #: A timed-out attempt is the call's result (not retried): the node decides.
     timeout_ends: bool = False
+    #: The only files the call may change (``None``: any); others it changes are put back.
+    writes: tuple[Path, ...] | None = None
 
 
 def _plays(spec: CallSpec) -> dict[str, Any]:
@@ -395,6 +397,7 @@ def _attempt(
                 role=spec.role,
                 exempt=backend.own_files(),
                 workdir=request.workdir,
+                writes=spec.writes,
             )
         except KeyboardInterrupt as exc:
             # Ctrl-C or a stop signal: the agent's process tree is already killed.

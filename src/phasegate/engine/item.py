@@ -359,7 +359,7 @@ class WorkItem(ItemCommits):
 
     def _artifacts(self) -> dict[str, bool]:
         return {
-            o.file: (self.item_dir / o.file).is_file()
+            o.file: has_content(self.item_dir / o.file)
             for _, node in self.workflow.walk()
             for o in getattr(node, "outputs", ())
         }
@@ -443,3 +443,16 @@ class WorkItem(ItemCommits):
             return
         for stale in self.item_dir.glob(".*.tmp-*"):
             stale.unlink(missing_ok=True)
+
+
+def has_content(path: Path) -> bool:
+    """Whether ``path`` is a file holding more than blank space: an empty (or blank)
+    artifact is as missing as no file, for a prerequisite (seed 000: no implement
+    without spec.md)."""
+    try:
+        if not path.is_file():  # a folder or a fifo is no artifact (and is never opened)
+            return False
+        with open(path, "rb") as handle:
+            return bool(handle.read(64 * 1024).strip())
+    except OSError:
+        return False

@@ -43,6 +43,7 @@ from pathlib import Path
 from phasegate.agents.base import AgentResult
 from phasegate.engine.item import WorkItem
 from phasegate.engine.protect_cache import ABSENT, _Copy
+from phasegate.engine.protect_outputs import OutputsRecord, outside_words
 from phasegate.engine.protect_snapshot import (
     ReadCache,
     Snapshot,
@@ -52,7 +53,7 @@ from phasegate.engine.protect_snapshot import (
 )
 from phasegate.engine.protect_walk import UNPROTECTED_DIRS
 from phasegate.errors import AgentError
-from phasegate.repo_paths import CONFIG_DIR
+from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR
 
 #: How many forged journal lines a violation event quotes.
 QUOTED_LINES = 5
@@ -68,20 +69,36 @@ class Violation:
 
     paths: tuple[str, ...]
     forged: tuple[str, ...]
+    #: What a workflow's view keeps from the role, each in words naming its file.
+    kept: tuple[str, ...] = ()
 
     def describe(self, role: str) -> str:
         forged = f" and {len(self.forged)} forged journal line(s) removed" if self.forged else ""
-        return (
-            f"{role} changed phasegate's own files during its call ({', '.join(self.paths)}); "
+        if not self.kept:
+            return (
+                f"{role} changed phasegate's own files during its call ({', '.join(self.paths)}); "
+                f"they were put back as they were{forged}"
+            )
+        return f"{role} changed {changed_words(self.paths, self.kept)}, during its call; " + (
             f"they were put back as they were{forged}"
         )
+
+
+def changed_words(paths: Iterable[str], kept: Iterable[str]) -> str:
+    """What a call changed, in words: phasegate's own files, then what a view keeps."""
+    parts = list(kept)
+    shown = list(paths)
+    if shown:
+        parts.insert(0, f"phasegate's own files ({', '.join(shown)})")
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])}, and {parts[-1]}"
 
 
 def _merged(found: list[Violation]) -> Violation | None:
     if not found:
         return None
     paths = tuple(dict.fromkeys(p for v in found for p in v.paths))
-    return Violation(paths, tuple(line for v in found for line in v.forged))
+    kept = tuple(dict.fromkeys(k for v in found for k in v.kept))
+    return Violation(paths, tuple(line for v in found for line in v.forged), kept)
 
 
 def undo_changes(item: WorkItem, snapshot: Snapshot) -> Violation | None:
@@ -229,10 +246,14 @@ def guarded_call(
     role: str,
     exempt: Iterable[Path] = (),
     workdir: Path | None = None,
+    writes: Iterable[Path] | None = None,
 ) -> AgentResult:
     """Run ``call`` (one agent call); undo and report any change made to phasegate's files
     while it ran (``exempt``: files of ``.phasegate/`` the backend itself writes), and to
     those of ``workdir``, the git worktree it works in (when not the item's work tree).
+    ``writes`` (when given): the only files the call may change; whatever else it changed
+    of the work tree or the item's folder is put back and journaled, the call standing
+    (:mod:`phasegate.engine.protect_outputs`).
 
     The result of a call that changed them is a failed one naming the files,
     unless ``protection.on_violation`` is ``stop``: then
@@ -241,9 +262,15 @@ def guarded_call(
     guard = guard_of(item)
     found: list[Violation] = []
     local = WorktreeRecord.of(item, workdir, exempt)
+    confined = (
+        OutputsRecord(item, workdir or item.repo, writes, exempt) if writes is not None else None
+    )
     # The workflow's files this role may not change (the view says which, and how much).
     watched = item.view.watch_call(role)
     here: list[Violation] = []
+    outside: tuple[str, ...] = ()
+    # Where what a confined call wrote outside its outputs is copied before it is put back.
+    keep = item.repo / CONFIG_DIR / CACHE_DIR / "put-back" / attempt
     try:
         with guard.watching(exempt) as found:  # undone after an interrupt too
             try:
@@ -254,8 +281,25 @@ def guarded_call(
                     here.append(undone)
                 put_back = watched() if watched is not None else []
                 if put_back:
-                    here.append(Violation(tuple(put_back), ()))
+                    here.append(Violation((), (), tuple(put_back)))
+                if confined is not None:
+                    outside = confined.undo(item.repo, whole_tree=not _other_runs(item), keep=keep)
     finally:
+        if outside:
+            # Put back, and said: the call itself stands (its outputs are what counts).
+            item.record(
+                "agent.violation",
+                key=key,
+                attempt=attempt,
+                role=role,
+                paths=[],
+                kept=[outside_words(outside, _shown(item.repo, keep) if keep.is_dir() else None)],
+                outside_outputs=list(outside),
+                forged_events=[],
+                forged_lines=[],
+                reverted=True,
+                sync_now=True,
+            )
         violation = _merged([*found, *here])
         if violation is not None:
             item.record(
@@ -264,6 +308,7 @@ def guarded_call(
                 attempt=attempt,
                 role=role,
                 paths=list(violation.paths),
+                **({"kept": list(violation.kept)} if violation.kept else {}),
                 forged_events=event_names(violation.forged),
                 forged_lines=list(violation.forged[:QUOTED_LINES]),
                 reverted=True,
@@ -278,6 +323,14 @@ def guarded_call(
             f".phasegate/config.yaml). Run again to retry: phasegate run {item.name}"
         )
     return replace(result, exit_status=result.exit_status or 1, error=message, structured=None)
+
+
+def _other_runs(item: WorkItem) -> bool:
+    """Whether a run of another item goes on in the repository (its agents may be
+    changing the work tree too)."""
+    from phasegate.engine.live_run import live_runs
+
+    return any(key != (item.workflow.name, item.name) for key in live_runs(item.repo))
 
 
 def _shown(repo: Path, path: str | Path) -> str:

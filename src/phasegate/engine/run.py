@@ -292,7 +292,9 @@ class Run(NodeRules):
         for key in ("outcome", "target", "completed", "review", "notes", "summary", "issues"):
             ns.d.pop(key, None)
         limit = self.limit(path, node) if isinstance(node, AgentNode) else None
-        self.item.record("node.extended", node=path, extra=extra, limit=limit)
+        self.item.record(
+            "node.extended", node=path, phase=self.label(path), extra=extra, limit=limit
+        )
 
     def execute(
         self, path: str, node: AnyNode, task: Task | None

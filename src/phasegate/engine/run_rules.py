@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from phasegate.engine.item import has_content
 from phasegate.engine.plugin_api import Task, plugin
 from phasegate.engine.walk import Outcome, definition_path, enter_node
 from phasegate.errors import BlockedError
@@ -134,6 +135,7 @@ class NodeRules:
             self.artifacts(),
             completed=self.completed_nodes(),
             skipped=self.workflow.modes[self.state.mode].skip,
+            item=self.item.name,
         )
         if result.type == "blocked":
             self.item.record(
@@ -148,7 +150,9 @@ class NodeRules:
         files = {
             o.file for _, n in self.workflow.walk() if isinstance(n, AgentNode) for o in n.outputs
         }
-        return {f: (self.item.item_dir / f).is_file() for f in files}
+        # A prerequisite is met by an artifact with content: an empty (or blank) file is
+        # as missing as no file (seed 000: a hard block without spec.md).
+        return {f: has_content(self.item.item_dir / f) for f in files}
 
     def completed_nodes(self) -> set[str]:
         return {

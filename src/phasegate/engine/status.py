@@ -319,6 +319,7 @@ def item_head(
                     files,
                     completed=_completed(workflow, state),
                     skipped=workflow.modes[state.mode].skip,
+                    item=state.item,
                 )
                 if result.type == "blocked":
                     blocked = result.message

@@ -21,7 +21,13 @@ from phasegate.state.journal import utc_now
 from phasegate.team.done import unmet
 from phasegate.team.predicates import session_tasks, strategy_on_disk
 from phasegate.team.session import APPROVE_DESIGN
-from phasegate.team.status_file import HISTORY_FILE, STATUS_FILE, TeamStatus, read_status
+from phasegate.team.status_file import (
+    HISTORY_FILE,
+    STATUS_FILE,
+    TeamStatus,
+    read_status,
+    redacted,
+)
 from phasegate.team.tasks import set_statuses
 
 VERIFY_ATTEMPTS = 3
@@ -139,7 +145,7 @@ class CorrectionRoute(Action):
                 "visit": visit,
                 "routed_to": {"spec": "SpecAgent", "design": "Designer"}.get(route, "Architect"),
             }
-            line = json.dumps(ctx.item.redactor.data(entry), ensure_ascii=False)
+            line = json.dumps(redacted(entry, ctx.item.redactor), ensure_ascii=False)
             atomic_write_text(path, text + line + "\n")
         ctx.record("correction.routed", round=visit, to=route, summary=summary)
         return route

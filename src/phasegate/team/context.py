@@ -35,6 +35,7 @@ from phasegate.agents.base import PromptPart
 from phasegate.engine.plugin_api import ContextProvider, PluginContext
 from phasegate.errors import StateCorruptError
 from phasegate.team.changes import session_changed_files, session_diff
+from phasegate.team.guarded import AUTHORS
 from phasegate.team.predicates import current_task
 from phasegate.team.status_file import STATUS_FILE, read_status
 from phasegate.team.view import COPILOT_INSTRUCTIONS, copilot_flags
@@ -65,6 +66,8 @@ PRECEDENCE = (
     "documents of this session; (4) .github/copilot-instructions.md. Where it conflicts with "
     "a higher source, follow the higher one and say so in your answer's notes."
 )
+#: Roles told not to edit any file.
+READ_ONLY = ("reviewer", "qa", "security")
 META_GOALS = {
     "per-batch": "Cross-task final review of all session changes",
     "single-final": "Single-final review of all session changes",
@@ -183,6 +186,30 @@ def _answers(ctx: PluginContext) -> list[str]:
     return lines
 
 
+def kept_from(ctx: PluginContext, role: str) -> str:
+    """What ``role`` may not change of the session's documents, in words (empty: nothing);
+    a call that changes it fails (:mod:`phasegate.team.guarded`)."""
+    if role in READ_ONLY:
+        return ""  # told not to edit any file
+    acceptance = ctx.item.relative(ctx.item_dir / ACCEPTANCE, ctx.state)
+    tasks = ctx.item.relative(ctx.item_dir / TASKS, ctx.state)
+    found = []
+    if role not in AUTHORS[ACCEPTANCE]:
+        found.append(f"{acceptance} (the acceptance criteria: SpecAgent's)")
+    if role not in AUTHORS[TASKS]:
+        author = "SpecAgent's" if ctx.state.mode == "lean" else "the Planner's"
+        found.append(
+            f"in {tasks}: the list of tasks, their acceptance_checks and done_when ({author}), "
+            "and whether a task is completed (phasegate marks it once every gate passed)"
+        )
+    if not found:
+        return ""
+    return (
+        f"Do not change {'; nor '.join(found)}. A call that changes them fails and the "
+        "change is put back. If one of them is wrong, say so in your answer instead."
+    )
+
+
 def _definition(path: str) -> str:
     from phasegate.engine.walk import definition_path
 
@@ -203,6 +230,9 @@ class DispatchContext(ContextProvider):
             parts.append(PromptPart("Session changes", _changes(ctx, task)))
         if copilot_instructions_exist(ctx):
             parts.append(PromptPart(f"Project instructions: {COPILOT_INSTRUCTIONS}", PRECEDENCE))
+        kept = kept_from(ctx, role)
+        if kept:
+            parts.append(PromptPart("Not yours to change", kept))
         answers = _answers(ctx)
         if answers:
             parts.append(PromptPart("A person decided", "\n".join(answers)))

@@ -52,13 +52,17 @@ def _owned_fields(path: Path) -> dict[str, Any] | None:
     }
 
 
-def _tasks_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
-    """What changed of ``tasks.yaml``'s owned fields, in words (empty: nothing)."""
+def _tasks_changes(
+    before: dict[str, Any] | None, after: dict[str, Any] | None
+) -> tuple[list[str], list[str]]:
+    """What changed of ``tasks.yaml``'s owned fields, in words: of the tasks and their
+    checks (their author's), and of the tasks' ``completed`` status (phasegate's)."""
     if before is None:
-        return []
+        return [], []
     if after is None:
-        return ["made unreadable"]
+        return ["made unreadable"], []
     found: list[str] = []
+    status: list[str] = []
     gone = [tid for tid in before if tid not in after]
     added = [tid for tid in after if tid not in before]
     if gone:
@@ -73,16 +77,16 @@ def _tasks_changes(before: dict[str, Any] | None, after: dict[str, Any] | None) 
             if now[name] != was[name]:
                 found.append(f"{tid}'s {name}")
         if now["completed"] and not was["completed"]:
-            found.append(f"{tid}'s status set to completed")
+            status.append(f"{tid}'s status set to completed")
         elif was["completed"] and not now["completed"]:
-            found.append(f"{tid}'s status changed from completed")
-    return found
+            status.append(f"{tid}'s status changed from completed")
+    return found, status
 
 
 def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[str]] | None:
     """Before a call of ``role``: what puts back, once it ended, what it may not change
     of ``acceptance.json`` and ``tasks.yaml`` in ``item_dir`` (shown as ``shown``), and
-    names it."""
+    says in words what that was and where."""
     acceptance = item_dir / ACCEPTANCE
     tasks = item_dir / TASKS
     watch_acceptance = role not in AUTHORS[ACCEPTANCE]
@@ -97,12 +101,21 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
         found: list[str] = []
         if acceptance_was is not None and _copy(acceptance) != acceptance_was:
             _put_back(acceptance, acceptance_was)
-            found.append(f"{shown}/{ACCEPTANCE}")
+            found.append(f"the acceptance criteria ({shown}/{ACCEPTANCE}), kept from the {role}")
         if tasks_was is not None and tasks_was.kind == "file" and _copy(tasks) != tasks_was:
-            changes = _tasks_changes(owned_was, _owned_fields(tasks))
-            if changes:
+            checks, status = _tasks_changes(owned_was, _owned_fields(tasks))
+            if checks or status:
                 _put_back(tasks, tasks_was)
-                found.append(f"{shown}/{TASKS} ({'; '.join(changes)})")
+            if checks:
+                found.append(
+                    f"the tasks' acceptance checks ({shown}/{TASKS}: {'; '.join(checks)}), "
+                    f"kept from the {role}"
+                )
+            if status:
+                found.append(
+                    f"the tasks' completed status ({shown}/{TASKS}: {'; '.join(status)}), "
+                    "which only phasegate sets"
+                )
         return found
 
     return undo

@@ -210,12 +210,14 @@ def _source(ctx: PluginContext) -> tuple[NodeState | None, list[dict[str, Any]]]
 
 
 def _issue_lines(issues: list[dict[str, Any]]) -> str:
-    return "; ".join(
-        f"[{i.get('severity')}] "
-        f"{(str(i.get('description') or '').splitlines() or [''])[0].rstrip('.')}"
-        + (f" (at {i['location']})" if i.get("location") else "")
-        for i in issues
-    )
+    lines = []
+    for i in issues:
+        first = (str(i.get("description") or "").splitlines() or [""])[0].rstrip(".")
+        where = str(i.get("location") or "")
+        # A failed check's description already quotes its command (its location).
+        at = f" (at {where})" if where and where not in first else ""
+        lines.append(f"[{i.get('severity')}] {first}{at}")
+    return "; ".join(lines)
 
 
 def _findings_detail(ctx: PluginContext) -> str:
@@ -227,15 +229,21 @@ def _findings_detail(ctx: PluginContext) -> str:
     return f"{summary} Findings: {_issue_lines(issues) or 'none listed'}."
 
 
+#: The gate asked when FIX_BUILD is exhausted.
+BUILD_GATE = "build-exhausted"
+
+
 def _repair_detail(ctx: PluginContext) -> str:
     found, issues = _source(ctx)
     records = list(found.get("iterations") or []) if found is not None else []
     where = ctx.task.key if ctx.task is not None else "The session"
-    # Repair round n is review iteration n + 1 (the first iteration is the first review).
+    # Repair round n is review iteration n + 1 (the first iteration is the first review);
+    # FIX_BUILD has no first review: each of its iterations is a repair round.
+    first = 0 if definition_path(ctx.path) == BUILD_GATE else 1
     tried = [
-        f"round {int(r.get('iteration') or 1) - 1}: "
+        f"round {int(r.get('iteration') or 1) - first}: "
         f"{(str(r.get('changes') or '').strip() or 'no summary')[:200]}"
-        for r in records[1:]
+        for r in records[first:]
     ]
     last = records[-1] if records else {}
     why = _issue_lines(issues or list(last.get("issues") or [])) or str(

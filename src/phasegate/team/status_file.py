@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from phasegate.errors import StateCorruptError
+
+if TYPE_CHECKING:
+    from phasegate.redact import Redactor
 
 STATUS_FILE = "status.json"
 HISTORY_FILE = "approve-design-history.jsonl"
@@ -173,7 +176,48 @@ def read_status(path: Path) -> TeamStatus | None:
     return parse_status(raw, path)
 
 
-def dump_status(status: TeamStatus) -> bytes:
-    """The file's bytes: JSON, two-space indent, fields in schema order."""
-    text = json.dumps(status.model_dump(mode="json"), indent=2, ensure_ascii=False)
+def dump_status(status: TeamStatus, redactor: Redactor | None = None) -> bytes:
+    """The file's bytes: JSON, two-space indent, fields in schema order; with ``redactor``,
+    secrets masked field by field (:func:`redacted`)."""
+    data = status.model_dump(mode="json")
+    if redactor is not None:
+        data = redacted(data, redactor)
+    text = json.dumps(data, indent=2, ensure_ascii=False)
     return (text + "\n").encode()
+
+
+#: status.json's (and approve-design-history.jsonl's) fields holding phasegate's own
+#: words (the session's name, states, statuses, decision ids and choices, roles, task
+#: ids, times): masked of token shapes only, never of environment values, so that a
+#: variable holding ``not-started`` or ``approved`` cannot rewrite them (nor leave a
+#: file that no longer fits the schema).
+OWN_FIELDS = frozenset(
+    {
+        *("session", "workflow", "mode", "current_state", "review_strategy", "reason"),
+        *("decision_id", "choices", "status", "answered_by", "asked_at", "resolved_at"),
+        *("state_context", "correction_status", "agent", "task_id", "at", "id"),
+        *("copilot_checked_at", "agents_run", "last_ci_result", "last_update"),
+        "routed_to",  # of approve-design-history.jsonl's lines, redacted the same way
+    }
+)
+#: Fields holding phasegate's word, then maybe a person's note (``changes-requested:
+#: <note>``): the word is kept as it is, the note is masked as free text.
+WORD_AND_NOTE = frozenset({"answer", "resolution_reason"})
+
+
+def redacted(value: Any, redactor: Redactor, key: str | None = None) -> Any:
+    """``value`` (status.json's data, or a part of it under ``key``) with secrets masked:
+    free text (questions, titles, notes, known issues) fully, :data:`OWN_FIELDS` of token
+    shapes only."""
+    if isinstance(value, dict):
+        return {k: redacted(v, redactor, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v, redactor, key) for v in value]
+    if not isinstance(value, str):
+        return value
+    if key in OWN_FIELDS:
+        return redactor.field("status", value)  # a structural key: token shapes only
+    if key in WORD_AND_NOTE:
+        word, sep, note = value.partition(": ")
+        return redactor.field("status", word) + (sep + redactor.text(note) if sep else "")
+    return redactor.text(value)

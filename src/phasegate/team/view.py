@@ -176,11 +176,11 @@ class TeamView(StateView):
         return list(self._tasks)
 
     def render(self, state: EngineState) -> None:
-        payload = dump_status(self.document(state))
+        # Redacted field by field: phasegate's own words are never rewritten.
+        payload = dump_status(self.document(state), self.item.redactor)
         if payload != self._written:
-            redacted = self.item.redactor.text(payload.decode()).encode()
             # Rebuilt from the engine state at every commit: no fsync needed.
-            atomic_write_bytes(self.path, redacted, durable=False)
+            atomic_write_bytes(self.path, payload, durable=False)
             self._written = payload
 
     def rewrite(self, state: EngineState) -> None:

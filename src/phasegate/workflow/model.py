@@ -77,6 +77,9 @@ class AgentNode(_Node):
     previous: str | None = None
     previous_required: bool = False
     outputs: tuple[OutputFile, ...] = ()
+    #: The executor may change its outputs and nothing else: whatever else its call
+    #: changes (code, another node's artifact) is put back (journaled; the call stands).
+    writes_only_outputs: bool = False
     reviews_code: bool = False
     checks: tuple[CheckRef, ...] = ()
     #: More check commands, listed by a parser plug-in (e.g. acceptance checks of a file).

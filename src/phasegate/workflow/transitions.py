@@ -160,10 +160,13 @@ def validate_transition(
     if missing_hard:
         made_by = [p for f in missing_hard for p in producers(workflow, f)]
         hint = f"; run the {' and '.join(made_by)} phase first" if made_by else ""
+        if len(made_by) == 1 and not workflow.commands:
+            hint += f": phasegate run {item} --phase {made_by[0]}"
         return TransitionResult(
             "blocked",
             f"cannot start {target}: {', '.join(missing_hard)} "
-            f"{'is' if len(missing_hard) == 1 else 'are'} missing (hard prerequisite){hint}",
+            f"{'is' if len(missing_hard) == 1 else 'are'} missing or empty (hard "
+            f"prerequisite){hint}",
         )
     warnings: list[str] = []
     expected = expected_next(workflow, current, completed, skipped)

@@ -16,6 +16,7 @@ checks still fail, the node ends ``checks-failed`` (by default: the run stops).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import Access, AgentResult
@@ -51,7 +52,10 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
     if node.on_enter and not ns.get("entered_hooks"):
         run_hooks(run, node.on_enter, path, node, task)
         run.state.node(path)["entered_hooks"] = True
-        run.save(lazy=True)
+        # Committed now, before the executor's call: a run resumed after a crash must not
+        # run them again once the call changed the work tree (an implementation baseline
+        # taken then would count the agent's own files as already there).
+        run.save()
     while True:
         ns = run.state.node(path)
         stage = ns.stage
@@ -122,6 +126,7 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         },
         workdir=run.workspace_dir(path),
         plays=plays(role, workflow_role),
+        writes=_writes(run, path, node, outputs),
     )
     if node.at_most_once:
         if (
@@ -173,6 +178,15 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
     ns.stage = "checks" if has_checks else f"review:{int(ns.get('resume_review', 0))}"
     run.save(lazy=True)
     return Outcome("executed")
+
+
+def _writes(run: Run, path: str, node: AgentNode, outputs: list[str]) -> tuple[Path, ...] | None:
+    """The only files the executor may change (``None``: any): its outputs, for a node
+    with ``writes_only_outputs``. Not inside a parallel loop, whose items' calls overlap
+    (and write to the same item folder)."""
+    if not node.writes_only_outputs or run.workspace(path) is not None:
+        return None
+    return tuple(run.item.item_dir / name for name in outputs)
 
 
 def _returned(run: Run, key: str) -> bool:

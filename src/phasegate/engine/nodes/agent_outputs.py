@@ -79,6 +79,9 @@ def precheck(run: Run, path: str, node: AgentNode, prompts: PromptFor) -> Verdic
     if previous_missing(run, node):
         made_by = producers(run.workflow, str(node.previous))
         hint = f" (run the {made_by[0]} phase first)" if made_by else ""
+        if made_by and not run.workflow.commands:
+            # The command that makes it: a plain run goes on past this node instead.
+            hint = f" (run the {made_by[0]} phase first: {_phase_command(run, made_by[0])})"
         problems.append(f"The previous artifact {node.previous} is missing or empty{hint}.")
     for name, problem in output_problems(run, node, prompts, "revise"):
         if problem is None:
@@ -95,3 +98,7 @@ def precheck(run: Run, path: str, node: AgentNode, prompts: PromptFor) -> Verdic
         summary=" ".join(problems),
         source="engine",
     )
+
+
+def _phase_command(run: Run, node_id: str) -> str:
+    return f"phasegate run {run.item.name} --phase {node_id}"

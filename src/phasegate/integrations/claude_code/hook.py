@@ -89,14 +89,16 @@ def next_step(
     blocked = brief.get("blocked")
     at = brief.get("at")
     if not blocked and not brief.get("inProgress") and at in workflow.get("nodes", {}):
-        missing = [f for f in workflow["nodes"][at]["hard"] if not (folder / f).is_file()]
+        missing = [f for f in workflow["nodes"][at]["hard"] if not _has_content(folder / f)]
         if missing:
             verb = "is" if len(missing) == 1 else "are"
             made_by = [p for f in missing for p in workflow.get("producers", {}).get(f, [])]
             hint = f"; run the {' and '.join(made_by)} phase first" if made_by else ""
+            if len(made_by) == 1 and not workflow.get("commands"):
+                hint += f": phasegate run {name} --phase {made_by[0]}"
             blocked = (
                 f"cannot start {workflow['nodes'][at]['label']}: {', '.join(missing)} {verb} "
-                f"missing (hard prerequisite){hint}"
+                f"missing or empty (hard prerequisite){hint}"
             )
     command = str(brief.get("nextCommand") or f"phasegate run {name}")
     if blocked and not brief.get("decisions") and not command.startswith("fix the block"):
@@ -124,6 +126,17 @@ def _checks_failed(
     node = workflow.get("nodes", {}).get(brief.get("at")) or {}
     head = f"{name}: {node.get('label') or brief.get('label')} ended checks-failed"
     return blocked == head or blocked.startswith(f"{head}: ")
+
+
+def _has_content(path: Path) -> bool:
+    """A prerequisite as ``run`` counts it: a file holding more than blank space."""
+    try:
+        if not path.is_file():
+            return False
+        with open(path, "rb") as handle:
+            return bool(handle.read(64 * 1024).strip())
+    except OSError:
+        return False
 
 
 def _inside(path: Path, root: Path) -> bool:
