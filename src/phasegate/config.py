@@ -169,6 +169,8 @@ class Config(BaseModel):
     budget: BudgetSettings = BudgetSettings()
     #: The file this config was read from (set by :func:`load_config`), for messages.
     _path: Path | None = PrivateAttr(default=None)
+    #: The config file :func:`load_config` looked for and did not find (the defaults).
+    _missing: Path | None = PrivateAttr(default=None)
 
     @field_validator(
         "commands", "backends", "workflows", "concurrency", "budget", "protection", mode="before"
@@ -273,6 +275,10 @@ class Config(BaseModel):
     def setting_where(self, message: str, role: str) -> str:
         """``message`` of a backend serving ``role``, with a setting the role's own binding
         sets (``roles.ROLE.binary``) named there rather than under ``backends.NAME``."""
+        if self._missing is not None:
+            # No config file: the defaults bind every role to a scripted backend without
+            # a script; `phasegate init` writes the config that binds them.
+            return f"{message} (there is no {self._missing}: run 'phasegate init')"
         key = role if role in self.roles else "default"
         binding = self.roles.get(key)
         if binding is None:
@@ -292,7 +298,9 @@ def load_config(repo: Path) -> Config:
     """Read the repo's config; a missing file gives the defaults."""
     path = config_path(repo)
     if not path.exists():
-        return Config()
+        config = Config()
+        config._missing = path
+        return config
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 

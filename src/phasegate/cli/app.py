@@ -101,7 +101,10 @@ def init(
     repo: RepoOption = None,
     test_command: Annotated[
         str | None,
-        typer.Option("--test-command", help="The project's test command (default: detected)."),
+        typer.Option(
+            "--test-command",
+            help="The project's test command (default: detected; '' for none).",
+        ),
     ] = None,
     example: Annotated[
         str | None,
@@ -147,10 +150,14 @@ def init(
         )
     if path.exists():
         out.print(f"{path} already exists; left unchanged.")
+        if test_command is not None:
+            out.print(f"--test-command was not applied: set commands.test in {path} instead.")
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         clis = detect_agent_clis()
-        text = render_default_config(test_command or detect_test_command(top), clis)
+        # An explicit --test-command '' means the project has none: nothing is detected.
+        chosen = detect_test_command(top) if test_command is None else test_command.strip()
+        text = render_default_config(chosen or None, clis)
         path.write_text(text, "utf-8")
         ignore = top / CONFIG_DIR / ".gitignore"
         if not ignore.exists():
@@ -264,6 +271,11 @@ def new(
         how = f"phasegate implement {name}"
     if shared:
         how = with_workflow(how, name, loaded.workflow.name)
+    from phasegate.config import config_path
+
+    if not config_path(root).exists():
+        # Without a config every role is bound to a scripted backend with no script.
+        how = f"phasegate init (this repository has no .phasegate/config.yaml), then {how}"
     out.print(
         f"Created {name} ({workflow}, mode {state.mode}) in "
         f"{item.item_dir.relative_to(root)}.\nNext: {how}"

@@ -137,7 +137,7 @@ def doctor(
     repo: RepoOption = None,
 ) -> None:
     """List the agent backends (usable or not, and why) and the backend of each role."""
-    from phasegate.config import Config, find_repo, load_config
+    from phasegate.config import Config, config_path, find_repo, load_config
 
     if repo is not None and not repo.is_dir():
         raise BadInputError(f"--repo {repo} is not a directory")
@@ -164,7 +164,10 @@ def doctor(
     broken = [r for r in roles if r["needed"] and not r["usable"]]
     if broken:
         names = ", ".join(f"{r['role']} ({r['backend'] or 'no backend'})" for r in broken)
-        raise BackendUnavailable(f"roles bound to a backend that cannot run here: {names}")
+        message = f"roles bound to a backend that cannot run here: {names}"
+        if root is not None and not config_path(root).exists():
+            message += f" (there is no {config_path(root)}: run 'phasegate init')"
+        raise BackendUnavailable(message)
 
 
 def _unmeasured_caps(config: "Config", root: Path | None) -> list[str]:
@@ -191,6 +194,8 @@ def _print(backends: list[dict[str, Any]], roles: list[dict[str, Any]], root: Pa
         state = "usable    " if row["usable"] else "not usable"
         out.print(f"  {row['backend']:<{width}}  {state}  {row['detail']}", markup=False)
     where = f"{root}/.phasegate/config.yaml" if root is not None else "defaults, no repository"
+    if root is not None and not (root / ".phasegate" / "config.yaml").exists():
+        where = f"defaults: there is no {where}, run 'phasegate init'"
     out.print(f"Roles ({where}):", markup=False)
     role_width = max((len(r["role"]) for r in roles), default=8)
     for row in roles:

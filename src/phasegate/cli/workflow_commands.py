@@ -94,6 +94,11 @@ def validate(
         raise BadInputError(f"{path}: not a regular file")
     root = git_toplevel(path.resolve().parent)
     overrides = root / CONFIG_DIR / "prompts" if root else None
+    if root is not None and path.resolve() == (root / CONFIG_DIR / "config.yaml").resolve():
+        raise BadInputError(
+            f"{path}: this is phasegate's config, not a workflow: 'phasegate doctor' checks "
+            "it (workflows are NAME.yaml files in .phasegate/workflows/)"
+        )
     if path.suffix != ".yaml":
         from phasegate.cli.output import warn
 

@@ -55,12 +55,35 @@ def _git(repo: Path, *args: str) -> None:
     )
 
 
+#: Inside a demo repo's .git: what marks a folder as one the demo made (and may replace).
+MARKER = "phasegate-demo"
+
+
+class NotADemoFolder(Exception):
+    """The folder given exists and holds something other than an earlier demo."""
+
+
+def _made_by_demo(target: Path) -> bool:
+    if (target / ".git" / MARKER).is_file():
+        return True
+    # A demo made before the marker: its script is the demo's own.
+    script = target / ".phasegate" / "agents.yaml"
+    return script.is_file() and script.read_bytes() == (HERE / "agents.yaml").read_bytes()
+
+
 def make_sample_repo(target: Path) -> Path:
-    """Create ``target`` as a git repo holding the sample project, committed."""
+    """Create ``target`` as a git repo holding the sample project, committed. A folder
+    that exists is replaced only when it is empty or an earlier demo's."""
     if target.exists():
+        if not target.is_dir() or (any(target.iterdir()) and not _made_by_demo(target)):
+            raise NotADemoFolder(
+                f"demo: {target} exists and is not a folder an earlier demo made; it is left "
+                "as it is: give a new or empty directory (the demo replaces it)"
+            )
         shutil.rmtree(target)
     shutil.copytree(HERE / "sample", target)
     _git(target, "init", "-q", "-b", "main")
+    (target / ".git" / MARKER).write_text("made by python -m phasegate.demo\n", "utf-8")
     _git(target, "add", "-A")
     _git(target, "commit", "-q", "-m", "Sample project")
     return target
@@ -123,8 +146,15 @@ def run_demo(target: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-h", "--help"):
-        print("usage: python -m phasegate.demo [DIR]   (default: a new temporary directory)")
+        print(
+            "usage: python -m phasegate.demo [DIR]   (default: a new temporary directory; "
+            "DIR must be new, empty or an earlier demo's, which is replaced)"
+        )
         return 0
     target = Path(args[0]).resolve() if args else Path(tempfile.mkdtemp(prefix="phasegate-demo-"))
-    run_demo(target / "repo" if not args else target)
+    try:
+        run_demo(target / "repo" if not args else target)
+    except NotADemoFolder as exc:
+        print(exc, file=sys.stderr)
+        return 2
     return 0
