@@ -111,12 +111,10 @@ def outcome_of(root: Path) -> dict[str, Any]:
         for p in sorted((root / "src").rglob("*"))
         if p.is_file()
     }
+    # The fan-out's refs are removed once its work landed: the state names the merged commit.
+    merged = read_state_file(root / FOLDER / ".engine.json").to_dict()["nodes"]["tasks"]
     log = git(
-        root,
-        "log",
-        "--topo-order",
-        "--format=%H%x00%T%x00%P%x00%s",
-        "refs/phasegate/fan-one/tasks/merged",
+        root, "log", "--topo-order", "--format=%H%x00%T%x00%P%x00%s", merged["fanout"]["merged"]
     )
     rows = [line.split("\0") for line in log.splitlines()]
     # Parents as positions in the log: hashes differ with the fan-out's start time.

@@ -61,7 +61,8 @@ def test_the_merged_work_lands_in_the_work_tree_and_worktrees_are_removed(
     tmp_path: Path,
 ) -> None:
     """When the loop ends, every item's work is in the work tree (uncommitted, as a sequential
-    run leaves it); worktrees and item branches are gone; the merged history is kept."""
+    run leaves it); worktrees, item branches and the fan-out's refs are gone; the merged
+    history is the commit the state records."""
     root = fan_repo(tmp_path / "repo")
     new_item(root)
     assert run(root, Agents(delay=0.05)).status == "completed"
@@ -71,9 +72,9 @@ def test_the_merged_work_lands_in_the_work_tree_and_worktrees_are_removed(
     assert "?? src/T1.py" in status and "?? src/T4.py" in status
     assert git(root, "log", "--oneline", "-1").split(" ", 1)[1].strip() == "phasegate workflow"
     assert worktrees(root) == [] and task_branches(root) == []
-    merged = git(
-        root, "log", "--first-parent", "--format=%s", "refs/phasegate/fan-one/tasks/merged"
-    )
+    assert "refs/phasegate" not in git(root, "for-each-ref")
+    head = engine_state(root)["nodes"]["tasks"]["fanout"]["merged"]
+    merged = git(root, "log", "--first-parent", "--format=%s", head)
     assert merged.splitlines() == [
         "phasegate: merge T4",
         "phasegate: merge T3",

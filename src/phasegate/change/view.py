@@ -336,6 +336,16 @@ class ChangeView(StateView):
         conflicts = state.data.get("archive_conflicts")
         if conflicts and state.at == "archive":
             fields["nextCommand"] = archive_conflict_command(self.item.name)
+            # Nothing runs: the archive waits on a merge by hand, then `archive --resolved`.
+            fields["inProgress"] = {
+                "phase": phase,
+                "node": "archive",
+                "kind": "action",
+                "iteration": 1,
+                "maxIterations": 1,
+                "stage": "conflict",
+                "conflicts": [str(c) for c in conflicts],
+            }
         return fields
 
     def completed(self, state: EngineState) -> None:

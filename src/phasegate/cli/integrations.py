@@ -161,7 +161,7 @@ def worktree_remove(
             f"item; remove them with: phasegate worktree remove {owner}"
         ) from None
     state = item.load()
-    ended = state.status in ("completed", "stopped")
+    ended = state.status in ("completed", "stopped") or state.at == "@end"  # blocked end too
     tasks = task_worktrees(root, item.name)
     if not state.worktree and not tasks:
         raise BadInputError(f"work item {name!r} has no worktree")

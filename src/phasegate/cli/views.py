@@ -54,7 +54,13 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
                 else ""
             )
         )
-    elif progress and kind == "foreach":
+    elif progress and progress.get("stage") == "conflict":
+        # An archive refused on a conflict: nothing runs until it is merged by hand.
+        console.print(
+            f"  Phase: [bold]{progress['phase']}[/], waiting on a merge by hand: "
+            f"{escape('; '.join(progress.get('conflicts') or []))}"
+        )
+    elif progress and kind != "agent":  # a foreach's item, an action or a check: no iterations
         console.print(f"  Phase: [bold]{progress['phase']}[/], in progress: {progress['stage']}")
     elif progress:
         console.print(
@@ -65,6 +71,9 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         console.print(f"  Complete: {escape(status['summary'] or '')}")
     elif status["status"] == "stopped":
         console.print(f"  Stopped at {status['label']}: {escape(status['summary'] or '')}")
+    elif status["status"] == "blocked" and not status["at"] and not status["nextCommand"]:
+        # It reached an end node with `status: blocked`: no run goes on from there.
+        console.print(f"  Ended blocked at {escape(str(status['label']))}")
     elif status["blocked"] and status["at"]:  # the line below says why
         review = {p.get("node"): p.get("review") for p in status["phases"]}.get(status["at"])
         why = " (checks failed)" if review == "checks-failed" else ""
@@ -91,7 +100,7 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         table.add_row(
             _MARKS.get(phase["status"], "?"),
             name,
-            str(phase["iterations"] or ""),
+            _iterations(phase),
             phase["review"] or "",
             str(tokens or ""),
         )
@@ -124,6 +133,14 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
             f"  Left by its parallel items: {escape(where)} (remove them: "
             f"phasegate worktree remove {escape(status['id'])})"
         )
+
+
+def _iterations(phase: dict[str, Any]) -> str:
+    """A phase's iterations: ``-`` for a step whose review was skipped and that ran once
+    (no reviewer looked at it; a check that failed makes another iteration, counted)."""
+    if phase.get("review") == "skipped" and int(phase["iterations"] or 0) <= 1:
+        return "-"
+    return str(phase["iterations"] or "")
 
 
 def _failed(usage: dict[str, Any]) -> str:

@@ -148,7 +148,9 @@ def _work_item(root: Path, item: str, workflow: str | None = None) -> Any:
 
 def _row(status: dict[str, Any]) -> dict[str, Any]:
     progress = status.get("inProgress")
-    if progress:
+    if progress and progress.get("kind", "agent") != "agent":  # a gate, loop, action: no iteration
+        node = f"{progress['phase']} ({progress['stage']})"
+    elif progress:
         node = (
             f"{progress['phase']} ({progress['stage']}, iteration "
             f"{progress['iteration']}/{progress['maxIterations']})"

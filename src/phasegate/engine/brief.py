@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from phasegate.engine.state import EngineState
-from phasegate.engine.status import brief_of, item_head
+from phasegate.engine.status import UNREVIEWED, brief_of, item_head
 from phasegate.workflow.model import AgentNode, EndNode, Workflow
 
 _KEY = "progress"
@@ -63,6 +63,8 @@ class Progress:
         else:
             self._started.discard(position)
         count = found.iteration if started and found is not None else 0
+        if found is not None and found.get("review") in UNREVIEWED:
+            count = 0  # no reviewer looked at it: no review iteration
         if node_id in self._counted:
             self.iterations += count - self._iterations.get(node_id, 0)
             self._iterations[node_id] = count

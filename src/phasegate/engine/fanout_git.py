@@ -247,7 +247,10 @@ class FanoutGit:
         self._drop(self.path(key))
 
     def remove_all(self, keys: list[str]) -> None:
-        """Remove the worktrees and branches of ``keys`` (their work is merged)."""
+        """Remove the worktrees and branches of ``keys`` (their work is merged), and the
+        fan-out's ``base`` and ``merged`` refs: called once the merged work has landed in
+        the work tree, so they hold nothing the work tree lacks (an item not listed keeps
+        its branch, its work unmerged)."""
         for key in keys:
             path = self.path(key)
             if path.exists():
@@ -256,6 +259,8 @@ class FanoutGit:
         branches = [self.branch(k) for k in keys]
         for start in range(0, len(branches), 100):
             self.git("branch", "-D", *branches[start : start + 100], cwd=self.repo)
+        for name in ("base", "merged"):
+            self.git("update-ref", "-d", f"{self.ref_base}/{name}")
 
     # -- merges -----------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
             f" {branch}" if branch else ""
         )
         data["nextCommand"] = f"{again} (its worktree is missing), then: {data['nextCommand']}"
-    if state.status in ("completed", "stopped"):
+    if state.status in ("completed", "stopped") or state.at == "@end":  # ended (blocked too)
         from phasegate.engine.fanout_git import task_worktrees
 
         left = task_worktrees(item.repo, item.name)

@@ -569,7 +569,9 @@ def brief(status: Mapping[str, Any]) -> dict[str, Any]:
     phases = status.get("phases") or []
     return brief_of(
         status,
-        iterations=sum(int(p.get("iterations") or 0) for p in phases),
+        iterations=sum(
+            int(p.get("iterations") or 0) for p in phases if p.get("review") not in UNREVIEWED
+        ),
         concerns=[(c["phase"], c["note"]) for c in status.get("unresolvedConcerns") or []],
     )
 
