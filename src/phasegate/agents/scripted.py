@@ -245,6 +245,9 @@ Handler = Callable[[AgentRequest], ScriptedReply | None]
 #: the node, and the foreach item (task) the call is made for.
 PLACEHOLDERS = ("item_dir", "item", "phase", "node", "task")
 
+#: The settings the scripted backend takes (``base_dir`` is set by phasegate).
+SETTINGS = ("script", "calls_log", "structured_output", "model", "base_dir")
+
 
 class ScriptedBackend(Backend):
     """Answers from a script (``settings['script']``, a YAML file) or a Python handler."""
@@ -252,6 +255,23 @@ class ScriptedBackend(Backend):
     name = "scripted"
     structured_output = True
     writes_files = True
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> None:
+        """Unknown keys are refused, as every backend refuses them (a typo such as
+        ``calls_lgo`` would otherwise be ignored); ``model`` comes from a role binding."""
+        for key in settings:
+            if key not in SETTINGS:
+                raise ConfigError(
+                    f"backend {cls.name!r}: {key}: unknown setting (known: "
+                    f"{', '.join(k for k in SETTINGS if k != 'base_dir')}; check "
+                    f"backends.{cls.name} and the roles using it in .phasegate/config.yaml)"
+                )
+        if not isinstance(settings.get("structured_output", True), bool):
+            raise ConfigError(
+                f"backend {cls.name!r}: structured_output: must be true or false (check "
+                f"backends.{cls.name} and the roles using it in .phasegate/config.yaml)"
+            )
 
     def __init__(
         self,
@@ -262,6 +282,7 @@ class ScriptedBackend(Backend):
         structured_output: bool | None = None,
     ) -> None:
         super().__init__(settings)
+        self.check_settings(self.settings)
         # A scripted agent stands in for a backend that enforces a schema on its
         # answer, unless told to act as a text-only one (whose free text is read).
         if structured_output is None:

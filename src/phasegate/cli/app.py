@@ -329,6 +329,7 @@ def run(
         typer.Option(
             "--answer",
             "-a",
+            metavar="DECISION=CHOICE",
             help="Answer a decision before it is asked: DECISION=CHOICE, or "
             "'DECISION=CHOICE: note' for a choice that needs a note (repeatable; "
             "checked against the workflow's decisions and their choices before the run).",

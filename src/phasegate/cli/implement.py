@@ -121,6 +121,7 @@ def implement(
         typer.Option(
             "--answer",
             "-a",
+            metavar="DECISION=CHOICE",
             help="Answer a decision before it is asked: DECISION=CHOICE (repeatable).",
         ),
     ] = None,
