@@ -119,6 +119,11 @@ class RecordedCalls:
         """The ``decision.answered`` event of a gate's visit, if one was journaled."""
         return self._answers.get((decision, visit))
 
+    def last_visit(self, decision: str) -> int | None:
+        """The latest visit of ``decision`` journaled as needed or answered, if any."""
+        visits = [v for (d, v) in (*self._answers, *self._needed) if d == decision]
+        return max(visits) if visits else None
+
     def needed(self, decision: str, visit: int) -> Mapping[str, Any] | None:
         """The ``decision.needed`` event of a gate's visit, if one was journaled (a run
         killed before it committed the pending decision)."""

@@ -57,7 +57,13 @@ class Run(NodeRules):
         self.backends = backends
         self.asker: Asker = asker or NoTerminal()
         self.options = options or RunOptions()
-        self.presets: dict[str, str] = dict(self.options.answers)
+        # An answer a run killed after acting on it already gave: not given to the next
+        # visit of its gate by the same command run again to resume (that visit is asked).
+        self.presets: dict[str, str] = {
+            decision: raw
+            for decision, raw in self.options.answers.items()
+            if not self._answer_spent(decision, raw)
+        }
         self.workflow = item.workflow
         #: Labels at which this run stops before executing the node (a command's stops).
         self.stop_labels: set[str] = set()
@@ -70,6 +76,26 @@ class Run(NodeRules):
         self._relative: dict[tuple[Path, Path], str] = {}
 
     # -- small helpers -------------------------------------------------------------------
+
+    def _answer_spent(self, decision: str, raw: str) -> bool:
+        """Whether ``--answer DECISION=raw`` is what the decision's latest visit, answered
+        and not asked again since, was answered with by a flag."""
+        from phasegate.engine.answers import split_choice
+
+        record = self.state.decisions.get(decision)
+        visit, answer = 0, None
+        if isinstance(record, dict) and isinstance(record.get("visit"), int):
+            visit = record["visit"]
+            answer = record.get("answer") if record.get("status") == "answered" else None
+        recorded = self.item.recorded()
+        later = recorded.last_visit(decision)
+        if later is not None and later >= visit:
+            answer = recorded.answer(decision, later)
+        return (
+            isinstance(answer, Mapping)
+            and answer.get("by") == "flag"
+            and answer.get("choice") == split_choice(raw)[0]
+        )
 
     def label(self, path: str) -> str:
         known = self._labels.get(path)

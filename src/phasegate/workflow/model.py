@@ -220,6 +220,9 @@ class ForeachNode(_Node):
     items: ItemsSource
     order: Literal["document", "deps"] = "document"
     skip_done: bool = True
+    #: The items' keys are unique across the loops around this one: a gate's ``{{ task }}``
+    #: in its decision id is the item's key alone, not led by the outer items' keys.
+    unique_keys: bool = False
     parallel: int = Field(default=1, ge=1, le=64)
     isolation: Literal["worktree", "none"] = "worktree"
     conflicts: Conflicts = Conflicts()

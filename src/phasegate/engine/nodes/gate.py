@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.answers import Question
@@ -54,14 +55,35 @@ def decision_id(
     run: Run, path: str, node: GateNode, task: Task | None, values: dict[str, Any]
 ) -> str:
     """The id of the decision ``node`` asks at ``path``: inside a foreach body the default
-    names the item (``ask-T2``), so each item is asked on its own. A decision recorded
-    under the bare node id for this very item (by an earlier version) is kept."""
-    found = render(node.decision_template(task is not None), values)
-    if node.decision is None and task is not None and found not in run.state.decisions:
-        earlier = run.state.decisions.get(node.id)
-        if isinstance(earlier, dict) and earlier.get("context") == path:
-            return node.id
+    names the item (``ask-T2``), so each item is asked on its own. In a foreach inside a
+    foreach, ``task`` names the items around it too, outer first (``sure-T2.1``): item 1
+    of T1 and item 1 of T2 are two decisions. A decision recorded for this very item under
+    an id an earlier version gave it (the bare node id, the inner item alone) is kept."""
+    template = node.decision_template(task is not None)
+    outer = re.findall(r"\[([^\]]*)\]", path)[:-1] if task is not None else []
+    if outer and _unique_keys(run, path):
+        outer = []  # the loop's keys are unique across the loops around it (implement's tasks)
+    found = render(template, {**values, "task": ".".join([*outer, values["task"]])})
+    if found not in run.state.decisions:
+        earlier_ids = [render(template, values)] if outer else []
+        if node.decision is None and task is not None:
+            earlier_ids.append(node.id)
+        for earlier_id in earlier_ids:
+            earlier = run.state.decisions.get(earlier_id)
+            if isinstance(earlier, dict) and earlier.get("context") == path:
+                return earlier_id
     return found
+
+
+def _unique_keys(run: Run, path: str) -> bool:
+    """Whether the foreach whose item ``path`` (a gate in its body) is in says its items'
+    keys are unique across the loops around it (``unique_keys``)."""
+    loop = re.sub(r"\[[^\]]*\]", "", path).rsplit("/", 1)[0]
+    try:
+        node = run.workflow.node(loop)
+    except KeyError:
+        return False
+    return bool(getattr(node, "unique_keys", False))
 
 
 def _shown(run: Run, names: list[str]) -> list[str]:
