@@ -291,7 +291,7 @@ class Redactor:
         if kind is str:
             return self.text(value)
         if kind is dict:
-            return {k: self.field(k, v) for k, v in value.items()}
+            return self._mapping(value)
         if kind is list:
             return [self.data(v) for v in value]
         if kind is int or kind is float or kind is bool or value is None:
@@ -303,6 +303,26 @@ class Redactor:
         if isinstance(value, list | tuple):
             return [self.data(v) for v in value]
         return value
+
+    def _mapping(self, value: dict[Any, Any]) -> dict[Any, Any]:
+        """``{k: self.field(k, v)}``, with the common cases inline (state and journal
+        redact many small dicts at every step)."""
+        out = {}
+        text, field, structural = self.text, self.field, STRUCTURAL_KEYS
+        for k, v in value.items():
+            kind = type(v)
+            if k in structural:
+                if kind is str:
+                    out[k] = v if len(v) < _MIN_SECRET_LEN else self._structural_text(v)
+                else:
+                    out[k] = field(k, v)
+            elif kind is str:
+                out[k] = v if len(v) < _MIN_SECRET_LEN else text(v)
+            elif kind is int or kind is float or kind is bool or v is None:
+                out[k] = v
+            else:
+                out[k] = self.data(v)
+        return out
 
     def field(self, key: Any, value: Any) -> Any:
         """``value`` redacted as the value of ``key`` in a document phasegate writes.

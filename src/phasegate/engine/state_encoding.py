@@ -32,6 +32,7 @@ from typing import Any
 
 from phasegate.errors import StateCorruptError
 from phasegate.redact import Redactor
+from phasegate.state.journal import encode_json
 
 #: The state file's format version.
 FORMAT = 1
@@ -43,10 +44,14 @@ CHECK_ENV = "PHASEGATE_CHECK_ENCODING"
 _IMMUTABLE = (str, int, float, bool, type(None))
 
 _dumps = json.dumps
+#: ``json.dumps(value, ensure_ascii=False)``, the C encoder called at once.
+_encode = encode_json
 #: ``json.dumps(text, ensure_ascii=False)`` for a string, without the encoder's set-up.
 _quote: Any = json.encoder.encode_basestring
 #: The JSON text of the keys of node states (a small vocabulary).
 _KEYS: dict[str, str] = {}
+#: ``json.dumps(key)`` (ASCII) of the state's top-level keys.
+_TOP_NAMES: dict[str, str] = {}
 
 
 def _plain(value: Any, redactor: Redactor, key: str | None = None) -> str:
@@ -55,10 +60,10 @@ def _plain(value: Any, redactor: Redactor, key: str | None = None) -> str:
         value = redactor.field(key, value)
         if isinstance(value, str):
             return str(_quote(value))
-        return _dumps(value, ensure_ascii=False)
+        return _encode(value)
     if isinstance(value, str):
         return str(_quote(redactor.text(value)))
-    return _dumps(redactor.data(value), ensure_ascii=False)
+    return _encode(redactor.data(value))
 
 
 def encode_value(value: Any, redactor: Redactor) -> str:
@@ -75,9 +80,18 @@ def _key(key: str) -> str:
     return text
 
 
+def _top_name(key: str) -> str:
+    """``json.dumps(key)``, kept (the state's top-level keys are a small vocabulary)."""
+    text = _dumps(key)
+    if len(_TOP_NAMES) < 10_000:
+        _TOP_NAMES[key] = text
+    return text
+
+
 def _document(top: Iterable[tuple[str, str]], node_lines: Iterable[str]) -> bytes:
     """The file from top-level (key, JSON text) pairs and the nodes' ``"path": {...}`` lines."""
-    lines = [f"{_dumps(key)}: {text}" for key, text in top]
+    names = _TOP_NAMES
+    lines = [f"{names.get(key) or _top_name(key)}: {text}" for key, text in top]
     nodes = ",\n  ".join(node_lines)
     lines.append('"nodes": {' + (f"\n  {nodes}\n" if nodes else "") + "}")
     return ("{\n " + ",\n ".join(lines) + "\n}\n").encode("utf-8")
@@ -164,7 +178,7 @@ class StateEncoder:
             return text
         # A mapping may have changed in place: its plain JSON (C encoder, no redaction)
         # says whether it did, and the same JSON always redacts to the same text.
-        raw = _dumps(value, ensure_ascii=False)
+        raw = _encode(value)
         known = self._mappings.get(where)
         if known is not None and known[0] == raw:
             return known[1]

@@ -24,6 +24,20 @@ from phasegate.redact import Redactor
 
 _last_stamp: tuple[int, str] = (-1, "")
 
+_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the C part
+_default = json.JSONEncoder().default
+_quote: Any = json.encoder.encode_basestring
+_encode_slowly = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def encode_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``: the same text, with the C encoder called
+    at once (state, journal and views encode many small values at every step)."""
+    if _make_encoder is None:
+        return _encode_slowly(value)
+    encoder = _make_encoder({}, _default, _quote, None, ": ", ", ", False, False, True)
+    return "".join(encoder(value, 0))
+
 
 def utc_now() -> str:
     """An ISO-8601 UTC timestamp with seconds precision (``2026-01-30T10:30:00Z``)."""
@@ -86,7 +100,7 @@ class Journal:
         """
         record: dict[str, Any] = {"ts": utc_now(), "event": event}
         record.update(self._redactor.data(data))
-        line = (json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+        line = (encode_json(record) + "\n").encode("utf-8")
         try:
             with self._lock:
                 self._write(line, sync_now)

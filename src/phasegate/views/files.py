@@ -10,15 +10,12 @@ one written, and done again when someone edited, replaced or deleted it.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from phasegate.errors import StorageError, is_storage_error
 from phasegate.state.atomic import atomic_write_bytes
-
-#: ``json.dumps(value, ensure_ascii=False)``, without building an encoder at every call.
-encode_json = json.JSONEncoder(ensure_ascii=False).encode
+from phasegate.state.journal import encode_json as encode_json  # the views' encoder
 
 #: (inode, size, modification time in ns) of a file.
 Identity = tuple[int, int, int]
