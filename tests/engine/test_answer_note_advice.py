@@ -4,11 +4,14 @@ command can follow: `run --answer` shows the `--answer "ID=CHOICE: NOTE"` form (
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from phasegate.engine.answers import MAX_NOTE_CHARS
 
 WORKFLOW = """\
 name: hold
@@ -73,3 +76,29 @@ def test_answer_command_without_a_required_note_still_offers_note_option(repo: P
     assert "'hold: what to change', or --note TEXT" in refused.stderr
     answered = phasegate(repo, "answer", "k1", "q", "hold", "--note", "what to change")
     assert answered.returncode == 0, answered.stderr
+
+
+def _journal(repo: Path) -> str:
+    return next(repo.rglob(".journal.jsonl")).read_text()
+
+
+def test_a_note_over_the_cap_is_refused_and_nothing_is_recorded(repo: Path) -> None:
+    """``phasegate answer`` takes a note of at most 20,000 characters, as the dashboard
+    does: a longer one (``--note``, or after ``CHOICE:``) is refused with exit 2 and one line
+    naming the cap, and nothing is recorded."""
+    assert phasegate(repo, "run", "k1").returncode == 3
+    long_note = "n" * (MAX_NOTE_CHARS + 1)
+    for args in (["hold", "--note", long_note], [f"hold: {long_note}"]):
+        refused = phasegate(repo, "answer", "k1", "q", *args)
+        assert refused.returncode == 2, refused.stderr
+        line = refused.stderr.strip()
+        assert len(line.splitlines()) == 1, line
+        assert f"at most {MAX_NOTE_CHARS:,}" in line and "nothing changed" in line, line
+        assert "decision 'q'" in line and "'k1'" in line, line
+        assert "nnnnnnnnnn" not in _journal(repo)
+        listed = json.loads(phasegate(repo, "decisions", "k1", "--json").stdout)
+        assert [d["id"] for d in listed] == ["q"]
+    longest = "m" * MAX_NOTE_CHARS
+    taken = phasegate(repo, "answer", "k1", "q", "hold", "--note", longest)
+    assert taken.returncode == 0, taken.stderr
+    assert longest in _journal(repo)
