@@ -33,6 +33,20 @@ def _in_main_thread() -> bool:
 
 _received: list[int] = []
 
+#: What to say, instead of "run the same command again to resume", when a stop signal
+#: ends the command now (set by the part that was running: a gate's terminal prompt).
+_resume_advice: list[str] = []
+
+
+def advise_resume(text: str) -> None:
+    """Say ``text`` (how to go on) if a stop signal ends the command now."""
+    _resume_advice[:] = [text]
+
+
+def resume_advice() -> str:
+    """How to go on after a stop signal ended the command."""
+    return _resume_advice[-1] if _resume_advice else "run the same command again to resume"
+
 
 def last_stop_signal() -> int | None:
     """The stop signal received since :func:`stop_signals_raise` was entered, if any.
@@ -68,6 +82,7 @@ def stop_signals_raise() -> Iterator[None]:
         yield
         return
     _received.clear()
+    _resume_advice.clear()
     previous: dict[signal.Signals, _Handler] = {
         signum: signal.signal(signum, _raise_interrupted) for signum in STOP_SIGNALS
     }

@@ -185,9 +185,10 @@ def _interrupted(exc: KeyboardInterrupt) -> int:
     what = "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
     if signum == signal.SIGPIPE:
         what = "stopped: the reader of its output went away (SIGPIPE)"
+    from phasegate.interrupts import resume_advice
+
     err.print(
-        f"phasegate: {what}; nothing it started is left running; "
-        "run the same command again to resume",
+        f"phasegate: {what}; nothing it started is left running; {resume_advice()}",
         markup=False,
     )
     return 128 + int(signum)

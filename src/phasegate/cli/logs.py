@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from phasegate.cli.app import RepoOption, WorkflowOption, _repo, app
-from phasegate.cli.output import json_line, out
+from phasegate.cli.output import err, json_line, out
 
 #: How often ``--follow`` looks for new events (seconds).
 FOLLOW_INTERVAL = 0.25
@@ -74,6 +74,28 @@ def check_folder(item: "WorkItem") -> None:
         raise item.held_by_other(recorded, item.journal.path.name)
 
 
+def _ended(item: "WorkItem") -> str | None:
+    """How ``item`` ended (``completed``, ``stopped``) when it has and no run of it goes
+    on: nothing more is journaled, so ``--follow`` ends. ``None`` while a run goes on, or
+    the item waits for a person or for a run (its state file unreadable counts as so)."""
+    import json
+
+    from phasegate.engine.live_run import live_path, read_live
+
+    if read_live(live_path(item.run_lock_path)) is not None:
+        return None
+    try:
+        data = json.loads(item.engine_path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    status = data.get("status")
+    if status in ("completed", "stopped"):
+        return str(status)
+    return str(status or "at its end") if data.get("at") == "@end" else None
+
+
 def _journaled_item(path: "Path") -> str | None:
     """The item the journal's first event names (``None``: no journal, or no name)."""
     import json
@@ -96,7 +118,10 @@ def logs(
         typer.Option(
             "--follow",
             "-f",
-            help="Keep printing events as a run writes them (Ctrl-C stops: exit code 130).",
+            help=(
+                "Keep printing events as a run writes them, until the item has ended and"
+                " no run goes on (Ctrl-C stops: exit code 130)."
+            ),
         ),
     ] = False,
     as_json: Annotated[
@@ -123,15 +148,18 @@ def logs(
         state = item.load(read_journal=False)
         item.journal.check_before(state.journal_offset, state.journal_lines)
     reader = EventReader()
+    ended = _ended(item) if follow else None  # told before the read: no last event is missed
     events, offset = read_journal(journal, 0)
     _show(events, reader, as_json)
     if not follow:
         return
     try:
-        while True:
+        while ended is None:
             time.sleep(FOLLOW_INTERVAL)
+            ended = _ended(item)
             events, offset = read_journal(journal, offset)
             _show(events, reader, as_json)
+        err.print(f"phasegate: {name} has ended ({ended}); no run goes on", markup=False)
     except KeyboardInterrupt as exc:
         import signal
 

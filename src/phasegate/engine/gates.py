@@ -259,6 +259,18 @@ def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> t
     for _ in range(q.attempts):
         try:
             raw = ask(text, offered, default)
+        except KeyboardInterrupt:
+            # Ctrl-C at the prompt: the decision waits, as status says; name both ways on.
+            from phasegate.interrupts import advise_resume
+
+            how = answer_command(
+                run.item.name, q.id, list(q.choices), q.recommendation, list(q.notes_required)
+            )
+            advise_resume(
+                f"decision {q.id} of {run.item.name} waits: answer it with: {how}, "
+                "or run the same command again to be asked"
+            )
+            raise
         except EOFError:
             # Ctrl-D (or the end of the input): nobody answers here now.
             how = answer_command(
