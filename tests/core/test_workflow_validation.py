@@ -246,7 +246,7 @@ def test_missing_required_field_is_named(write_workflow, demo_yaml: str, edit_te
             demo_yaml, "roles:\n  executor: {access: write}\n  reviewer: {access: read-only}\n", ""
         )
     )
-    assert f"{path}: roles: required field is missing" in problems_of(path)
+    assert f"{path}:1: roles: required field is missing" in problems_of(path)
 
 
 def test_prerequisite_no_phase_produces_is_refused(

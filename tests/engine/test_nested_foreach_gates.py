@@ -64,7 +64,7 @@ def repo(git_repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> Path:
     prompts = git_repo / ".phasegate" / "prompts" / "nested-gates"
     prompts.mkdir(parents=True)
     (prompts / "plan.md").write_text("Plan {{ item }}.\n")
-    steps = "# Steps\n\n- [ ] S1 only step\n"
+    steps = "# Steps\n\n- [ ] only step\n"
     writes = {"{item_dir}/plan.md": "# Plan\n\n- [ ] T1 one\n- [ ] T2 two\n"}
     writes |= {f"{{item_dir}}/steps-{task}.md": steps for task in ("T1", "T2")}
     (git_repo / ".phasegate" / "agents.yaml").write_text(
@@ -105,7 +105,7 @@ def test_the_same_inner_item_of_two_outer_items_is_asked_twice(repo: Path, capsy
     code, _, err = cli_in_process(capsys, "run", "it")
     # T2's step is a decision of its own: T1's answer does not let it through.
     assert code == 3, err
-    assert "Is step 1 (S1 only step) right?" in err
+    assert "Is step 1 (only step) right?" in err
     (second,) = pending(repo)
     assert cli_in_process(capsys, "answer", "it", second, "yes")[0] == 0
 

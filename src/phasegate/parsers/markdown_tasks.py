@@ -7,11 +7,12 @@ list item; unlike that reader, every checkbox is a task, with an id or not.
 Fences, code and comments never hold tasks, and sections titled as checklists
 or notes are skipped. A ticked task is done (a foreach with
 ``skip_done`` skips it). An item's key is the task's own id (``T012``,
-``1.2``) or else its position (``1``, ``2``...); its title is the task's text
-without its id. ``(after T1, T2)`` or ``(depends on T1)`` in the text names the
-items it depends on (a foreach with ``order: deps`` runs those first, and a
-parallel one starts it once they are done); a dependency that names no task of
-the file is refused::
+``1.2``, or ``S1``, ``REQ2``: capital letters and a number, when every task
+without a ``T`` or numbered id starts with one) or else its position (``1``,
+``2``...); its title is the task's text without its id. ``(after T1, T2)`` or
+``(depends on T1)`` in the text names the items it depends on (a foreach with
+``order: deps`` runs those first, and a parallel one starts it once they are
+done); a dependency that names no task of the file is refused::
 
     - [ ] T1: Add the bucket model
     - [ ] T2: Add the middleware (after T1)
@@ -30,17 +31,20 @@ from phasegate.errors import BadInputError, NotFoundError
 
 _DEPS = re.compile(r"\s*\((?:after|depends on)\s+([^)]*)\)", re.IGNORECASE)
 _LEADING_ID = re.compile(r"^\s*(?:\*\*)?([A-Za-z]*\d+(?:\.\d+)*)(?:\*\*)?\s*[:.)-]?\s+")
+#: An id of capital letters and a number (``S1``, ``REQ12``, ``AB1.2``) leading a task's text.
+_LETTER_ID = re.compile(r"^\s*(?:\*\*|__)?([A-Z]{1,4}\d+(?:\.\d+)*)(?:\*\*|__)?[:.)]?\s+\S")
 
 
-def title_and_deps(entry: TaskEntry) -> tuple[str, tuple[str, ...]]:
-    """A task's title (its text without its id) and the keys it names as dependencies."""
+def title_and_deps(entry: TaskEntry, task_id: str | None = None) -> tuple[str, tuple[str, ...]]:
+    """A task's title (its text without its id, ``task_id`` if given, else the entry's)
+    and the keys it names as dependencies."""
     text = entry.text.strip()
     deps: list[str] = []
     for match in _DEPS.finditer(text):
         deps += [d for d in re.split(r"[,\s]+", match.group(1)) if d and d.lower() != "and"]
     text = _DEPS.sub("", text).strip()
     found = _LEADING_ID.match(text)
-    if found is not None and found.group(1) == entry.id:
+    if found is not None and found.group(1) == (task_id or entry.id):
         text = text[found.end() :].strip() or text
     return text, tuple(deps)
 
@@ -59,16 +63,28 @@ def read_entries(path: Path) -> list[tuple[TaskEntry, int]]:
     return [(entry, entry.line + offset + 1) for entry in entries]
 
 
+def letter_ids(entries: list[TaskEntry]) -> list[str | None]:
+    """Each task's own id: the one the reader found (``T1``, ``1.2``) or, when every task
+    the reader found none for starts with one of capital letters and a number
+    (``- [ ] S1 ...``, ``- [ ] REQ2: ...``), that one."""
+    own = [_LETTER_ID.match(e.text) if e.id is None else None for e in entries]
+    if any(e.id is None and m is None for e, m in zip(entries, own, strict=True)):
+        return [e.id for e in entries]
+    return [e.id or (m.group(1) if m else None) for e, m in zip(entries, own, strict=True)]
+
+
 def read_items(path: Path) -> list[Task]:
     """The tasks of the Markdown file at ``path`` as foreach items, in order."""
     items: list[Task] = []
     used: set[str] = set()
-    for position, (entry, line) in enumerate(read_entries(path), start=1):
-        key = entry.id or str(position)
+    found = read_entries(path)
+    ids = letter_ids([entry for entry, _ in found])
+    for position, ((entry, line), task_id) in enumerate(zip(found, ids, strict=True), start=1):
+        key = task_id or str(position)
         if key in used:
             key = f"{key}-{position}"
         used.add(key)
-        title, deps = title_and_deps(entry)
+        title, deps = title_and_deps(entry, task_id)
         items.append(
             Task(
                 key=key,

@@ -9,6 +9,7 @@ templates are resolved inside their folders (a symlink out of them is refused).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -48,10 +49,20 @@ class WorkflowProblems(WorkflowError):
     """A workflow file breaks one or more rules; ``problems`` lists them all."""
 
     def __init__(self, path: Path, problems: list[str]) -> None:
+        problems = sorted(problems, key=lambda problem: _problem_order(path, problem))
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         super().__init__(f"{problems[0]}{more}")
         self.path = path
         self.problems = problems
+
+
+def _problem_order(path: Path, problem: str) -> tuple[int, int]:
+    """Where ``problem`` sorts: the file's own problems by line, then other files' ones."""
+    rest = problem.removeprefix(f"{path}:")
+    if rest == problem:
+        return (1, 0)
+    line = re.match(r"(\d+):", rest)
+    return (0, int(line.group(1)) if line else 0)
 
 
 def read_yaml(path: Path, what: str = "workflow file") -> Any:
@@ -523,6 +534,9 @@ def _line_of(document: Any, loc: Location) -> int | None:
     """1-based line of the deepest part of ``loc`` found in the round-trip document."""
     node = document
     line: int | None = None
+    lc = getattr(document, "lc", None)
+    if loc and lc is not None and getattr(lc, "line", None) is not None:
+        line = lc.line + 1  # a field the top-level mapping lacks: where that mapping starts
     for part in loc:
         lc = getattr(node, "lc", None)
         try:
