@@ -258,6 +258,16 @@ class ScriptedBackend(Backend):
 
     @classmethod
     def check_settings(cls, settings: Mapping[str, Any]) -> None:
+        """The settings, and the script they name: it must be readable, so a run refuses
+        to start rather than failing at its first call. (Without a script set, a backend
+        given in code may stand in for every role called: not refused here.)"""
+        if settings.get("script"):
+            cls(settings)  # checks the keys and reads the script; nothing is called
+        else:
+            cls._check_keys(settings)
+
+    @classmethod
+    def _check_keys(cls, settings: Mapping[str, Any]) -> None:
         """Unknown keys are refused, as every backend refuses them (a typo such as
         ``calls_lgo`` would otherwise be ignored); ``model`` comes from a role binding."""
         for key in settings:
@@ -282,7 +292,7 @@ class ScriptedBackend(Backend):
         structured_output: bool | None = None,
     ) -> None:
         super().__init__(settings)
-        self.check_settings(self.settings)
+        self._check_keys(self.settings)
         # A scripted agent stands in for a backend that enforces a schema on its
         # answer, unless told to act as a text-only one (whose free text is read).
         if structured_output is None:

@@ -230,7 +230,7 @@ class ProgressPrinter:
             node = f" {escape(where)}" if inner or shown != e.get("phase") else ""
             # Without a kind (an older journal's run --phase) it may be a check or an
             # action: no review iterations are promised for it.
-            limit = e.get("max_iterations") if kind == "agent" else None
+            limit = e.get("max_iterations") if kind == "agent" and not extra else None
             reviews = f": up to {_plural(limit, 'review iteration')}" if limit else ""
             self._line(f"[bold]▶ {label}[/]{node} (mode {e.get('mode')}{reviews}{extra})")
         elif kind in ("check", "action", "foreach"):
@@ -460,7 +460,9 @@ class ProgressPrinter:
 
     def _show_completed(self, e: dict[str, Any], outcome: str | None) -> None:
         """A node's end: ✔ when it went on (or its outcome is unknown), ✗ with its outcome."""
-        spent = _plural(e.get("iterations"), "iteration")
+        # Run with --no-review: no iteration was reviewed, as status shows `-`.
+        skipped = e.get("review") == "skipped"
+        spent = "no review" if skipped else _plural(e.get("iterations"), "iteration")
         subject = self._subject(e)
         notes = (e.get("reviewer_notes") or []) if e.get("review") == "concerns" else []
         if outcome is not None and outcome not in _ONWARD:
