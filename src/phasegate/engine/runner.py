@@ -161,9 +161,15 @@ class Runner:
         for backend, settings, roles in groups.values():
             try:
                 check_backend_settings(backend, settings)
-                if backend == "scripted" and config.missing_file is not None:
+                if (
+                    backend == "scripted"
+                    and config.missing_file is not None
+                    and not self.workflow.commands
+                ):
                     # No config file: the default binding has no script, and every call
-                    # would fail (a run started in code passes its backends instead).
+                    # would fail (a run started in code passes its backends instead). A
+                    # workflow run command by command (change's archive) may call no agent:
+                    # its calls say so when made.
                     from phasegate.agents.scripted import ScriptedBackend
 
                     ScriptedBackend(settings)
