@@ -272,11 +272,6 @@ class Config(BaseModel):
             f"{where}: roles.{key}.backend: unknown backend {backend!r} (installed: {installed})"
         )
 
-    @property
-    def missing_file(self) -> Path | None:
-        """The config file :func:`load_config` looked for and did not find, if any."""
-        return self._missing
-
     def setting_where(self, message: str, role: str) -> str:
         """``message`` of a backend serving ``role``, with a setting the role's own binding
         sets (``roles.ROLE.binary``) named there rather than under ``backends.NAME``."""

@@ -258,13 +258,7 @@ class ScriptedBackend(Backend):
 
     @classmethod
     def check_settings(cls, settings: Mapping[str, Any]) -> None:
-        """The settings, and the script they name: it must be readable, so a run refuses
-        to start rather than failing at its first call. (Without a script set, a backend
-        given in code may stand in for every role called: not refused here.)"""
-        if settings.get("script"):
-            cls(settings)  # checks the keys and reads the script; nothing is called
-        else:
-            cls._check_keys(settings)
+        cls._check_keys(settings)
 
     @classmethod
     def _check_keys(cls, settings: Mapping[str, Any]) -> None:

@@ -161,25 +161,9 @@ class Runner:
         for backend, settings, roles in groups.values():
             try:
                 check_backend_settings(backend, settings)
-                if (
-                    backend == "scripted"
-                    and config.missing_file is not None
-                    and not self.workflow.commands
-                ):
-                    # No config file: the default binding has no script, and every call
-                    # would fail (a run started in code passes its backends instead). A
-                    # workflow run command by command (change's archive) may call no agent:
-                    # its calls say so when made.
-                    from phasegate.agents.scripted import ScriptedBackend
-
-                    ScriptedBackend(settings)
             except ConfigError as exc:
                 message = config.setting_where(str(exc), roles[0])
                 used_by = f"role{'s' if len(roles) > 1 else ''} {', '.join(roles)}"
-                if not message.startswith(f"backend {backend!r}:"):
-                    # Not a setting (a scripted backend's missing script): the role
-                    # named first, as a call would name it.
-                    raise ConfigError(f"{roles[0]}: {message}") from None
                 raise ConfigError(
                     message.replace(f"backend {backend!r}:", f"backend {backend!r} ({used_by}):", 1)
                 ) from None
