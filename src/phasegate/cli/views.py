@@ -85,6 +85,8 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         console.print(f"  [red]Blocked:[/] {escape(status['blocked'])}")
     if status["nextCommand"]:
         console.print(f"  Next: [bold]{escape(status['nextCommand'])}[/]")
+    from phasegate.engine.status import phase_iterations  # as the dashboard shows it
+
     table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
     table.add_column("")
     table.add_column("phase")
@@ -100,7 +102,7 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         table.add_row(
             _MARKS.get(phase["status"], "?"),
             name,
-            _iterations(phase),
+            phase_iterations(phase),
             phase["review"] or "",
             str(tokens or ""),
         )
@@ -133,14 +135,6 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
             f"  Left by its parallel items: {escape(where)} (remove them: "
             f"phasegate worktree remove {escape(status['id'])})"
         )
-
-
-def _iterations(phase: dict[str, Any]) -> str:
-    """A phase's iterations: ``-`` for a step whose review was skipped and that ran once
-    (no reviewer looked at it; a check that failed makes another iteration, counted)."""
-    if phase.get("review") == "skipped" and int(phase["iterations"] or 0) <= 1:
-        return "-"
-    return str(phase["iterations"] or "")
 
 
 def _failed(usage: dict[str, Any]) -> str:

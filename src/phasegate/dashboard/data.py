@@ -72,6 +72,7 @@ from typing import Any
 
 from phasegate.config import load_config
 from phasegate.engine.answers import MAX_NOTE_CHARS as _MAX_NOTE_CHARS
+from phasegate.engine.status import UNREVIEWED
 from phasegate.errors import (
     BadInputError,
     NotFoundError,
@@ -163,7 +164,12 @@ def _row(status: dict[str, Any]) -> dict[str, Any]:
         "workflow": status["workflow"],
         "node": node,
         "status": status["status"],
-        "iterations": sum(int(p.get("iterations") or 0) for p in status.get("phases", [])),
+        # Review iterations, as `phasegate status` counts them (a skipped review adds none).
+        "iterations": sum(
+            int(p.get("iterations") or 0)
+            for p in status.get("phases", [])
+            if p.get("review") not in UNREVIEWED
+        ),
         "calls": int(usage.get("calls", 0)),
         "tokens": int(usage.get("inputTokens", 0)) + int(usage.get("outputTokens", 0)),
         "costUsd": float(usage.get("costUsd", 0.0)),

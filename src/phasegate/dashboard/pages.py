@@ -18,6 +18,7 @@ from markdown_it import MarkdownIt
 from phasegate.dashboard.data import MAX_NOTE_CHARS
 from phasegate.dashboard.events import EventEntry
 from phasegate.engine.budget import budget_lines
+from phasegate.engine.status import phase_iterations
 from phasegate.suggested_commands import shared_names
 
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
@@ -157,7 +158,7 @@ def phases_html(detail: Mapping[str, Any]) -> str:
             f'<tr class="phase-{escape(str(phase["status"]))}">'
             f'<td data-label="phase">{escape(str(phase["name"]))}</td>'
             f'<td data-label="status">{escape(str(phase["status"]))}</td>'
-            f'<td data-label="iterations" class="num">{phase.get("iterations") or ""}</td>'
+            f'<td data-label="iterations" class="num">{phase_iterations(phase)}</td>'
             f'<td data-label="review">{escape(str(phase.get("review") or ""))}</td>'
             f'<td data-label="tokens" class="num">{tokens or ""}</td></tr>'
         )

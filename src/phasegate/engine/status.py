@@ -140,6 +140,14 @@ def command_runs_in(workflow: Workflow, label: str | None) -> bool:
 UNREVIEWED = ("none", "skipped")
 
 
+def phase_iterations(phase: Mapping[str, Any]) -> str:
+    """A phase's iterations as shown: ``-`` for a step whose review was skipped and that ran
+    once (no reviewer looked at it; a check that failed makes another iteration, counted)."""
+    if phase.get("review") == "skipped" and int(phase.get("iterations") or 0) <= 1:
+        return "-"
+    return str(phase.get("iterations") or "")
+
+
 def completion_summary(workflow: Workflow, state: EngineState) -> str:
     """One line that stays in the state after the review history is deleted.
 
