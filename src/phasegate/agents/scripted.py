@@ -36,6 +36,7 @@ import json
 import math
 import os
 import re
+import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -488,11 +489,35 @@ def _fill(raw: str, values: Mapping[str, str]) -> str:
 
 
 def _inside(root: str, relative: str, allowed: list[str]) -> str:
-    """``root / relative`` with its symlinks followed; ValueError if that leaves ``allowed``."""
-    target = os.path.realpath(os.path.join(root, relative))
+    """``root / relative`` with its symlinks followed; ValueError if that leaves ``allowed``.
+
+    ``root`` has its symlinks followed already.
+    """
+    target = _plainly_below(root, relative)
+    if target is None:
+        target = os.path.realpath(os.path.join(root, relative))
     if not any(target == base or target.startswith(_as_folder(base)) for base in allowed):
         raise ValueError(f"scripted reply path {relative!r} escapes the working directory")
     return target
+
+
+def _plainly_below(root: str, relative: str) -> str | None:
+    """``os.path.realpath(root / relative)`` for a ``root`` that is its own realpath and a
+    ``relative`` of plain names none of which is a symlink (``None`` otherwise): the
+    components below ``root`` looked at as realpath does, not those of ``root`` again."""
+    if not relative or relative.startswith(os.sep):
+        return None
+    path = root
+    for part in relative.split(os.sep):
+        if part in ("", ".", ".."):
+            return None
+        path = os.path.join(path, part)
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return None
+        except OSError:  # absent (or not a folder): realpath takes it as it is written
+            pass
+    return path
 
 
 def _write(target: str, content: str) -> None:

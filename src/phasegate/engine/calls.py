@@ -463,4 +463,9 @@ def _lexically_relative(path: Path, base: Path) -> str:
 
 
 def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents or root.resolve() in path.resolve().parents
+    name, base = str(path), str(root)
+    if name.startswith("/") and base.startswith("/"):  # ``root in path.parents`` on text
+        lexically = name == base or name.startswith(base if base.endswith("/") else base + "/")
+    else:
+        lexically = path == root or root in path.parents
+    return lexically or root.resolve() in path.resolve().parents

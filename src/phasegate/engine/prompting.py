@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import PromptPart
 from phasegate.engine.plugin_api import ContextProvider, PluginContext, plugin
-from phasegate.engine.template_text import inside_any, template_text
+from phasegate.engine.template_text import inside_any, plainly_inside_any, template_text
 from phasegate.workflow.model import AgentNode
 from phasegate.workflow.parts import PluginRef
 from phasegate.workflow.prompts import CALL_VARIABLES, render
@@ -31,18 +31,38 @@ def clip(text: str, limit: int) -> str:
 
 
 def read_file(path: Path | str) -> str | None:
-    """The text of ``path``, or ``None`` if it is absent (or a folder)."""
+    """The text of ``path``, or ``None`` if it is absent (or a folder).
+
+    Read as a text file is read (UTF-8, undecodable bytes replaced, universal newlines),
+    without the text layer's set-up, which costs more than reading a small file.
+    """
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
+        fd = os.open(path, os.O_RDONLY)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(fd, _READ_CHUNK):
+            chunks.append(chunk)
+    except IsADirectoryError:
+        return None
+    finally:
+        os.close(fd)
+    text = b"".join(chunks).decode("utf-8", "replace")
+    if "\r" in text:  # "\r\n" and a lone "\r" end a line, as in a file opened as text
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+_READ_CHUNK = 1 << 20
 
 
 def read_inside(path: Path, roots: Sequence[Path]) -> str | None:
     """:func:`read_file`, unless ``path`` leads out of ``roots`` (a symlink): then a note
     saying so, never the outside file's content."""
     name = os.fspath(path)
+    if plainly_inside_any(name, roots):  # the common case, without a stat or realpath
+        return read_file(name)
     if os.path.exists(name) and not inside_any(name, roots):
         return f"(not shown: {path.name} leads outside the repository through a symlink)"
     return read_file(name)
@@ -62,6 +82,9 @@ class PromptFor:
         #: The output names when none holds a placeholder (the same on every call).
         files = [o.file for o in node.outputs]
         self._plain_outputs = None if any("{{" in f for f in files) else files
+        #: name -> ``item_dir / name``, for the item folder ``_paths_of``.
+        self._paths: dict[str, Path] = {}
+        self._paths_of: Path | None = None
 
     # -- shared ----------------------------------------------------------------------
 
@@ -70,6 +93,17 @@ class PromptFor:
         if "{{" not in text:  # nothing to fill (a placeholder always starts so)
             return text
         return self._render(text, self.state.node(self.path).iteration, "")
+
+    def item_path(self, name: str) -> Path:
+        """``item_dir / name``: one path per name (asked several times a call; a path made
+        once keeps its hash), made again should the item's folder move."""
+        item_dir = self.item.item_dir
+        if self._paths_of is not item_dir:
+            self._paths_of, self._paths = item_dir, {}
+        found = self._paths.get(name)
+        if found is None:
+            found = self._paths[name] = item_dir / name
+        return found
 
     def outputs(self) -> list[str]:
         if self._plain_outputs is not None:
@@ -112,7 +146,7 @@ class PromptFor:
                 return self._artifact()
             if name == "artifact_path":
                 artifact = self._artifact()
-                return self.run.rel(self.path, self.item.item_dir / artifact) if artifact else ""
+                return self.run.rel(self.path, self.item_path(artifact)) if artifact else ""
             if name == "item_dir":
                 return self.run.rel(self.path, self.item.item_dir)
             if name == "iteration":
@@ -133,8 +167,11 @@ class PromptFor:
         """The first output's name (its ``{{ task }}`` filled), or ``""``."""
         if not self.node.outputs:
             return ""
+        name = self.node.outputs[0].file
+        if "{{" not in name:  # nothing to fill (a placeholder always starts so)
+            return name
         task = self.ctx.task
-        return render(self.node.outputs[0].file, {"task": task.key if task else ""})
+        return render(name, {"task": task.key if task else ""})
 
     def _instructions(self, template: str, iteration: int, role: str) -> str:
         text = template_text(self.item.loaded.template(template))
@@ -151,7 +188,7 @@ class PromptFor:
             f"- Review iteration: {iteration} of at most {self.run.limit(self.path, node)}",
         ]
         for name in self.outputs():
-            where = self.run.rel(self.path, self.item.item_dir / name)
+            where = self.run.rel(self.path, self.item_path(name))
             lines.append(f"- Artifact to produce: {where}")
         task = self.ctx.task
         if task is not None:
@@ -224,7 +261,7 @@ class PromptFor:
             lines += [f"- {_issue_line(i)}" for i in feedback]
             parts.append(PromptPart("Feedback to address", "\n".join(lines)))
             for name in self.outputs():
-                current = read_inside(self.item.item_dir / name, self.roots)
+                current = read_inside(self.item_path(name), self.roots)
                 if current is not None:
                     parts.append(
                         PromptPart(f"Current {name} (revise it)", clip(current, MAX_ARTIFACT_CHARS))
@@ -247,7 +284,7 @@ class PromptFor:
         instructions = self._instructions(template, iteration, role)
         parts = [self._work_item_part(iteration)]
         if node.previous:
-            previous = read_inside(self.item.item_dir / node.previous, self.roots)
+            previous = read_inside(self.item_path(node.previous), self.roots)
             parts.append(
                 PromptPart(
                     f"Previous artifact: {node.previous}",
@@ -256,7 +293,7 @@ class PromptFor:
             )
         outputs = self.outputs()
         for name in outputs:
-            current = read_inside(self.item.item_dir / name, self.roots) or ""
+            current = read_inside(self.item_path(name), self.roots) or ""
             parts.append(PromptPart(f"Current artifact: {name}", clip(current, MAX_ARTIFACT_CHARS)))
         parts += self._inputs(skip=[*outputs, *([node.previous] if node.previous else [])])
         parts += self._context(node.context, role)

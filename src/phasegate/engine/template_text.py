@@ -69,15 +69,27 @@ def inside_any(path: str, roots: Sequence[Path]) -> bool:
     components below the root are looked at; any symlink among them, and the
     answer is worked out in full.
     """
-    for root in roots:
-        if _plainly_below(path, os.fspath(root)):
-            return True
+    if plainly_inside_any(path, roots):
+        return True
     real = os.path.realpath(path)
     for root in roots:
         base = os.path.realpath(root)
         if real == base or real.startswith(base if base.endswith(os.sep) else base + os.sep):
             return True
     return False
+
+
+def plainly_inside_any(path: str, roots: Sequence[Path]) -> bool:
+    """Whether ``path`` is written below one of ``roots`` through existing components
+    none of which is a symlink: then it lies inside it (``False`` says nothing).
+
+    The root with the longest name is tried first: a path below the item's folder is
+    below the repository too, and its components below the folder are fewer.
+    """
+    names = [os.fspath(root) for root in roots]
+    if len(names) > 1:
+        names.sort(key=len, reverse=True)
+    return any(_plainly_below(path, name) for name in names)
 
 
 def _plainly_below(path: str, root: str) -> bool:

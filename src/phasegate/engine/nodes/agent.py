@@ -119,7 +119,7 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         hints={
             # A folder output keeps its trailing "/" (the auto backend writes a file in it).
             "outputs": [
-                run.rel(path, run.item.item_dir / o) + ("/" if o.endswith("/") else "")
+                run.rel(path, prompts.item_path(o)) + ("/" if o.endswith("/") else "")
                 for o in outputs
             ],
             "examples": output_examples(run, node, prompts),

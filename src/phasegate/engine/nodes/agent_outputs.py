@@ -31,7 +31,7 @@ def output_problems(
     for output, name in zip(node.outputs, prompts.outputs(), strict=True):
         if output.missing != policy:
             continue
-        path = run.item.item_dir / name
+        path = prompts.item_path(name)
         rel = run.rel(node_path, path)
         if name.endswith("/"):
             if not path.is_dir() or not any(p.is_file() for p in path.rglob("*")):
