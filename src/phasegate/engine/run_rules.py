@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any, cast
 from phasegate.engine.item import has_content
 from phasegate.engine.plugin_api import Task, plugin
 from phasegate.engine.walk import Outcome, definition_path, enter_node
-from phasegate.errors import BlockedError
+from phasegate.errors import BackendUnavailable, BlockedError, ConfigError
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import AgentNode, AnyNode, ForeachNode
 from phasegate.workflow.transitions import validate_transition
 
 if TYPE_CHECKING:
+    from phasegate.engine.calls import Backends
     from phasegate.engine.item import WorkItem
     from phasegate.engine.plugin_api import PluginContext
     from phasegate.engine.run import Run
@@ -43,6 +44,7 @@ class NodeRules:
         state: EngineState
         options: RunOptions
         workflow: Workflow
+        backends: Backends
 
         def label(self, path: str) -> str: ...
         def save(self, *, lazy: bool = False, durable: bool = False) -> None: ...
@@ -54,6 +56,20 @@ class NodeRules:
             task: Task | None,
             settings: Mapping[str, Any],
         ) -> PluginContext: ...
+
+    def _executor_backend(self, node: AgentNode) -> None:
+        """Make the backend of ``node``'s executor before the node starts: one that cannot be
+        made (a scripted agent's script missing or broken, a misspelt setting) stops the run
+        now, with nothing of the node journaled, as its first call would have stopped it
+        after (the next run then asked what to do with a phase left half done). An executor
+        chosen at run time is made at its call."""
+        if node.executor_selector is not None:
+            return
+        role = str(node.executor)
+        try:
+            self.backends.for_role(role)
+        except (ConfigError, BackendUnavailable) as exc:
+            raise type(exc)(f"{role}: {exc}") from None
 
     def enter_visit(
         self, path: str, incoming: Mapping[str, Any] | None, start_with: str | None = None
@@ -109,6 +125,8 @@ class NodeRules:
                 max=self.workflow.visit_limit(definition_path(path)),
             )
             return
+        if isinstance(node, AgentNode):
+            self._executor_backend(node)
         ns["started"] = utc_now()
         self.item.record(
             "node.started",
