@@ -127,12 +127,6 @@ class Guard:
         #: Files as last read, from one call's record to the next.
         self._cache = ReadCache()
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        # The journal's lock first: phasegate's own appends (which tell this guard) hold it.
-        with self.item.journal.lock, self._lock:
-            yield
-
     def _sweep(self) -> None:
         """Undo whatever differs from the record; each running call is told."""
         assert self._snapshot is not None
@@ -149,7 +143,8 @@ class Guard:
     @contextlib.contextmanager
     def watching(self, exempt: Iterable[Path] = ()) -> Iterator[list[Violation]]:
         """While one agent call runs: the violations found meanwhile (filled when it ends)."""
-        with self._locked():
+        # The journal's lock first: phasegate's own appends (which tell this guard) hold it.
+        with self.item.journal.lock, self._lock:
             if self._snapshot is None:
                 self._snapshot = Snapshot.take(self.item, exempt, self._cache)
                 self.item.journal.observer = self._own_append
@@ -162,7 +157,7 @@ class Guard:
         try:
             yield found
         finally:
-            with self._locked():
+            with self.item.journal.lock, self._lock:
                 try:
                     self._sweep()
                 finally:
@@ -175,7 +170,7 @@ class Guard:
     def own_writes(self) -> Iterator[None]:
         """Around phasegate's commit of the item's state files: changes made before it are
         undone first, and what it writes is recorded as phasegate's own."""
-        with self._locked():
+        with self.item.journal.lock, self._lock:
             if self._snapshot is None:
                 yield
                 return
@@ -207,7 +202,8 @@ class WorktreeRecord:
         cls, item: WorkItem, workdir: Path | None, exempt: Iterable[Path]
     ) -> WorktreeRecord | None:
         """The record for a call in ``workdir``, when that is not the item's own work tree."""
-        if workdir is None:
+        if workdir is None or os.fspath(workdir) == os.fspath(item.repo):
+            # The item's own work tree (the same path resolves to the same folder).
             return None
         folder = workdir / CONFIG_DIR
         if not folder.is_dir() or folder.resolve() == (item.repo / CONFIG_DIR).resolve():
@@ -269,8 +265,6 @@ def guarded_call(
     watched = item.view.watch_call(role)
     here: list[Violation] = []
     outside: tuple[str, ...] = ()
-    # Where what a confined call wrote outside its outputs is copied before it is put back.
-    keep = item.repo / CONFIG_DIR / CACHE_DIR / "put-back" / attempt
     try:
         with guard.watching(exempt) as found:  # undone after an interrupt too
             try:
@@ -283,10 +277,13 @@ def guarded_call(
                 if put_back:
                     here.append(Violation((), (), tuple(put_back)))
                 if confined is not None:
-                    outside = confined.undo(item.repo, whole_tree=not _other_runs(item), keep=keep)
+                    outside = confined.undo(
+                        item.repo, whole_tree=not _other_runs(item), keep=_keep(item, attempt)
+                    )
     finally:
         if outside:
             # Put back, and said: the call itself stands (its outputs are what counts).
+            keep = _keep(item, attempt)
             item.record(
                 "agent.violation",
                 key=key,
@@ -323,6 +320,11 @@ def guarded_call(
             f".phasegate/config.yaml). Run again to retry: phasegate run {item.name}"
         )
     return replace(result, exit_status=result.exit_status or 1, error=message, structured=None)
+
+
+def _keep(item: WorkItem, attempt: str) -> Path:
+    """Where what a confined call wrote outside its outputs is copied before it is put back."""
+    return item.repo / CONFIG_DIR / CACHE_DIR / "put-back" / attempt
 
 
 def _other_runs(item: WorkItem) -> bool:

@@ -25,6 +25,7 @@ from phasegate.engine.protect_walk import (
     find_layout,
     list_folder,
 )
+from phasegate.repo_paths import CONFIG_DIR
 
 #: A journal up to this size is recorded whole (so a rewrite can be put back);
 #: a longer one by its size and its last bytes (an append is still cut out).
@@ -93,6 +94,26 @@ class _JournalRecord:
             return self.tail
         return (self.tail + bytes(self.own[-JOURNAL_TAIL:]))[-JOURNAL_TAIL:]
 
+    def is_expected_tail(self, found: bytes) -> bool:
+        """Whether ``found`` is :meth:`expected_tail` (compared part by part, not joined)."""
+        own = self.own
+        if len(own) >= JOURNAL_TAIL:
+            return found == own[-JOURNAL_TAIL:]
+        # The recorded tail is ``held[end - length : end]``.
+        content = self._content
+        held: bytes | bytearray
+        if self._tail is not None or content is None:
+            held = self.tail
+            end = length = len(held)
+        else:
+            held = content
+            end = min(self.size, len(content))
+            length = max(0, end - max(0, self.size - JOURNAL_TAIL))
+        need = min(JOURNAL_TAIL - len(own), length)
+        if len(found) != need + len(own):
+            return False
+        return found[need:] == own and found[:need] == held[end - need : end]
+
 
 @dataclass(frozen=True)
 class _Known:
@@ -119,6 +140,15 @@ class ReadCache:
         self._layout: tuple[tuple[str, str], Layout] | None = None
         #: The item's state files (see :func:`~phasegate.engine.protect_snapshot.item_file_paths`).
         self.item_files: tuple[Hashable, tuple[str, ...]] | None = None
+        #: A repository's path as given, and its ``.phasegate/`` folder.
+        self._config_dir: tuple[Path, Path] | None = None
+
+    def config_dir(self, repo: Path) -> Path:
+        """``repo``'s ``.phasegate/`` folder (joined again only for another ``repo``)."""
+        known = self._config_dir
+        if known is None or known[0] is not repo:
+            known = self._config_dir = (repo, repo / CONFIG_DIR)
+        return known[1]
 
     def read(self, path: str | Path) -> _Copy:
         """``path`` as it is now (a link's target, never what it points at)."""

@@ -33,7 +33,6 @@ from phasegate.engine.protect_cache import (
     _tail_at,
 )
 from phasegate.errors import StateCorruptError
-from phasegate.repo_paths import CONFIG_DIR
 from phasegate.state.atomic import atomic_write_bytes
 
 __all__ = [
@@ -80,12 +79,13 @@ class Snapshot:
         cls, item: WorkItem, exempt: Iterable[Path] = (), cache: ReadCache | None = None
     ) -> Snapshot:
         """Record ``item``'s state files, its journal and the repository's ``.phasegate/``."""
-        config_dir = item.repo / CONFIG_DIR
+        cache = cache if cache is not None else ReadCache()
+        config_dir = cache.config_dir(item.repo)
         snapshot = cls(
             config_dir=config_dir,
-            exempt=frozenset(os.path.abspath(p) for p in exempt),
+            exempt=frozenset(os.path.abspath(p) for p in exempt) if exempt else frozenset(),
             journal=item.journal.path,
-            cache=cache if cache is not None else ReadCache(),
+            cache=cache,
             item=item,
         )
         layout = snapshot.cache.layout(config_dir, item)
@@ -150,7 +150,7 @@ class Snapshot:
             return True
         if was.inode and info.st_ino != was.inode:
             return True
-        return _tail_at(self.journal, size) != was.expected_tail()
+        return not was.is_expected_tail(_tail_at(self.journal, size))
 
     def restore(self, changed: list[str]) -> None:
         """Put the files in ``changed`` back as recorded."""
