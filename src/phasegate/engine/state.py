@@ -67,6 +67,7 @@ _TOP_KEYS = (
     "journal",
     "archive",
 )
+_TOP_SET = frozenset(_TOP_KEYS)
 
 
 class EngineState:
@@ -366,15 +367,18 @@ class EngineState:
         """
         d = self.d
         top = []
+        known = 0
         for key in _TOP_KEYS:
             if key in d:
+                known += 1
                 value = d[key]
                 if key == "history" and self._history_archived and isinstance(value, list):
                     value = value[self._history_archived :]
                     if not value:
                         continue
                 top.append((key, value))
-        top += [(k, v) for k, v in d.items() if k not in _TOP_KEYS]
+        if known != len(d):
+            top += [(k, v) for k, v in d.items() if k not in _TOP_SET]
         # By path: the same state gives the same file, whatever order its nodes ran in.
         nodes = {path: self.nodes[path].d for path in sorted(self._live)}
         payload = self._encoder.encode(top, nodes, self._dirty, redactor)

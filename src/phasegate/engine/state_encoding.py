@@ -8,9 +8,11 @@ the text of what it encoded and encodes again (redaction included) only
 what changed since:
 
 - a node the state did not mark changed reuses its whole text;
-- in a changed node, a value that is the very same immutable object (a
-  string, a number) as last time reuses its text, and so does a mapping
-  whose plain JSON (no redaction: the C encoder alone) is what it was;
+- in a changed node (and at the top level), a string, integer, boolean or
+  null equal to last time's and of the same type reuses its text (a float
+  only if it is the very same object: ``-0.0 == 0.0``), and so does a
+  mapping whose plain JSON (no redaction: the C encoder alone) is what it
+  was; a mapping that redaction leaves equal is written as that plain JSON;
 - in a list (a node's review iterations, the item's label history) an
   element that is the very same object as last time reuses its text.
   Records in such lists are appended, never changed in place.
@@ -40,8 +42,6 @@ FORMAT = 1
 #: With this set, every encode is compared with a fresh one (the test suite sets it).
 CHECK_ENV = "PHASEGATE_CHECK_ENCODING"
 
-#: Values that cannot change in place: the same object is the same JSON.
-_IMMUTABLE = (str, int, float, bool, type(None))
 
 _dumps = json.dumps
 #: ``json.dumps(value, ensure_ascii=False)``, the C encoder called at once.
@@ -88,10 +88,19 @@ def _top_name(key: str) -> str:
     return text
 
 
+def _top_key(key: str) -> str:
+    """``json.dumps(key)`` (see :func:`_top_name`)."""
+    return _TOP_NAMES.get(key) or _top_name(key)
+
+
 def _document(top: Iterable[tuple[str, str]], node_lines: Iterable[str]) -> bytes:
     """The file from top-level (key, JSON text) pairs and the nodes' ``"path": {...}`` lines."""
     names = _TOP_NAMES
-    lines = [f"{names.get(key) or _top_name(key)}: {text}" for key, text in top]
+    return _joined([f"{names.get(key) or _top_name(key)}: {text}" for key, text in top], node_lines)
+
+
+def _joined(lines: list[str], node_lines: Iterable[str]) -> bytes:
+    """The file from its top-level ``"key": value`` lines and its nodes' lines."""
     nodes = ",\n  ".join(node_lines)
     lines.append('"nodes": {' + (f"\n  {nodes}\n" if nodes else "") + "}")
     return ("{\n " + ",\n ".join(lines) + "\n}\n").encode("utf-8")
@@ -107,6 +116,19 @@ def encode_document(
     )
 
 
+class _Raw(str):
+    """The plain JSON (C encoder, no redaction) of a value that is not a plain scalar (told
+    apart from a string value)."""
+
+    __slots__ = ()
+
+
+#: One kept part: (the value encoded, or a ``_Raw`` of its plain JSON; its ``"key": text``).
+_Part = tuple[Any, str]
+#: One kept list: (its elements, their texts, the texts joined, its ``"key": [...]``).
+_ListPart = tuple[list[Any], list[str], str, str]
+
+
 class StateEncoder:
     """Encodes one item's state again and again, reusing the text of what did not change."""
 
@@ -117,19 +139,18 @@ class StateEncoder:
     def _reset(self) -> None:
         #: node path -> its line, ``"path": {...}`` (valid until the state marks it changed).
         self._node_text: dict[str, str] = {}
-        #: (node path or "", key) -> (the value encoded, its text).
-        self._values: dict[tuple[str, str], tuple[Any, str]] = {}
-        #: (node path or "", key) -> (plain JSON, redacted text) of a mapping value.
-        self._mappings: dict[tuple[str, str], tuple[str, str]] = {}
-        #: (node path or "", key) -> (the elements, their texts, the texts joined) of a list.
-        self._lists: dict[tuple[str, str], tuple[list[Any], list[str], str]] = {}
+        #: node path -> key -> its part (see :data:`_Part`); the top level's apart.
+        self._parts: dict[str, dict[str, _Part]] = {}
+        self._top: dict[str, _Part] = {}
+        #: The same for list values (see :data:`_ListPart`).
+        self._lists: dict[str, dict[str, _ListPart]] = {}
+        self._top_lists: dict[str, _ListPart] = {}
 
     def forget(self, path: str) -> None:
         """Drop what is kept of node ``path`` (it was removed from the state)."""
         self._node_text.pop(path, None)
-        for table in (self._values, self._mappings, self._lists):
-            for where in [w for w in table if w[0] == path]:
-                del table[where]
+        self._parts.pop(path, None)
+        self._lists.pop(path, None)
 
     def encode(
         self,
@@ -146,69 +167,110 @@ class StateEncoder:
         for path in changed:
             node = nodes.get(path)
             if node is not None:
-                lines[path] = f"{_dumps(path)}: {self._mapping(path, node, redactor)}"
+                lines[path] = self._node_line(path, node, redactor)
         if len(lines) != len(nodes):  # nodes are only added as changed, removed by forget()
             for path in nodes:
                 if path not in lines:
-                    lines[path] = f"{_dumps(path)}: {self._mapping(path, nodes[path], redactor)}"
-        top_text = [(key, self._value(("", key), value, redactor)) for key, value in top]
-        payload = _document(top_text, [lines[path] for path in nodes])
+                    lines[path] = self._node_line(path, nodes[path], redactor)
+        top_lines = self._encode_parts(self._top, self._top_lists, top, redactor, _top_key)
+        payload = _joined(top_lines, [lines[path] for path in nodes])
         if os.environ.get(CHECK_ENV):
             _check(payload, top, nodes, redactor)
         return payload
 
-    def _mapping(self, path: str, node: Mapping[str, Any], redactor: Redactor) -> str:
-        if not all(isinstance(key, str) for key in node):
-            return _plain(node, redactor)  # json's own key conversion
-        parts = [
-            f"{_key(key)}: {self._value((path, key), value, redactor)}"
-            for key, value in node.items()
-        ]
-        return "{" + ", ".join(parts) + "}"
+    def _node_line(self, path: str, node: Mapping[str, Any], redactor: Redactor) -> str:
+        """``"path": {...}``, the node's line in the file."""
+        name = _TOP_NAMES.get(path) or _top_name(path)  # json.dumps(path)
+        for key in node:
+            if type(key) is not str:
+                return f"{name}: {_plain(node, redactor)}"  # json's own key conversion
+        parts = self._parts.get(path)
+        if parts is None:
+            parts = self._parts[path] = {}
+        lists = self._lists.get(path)
+        if lists is None:
+            lists = self._lists[path] = {}
+        encoded = self._encode_parts(parts, lists, node.items(), redactor, _key)
+        return f"{name}: {{{', '.join(encoded)}}}"
 
-    def _value(self, where: tuple[str, str], value: Any, redactor: Redactor) -> str:
-        if isinstance(value, list):
-            return self._list(where, value, redactor)
-        if isinstance(value, _IMMUTABLE):
-            cached = self._values.get(where)
-            if cached is not None and cached[0] is value:
-                return cached[1]
-            text = _plain(value, redactor, where[1])
-            self._values[where] = (value, text)
-            return text
-        # A mapping may have changed in place: its plain JSON (C encoder, no redaction)
-        # says whether it did, and the same JSON always redacts to the same text.
-        raw = _encode(value)
-        known = self._mappings.get(where)
-        if known is not None and known[0] == raw:
-            return known[1]
-        text = _plain(value, redactor, where[1])
-        self._mappings[where] = (raw, text)
-        return text
+    def _encode_parts(
+        self,
+        parts: dict[str, _Part],
+        lists: dict[str, _ListPart],
+        items: Iterable[tuple[str, Any]],
+        redactor: Redactor,
+        name: Any,
+    ) -> list[str]:
+        """The ``"key": text`` of each (key, value) of ``items``, ``name`` giving the key's
+        JSON; a value whose JSON cannot have changed since the last call reuses its text."""
+        out: list[str] = []
+        append = out.append
+        for key, value in items:
+            kind = type(value)
+            known = parts.get(key)
+            if kind is str or kind is int or kind is bool or value is None:
+                # Equal and of the same type: the same JSON, and redacted the same.
+                if known is not None and type(known[0]) is kind and known[0] == value:
+                    append(known[1])
+                    continue
+                text = _plain(value, redactor, key)
+            elif kind is list:
+                append(self._list(lists, key, value, redactor, name))
+                continue
+            elif kind is float:
+                if known is not None and known[0] is value:  # -0.0 == 0.0: the very same one
+                    append(known[1])
+                    continue
+                text = _plain(value, redactor, key)
+            else:
+                # A mapping may have changed in place: its plain JSON (C encoder, no
+                # redaction) says whether it did, and the same JSON redacts the same.
+                raw = "{}" if kind is dict and not value else _encode(value)
+                if known is not None and type(known[0]) is _Raw and known[0] == raw:
+                    append(known[1])
+                    continue
+                # Redaction only ever replaces strings (other values are kept as they are):
+                # what it left equal is encoded as it was.
+                redacted = redactor.field(key, value)
+                text = raw if redacted == value else _encode(redacted)
+                value = _Raw(raw)
+            part = f"{name(key)}: {text}"
+            parts[key] = (value, part)
+            append(part)
+        return out
 
-    def _list(self, where: tuple[str, str], value: list[Any], redactor: Redactor) -> str:
-        before = self._lists.get(where)
+    def _list(
+        self,
+        lists: dict[str, _ListPart],
+        key: str,
+        value: list[Any],
+        redactor: Redactor,
+        name: Any,
+    ) -> str:
+        before = lists.get(key)
         if before is not None:
-            elements, texts, joined = before
+            elements, texts, joined, part = before
             kept = len(elements)
             # Lists of records grow at the end: when the old elements are all still there
             # (compared by identity, in C), only the new ones are encoded.
             if len(value) >= kept and all(map(operator.is_, value[:kept], elements)):
                 if len(value) == kept:
-                    return f"[{joined}]"
-                added = [_plain(element, redactor, where[1]) for element in value[kept:]]
+                    return part
+                added = [_plain(element, redactor, key) for element in value[kept:]]
                 joined = ", ".join([joined, *added]) if kept else ", ".join(added)
-                self._lists[where] = (list(value), texts + added, joined)
-                return f"[{joined}]"
+                part = f"{name(key)}: [{joined}]"
+                lists[key] = (list(value), texts + added, joined, part)
+                return part
         texts = []
         for index, element in enumerate(value):
             if before is not None and index < len(before[0]) and before[0][index] is element:
                 texts.append(before[1][index])
             else:
-                texts.append(_plain(element, redactor, where[1]))
+                texts.append(_plain(element, redactor, key))
         joined = ", ".join(texts)
-        self._lists[where] = (list(value), texts, joined)
-        return f"[{joined}]"
+        part = f"{name(key)}: [{joined}]"
+        lists[key] = (list(value), texts, joined, part)
+        return part
 
 
 def _check(

@@ -249,12 +249,15 @@ def item_head(
     """What status says of the item as a whole (no per-node detail): cheap at every commit."""
     name = state.item
     limit = workflow.max_iterations(state.mode)
-    at = state.at if state.at and not state.at.startswith("@") else None
+    at = state.at
+    if at is not None and (not at or at.startswith("@")):
+        at = None
     label = current_label(workflow, state)
     in_progress: dict[str, Any] | None = None
     cursor = state.peek(at) if at else None
     if at and cursor is not None and cursor.get("started") and cursor.get("outcome") is None:
-        kind = workflow.node(at).kind
+        node_at = workflow.node(at)
+        kind = node_at.kind
         in_progress = {
             "phase": workflow.label_of(at),
             "node": at,
@@ -263,7 +266,6 @@ def item_head(
             "maxIterations": _node_limit(workflow, state, at, cursor, limit),
             "stage": _stage(kind, cursor),
         }
-        node_at = workflow.node(at)
         if isinstance(node_at, GateNode) and _answered_gate(workflow, state):
             # Answered (by phasegate answer), not yet acted on: the next run does.
             record = state.decisions[node_at.decision or node_at.id]
@@ -272,7 +274,7 @@ def item_head(
                 decision=record.get("id", node_at.decision or node_at.id),
                 answer=(record.get("answer") or {}).get("choice"),
             )
-        if isinstance(workflow.node(at), ForeachNode) and cursor.get("order") is not None:
+        if isinstance(node_at, ForeachNode) and cursor.get("order") is not None:
             entries = cursor.get("items") or {}
             order = list(cursor.get("order") or [])
             # An item whose work waits on a merge conflict is not done until it is merged.

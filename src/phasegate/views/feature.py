@@ -359,8 +359,20 @@ class _Encoded(str):
     __slots__ = ()
 
 
-#: ``json.dumps(key)`` (ASCII), as :func:`_lines_json` writes keys.
-_encode_key = json.JSONEncoder().encode
+_encode_slowly = json.JSONEncoder().encode
+_ascii: Any = json.encoder.encode_basestring_ascii
+#: Key -> ``json.dumps(key)`` (the keys of a ``.meta.json``: a small vocabulary).
+_KEYS: dict[str, str] = {}
+
+
+def _encode_key(key: str) -> str:
+    """``json.dumps(key)`` (ASCII), as :func:`_lines_json` writes keys."""
+    text = _KEYS.get(key)
+    if text is None:
+        text = str(_ascii(key)) if type(key) is str else _encode_slowly(key)
+        if len(_KEYS) < 4096:
+            _KEYS[key] = text
+    return text
 
 
 class GenericView(StateView):
