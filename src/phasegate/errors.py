@@ -72,6 +72,10 @@ class BusyError(PhasegateError):
     exit_code = ExitCode.BUSY
 
 
+class ItemRunningError(BusyError):
+    """Another process is running the work item: this run did nothing (not announced)."""
+
+
 class BlockedError(PhasegateError):
     """A transition is hard-blocked by a missing prerequisite."""
 

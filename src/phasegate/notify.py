@@ -7,14 +7,16 @@
       command: 'notify-send "phasegate: $PHASEGATE_ITEM" "$PHASEGATE_EVENT: $PHASEGATE_MESSAGE"'
       on: [waiting, failed, stopped, completed]     # the default: all four
 
-When ``run``, ``plan``, ``impl`` or ``archive`` ends, :func:`notify_run_end` runs the
-command through the shell in the repository, with the event as one JSON
+When ``run``, ``implement``, ``plan``, ``impl`` or ``archive`` ends,
+:func:`notify_run_end` runs the command through the shell in the repository,
+with the event as one JSON
 object on stdin and as ``PHASEGATE_*`` environment variables. Its exit code
 decides the event: 0 ``completed`` (``stopped`` when the run ended its item at
 an end whose status is ``stopped``, a dropped item), 3 ``waiting`` (on a human
 decision), any other ``failed``, except an interruption by the person (130,
-141), which is not announced. A run that finds its item already ended does
-nothing and announces nothing, and so does a run that ends (exit 0) before its
+141), which is not announced. A run that finds its item already ended, or
+being run by another process (exit code 7), does nothing and announces nothing,
+and so does a run that ends (exit 0) before its
 item does (``--until``, ``--phase``, a command stopping at its ``stops_at``, a change's
 ``plan`` or ``impl``): ``completed`` is the run that completed its item (a change's
 ``archive``). A notify command that fails or hangs is
@@ -32,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.config import Config, NotifyEvent
-from phasegate.errors import ExitCode, PhasegateError
-from phasegate.process import run_process
+from phasegate.errors import ExitCode, ItemRunningError, PhasegateError
+from phasegate.process import run_process, start_error_text
 from phasegate.redact import message_redactor
 from phasegate.state.journal import utc_now
 
@@ -101,8 +103,9 @@ def notify_run_end(
             env=env,
             input_text=json.dumps(payload) + "\n",
         )
-    except OSError as exc:
-        warn(f"notify command could not start ({exc}); the run's outcome is unchanged")
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the command
+        why = start_error_text(exc)
+        warn(f"notify command could not start ({why}); the run's outcome is unchanged")
         return False
     if result.timed_out:
         warn(f"notify command timed out after {settings.timeout:g}s and was stopped")
@@ -135,6 +138,8 @@ def notifying(
     end = RunEnd()
     try:
         yield end
+    except ItemRunningError:
+        raise  # another process runs the item and announces its end: this run did nothing
     except PhasegateError as exc:
         code, message = int(exc.exit_code), str(exc)
         if not end.announce:

@@ -359,6 +359,14 @@ def _forget(child: _Child) -> None:
     child.release()
 
 
+def start_error_text(exc: OSError | ValueError) -> str:
+    """Why a command could not be started, for a person: a NUL character in it (which a YAML
+    double-quoted ``"\\0"`` writes) is said plainly, other errors as the system says them."""
+    if isinstance(exc, ValueError):
+        return "it holds a NUL character (in YAML double quotes, \\0 is one)"
+    return str(exc)
+
+
 def run_process(
     argv: Sequence[str] | str,
     *,

@@ -397,7 +397,11 @@ class ProgressPrinter:
             why = timed_out_text(e.get("timeout_s"))
             self._line(f"  [red]✗[/] check {e.get('check')} {why}")
         else:
-            self._line(f"  [red]✗[/] check {e.get('check')} failed (exit {e.get('exit_code')})")
+            from phasegate.engine.checks import EXIT_HINTS
+
+            code = e.get("exit_code")
+            hint = f": {EXIT_HINTS[code][0]}" if code in EXIT_HINTS else ""
+            self._line(f"  [red]✗[/] check {e.get('check')} failed (exit {code}{hint})")
 
     def _on_review_verdict(self, e: dict[str, Any]) -> None:
         from phasegate.verdicts.model import BLOCKING_SEVERITIES

@@ -20,7 +20,7 @@ from phasegate.engine.confine import inside
 from phasegate.engine.item import WorkItem
 from phasegate.engine.state import EngineState
 from phasegate.errors import WorkflowError
-from phasegate.process import run_process
+from phasegate.process import run_process, start_error_text
 from phasegate.workflow.parts import CheckRef, InlineCheck
 
 #: How much of a failing check's output goes back to the executor.
@@ -58,12 +58,22 @@ class CheckOutcome:
             why = timed_out_text(self.timeout_s)
         else:
             why = f"failed with exit code {self.exit_code}"
+            if hint := EXIT_HINTS.get(self.exit_code):
+                why += f" ({hint[1]})"
         return f"check {self.name!r} ({self.command}) {why}"
 
     def issue(self) -> dict[str, str | None]:
         """The blocker a failing check becomes (its output's tail is the feedback)."""
         description = f"{self.describe()}:\n{self.output_tail.strip()}".rstrip(":\n")
         return {"severity": "blocker", "description": description, "location": self.command}
+
+
+#: What the shell's own exit codes mean (a check is run by ``/bin/sh -c``): a short form
+#: for the progress line, and the words of the issue and the block.
+EXIT_HINTS: dict[int | None, tuple[str, str]] = {
+    127: ("command not found", "a command it runs was not found: is it installed and on PATH?"),
+    126: ("not executable", "a command it runs could not be executed: check its permissions"),
+}
 
 
 def timed_out_text(seconds: float | None) -> str:
@@ -223,7 +233,15 @@ def _run_one(item: WorkItem, workdir: Path, command: CheckCommand) -> CheckOutco
             error=f"its working directory {command.cwd!r} {what} in the work tree",
         )
     limit = item.config.timeouts.check
-    result = run_process(command.command, cwd=cwd, timeout=limit)
+    try:
+        result = run_process(command.command, cwd=cwd, timeout=limit)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the command
+        return CheckOutcome(
+            command.name,
+            command.command,
+            passed=False,
+            error=f"its command could not start: {start_error_text(exc)}",
+        )
     # Redacted before it is cut, so no tail of a secret survives the cut.
     output = item.redactor.tail(result.stdout + result.stderr, FEEDBACK_TAIL)
     return CheckOutcome(

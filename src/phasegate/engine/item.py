@@ -21,7 +21,13 @@ from phasegate.engine.item_commits import ItemCommits
 from phasegate.engine.recorded import RecordedCalls, event_problem, result_key
 from phasegate.engine.state import ENGINE_FILE, EngineState
 from phasegate.engine.state_archive import ARCHIVE_FILE
-from phasegate.errors import BadInputError, BusyError, NotFoundError, StateCorruptError
+from phasegate.errors import (
+    BadInputError,
+    BusyError,
+    ItemRunningError,
+    NotFoundError,
+    StateCorruptError,
+)
 from phasegate.redact import Redactor, spare_in_messages
 from phasegate.state.flock import FileLock, LockTimeout
 from phasegate.state.journal import Journal
@@ -401,7 +407,7 @@ class WorkItem(ItemCommits):
 
             other = read_live(live_path(self.run_lock_path))
             pid = f"pid {other['pid']}, " if other else ""
-            raise BusyError(
+            raise ItemRunningError(
                 f"work item {self.name!r} is being run by another phasegate process "
                 f"({pid}lock {self.run_lock_path}); wait for it to finish (follow it with "
                 f"{watch_command(self.name)})"
