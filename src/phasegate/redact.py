@@ -308,18 +308,24 @@ class Redactor:
         """``{k: self.field(k, v)}``, with the common cases inline (state and journal
         redact many small dicts at every step)."""
         out = {}
-        text, field, structural = self.text, self.field, STRUCTURAL_KEYS
+        structural, seen, seen_shapes = STRUCTURAL_KEYS, self._seen, self._seen_shapes
         for k, v in value.items():
             kind = type(v)
-            if k in structural:
-                if kind is str:
-                    out[k] = v if len(v) < _MIN_SECRET_LEN else self._structural_text(v)
+            if kind is str:
+                if len(v) < _MIN_SECRET_LEN:
+                    out[k] = v
+                elif k in structural:  # a string already redacted is taken as it was
+                    known = seen_shapes.get(v)
+                    out[k] = self._structural_text(v) if known is None else known
                 else:
-                    out[k] = field(k, v)
-            elif kind is str:
-                out[k] = v if len(v) < _MIN_SECRET_LEN else text(v)
-            elif kind is int or kind is float or kind is bool or v is None:
-                out[k] = v
+                    known = seen.get(v)
+                    out[k] = self.text(v) if known is None else known
+            elif kind is int or kind is bool or v is None or kind is float:
+                out[k] = v  # under any key (see field)
+            elif kind is dict:
+                out[k] = self._mapping(v)  # under any key (see field)
+            elif k in structural:
+                out[k] = self.field(k, v)
             else:
                 out[k] = self.data(v)
         return out

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import unicodedata
@@ -382,7 +383,8 @@ class WorkItem(ItemCommits):
     @contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the item's write lock (re-entrant within this process)."""
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        if not os.path.isdir(os.path.dirname(self._lock.path)):  # one stat when it is there
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._lock.acquire()
         except LockTimeout:
@@ -430,6 +432,8 @@ class WorkItem(ItemCommits):
         finally:
             if live is not None:
                 remove_live(live)
+            # The journal's file, kept open between appends, is closed with the run.
+            self.journal.close()
             lock.release()
 
     def running(self) -> bool:

@@ -28,6 +28,10 @@ _make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None witho
 _default = json.JSONEncoder().default
 _quote: Any = json.encoder.encode_basestring
 _encode_slowly = json.JSONEncoder(ensure_ascii=False).encode
+_FLAGS = (False, False, True)  # sort_keys, skipkeys, allow_nan: json.dumps's
+#: C encoders not in use, each with the dict of the containers it is inside (empty between
+#: calls). A call takes one (threads, or a signal handler's call, never share one).
+_encoders: list[tuple[dict[int, Any], Any]] = []
 
 
 def encode_json(value: Any) -> str:
@@ -35,8 +39,18 @@ def encode_json(value: Any) -> str:
     at once (state, journal and views encode many small values at every step)."""
     if _make_encoder is None:
         return _encode_slowly(value)
-    encoder = _make_encoder({}, _default, _quote, None, ": ", ", ", False, False, True)
-    return "".join(encoder(value, 0))
+    try:
+        pair = _encoders.pop()
+    except IndexError:
+        markers: dict[int, Any] = {}
+        pair = (markers, _make_encoder(markers, _default, _quote, None, ": ", ", ", *_FLAGS))
+    markers, encoder = pair
+    try:
+        return "".join(encoder(value, 0))
+    finally:
+        if markers:  # an encoding that failed part-way leaves its containers in it
+            markers.clear()
+        _encoders.append(pair)
 
 
 def utc_now() -> str:
@@ -52,6 +66,32 @@ def utc_now() -> str:
 #: A journal up to this size is checked line by line before a run appends to it; a longer
 #: one has the lines before the state's position checked for their shape only.
 CHECK_LIMIT = 4 * 1024 * 1024
+
+
+def _ident(info: os.stat_result) -> tuple[int, ...]:
+    """Which file ``info`` is, and who may write to it (a file made read-only since is
+    opened afresh, so that the append fails as it would have)."""
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_uid, info.st_gid)
+
+
+class _Handle:
+    """The journal file open for appending, and which file it is (see :func:`_ident`)."""
+
+    __slots__ = ("fd", "ident")
+
+    def __init__(self, fd: int, ident: tuple[int, ...]) -> None:
+        self.fd = fd
+        self.ident = ident
+
+    def close(self, _close: Callable[[int], None] = os.close) -> None:
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                _close(fd)
+
+    def __del__(self, _suppress: Any = contextlib.suppress) -> None:
+        with _suppress(Exception):  # at exit, the modules' names may be gone already
+            self.close()
 
 
 class Journal:
@@ -75,6 +115,8 @@ class Journal:
         #: guard of phasegate's files knows its own lines (see engine/protect.py).
         self.observer: Callable[[bytes], None] | None = None
         self._local = threading.local()
+        #: The file the last append went to, kept open (used only under :attr:`lock`).
+        self._handle: _Handle | None = None
 
     @property
     def lock(self) -> threading.RLock:
@@ -111,15 +153,47 @@ class Journal:
         crash_point("journal.after_append")
         return record
 
-    def _write(self, line: bytes, sync_now: bool) -> None:
+    def _open(self) -> tuple[int, int]:
+        """A descriptor appending to the file at :attr:`path`, and that file's length.
+
+        The descriptor of the last append is used again while the path names the same
+        file (checked at every append: a file put in its place is opened afresh)."""
+        handle = self._handle
+        if handle is not None:
+            try:
+                info = os.stat(self.path)
+            except OSError:
+                info = None
+            if info is not None and _ident(info) == handle.ident:
+                return handle.fd, info.st_size
+            self._handle = None
+            handle.close()
         if not self._folder_made:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._folder_made = True
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
+            info = os.fstat(fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._handle = _Handle(fd, _ident(info))
+        return fd, info.st_size
+
+    def close(self) -> None:
+        """Close the file appends go to (the next append opens it again)."""
+        with self._lock:
+            handle, self._handle = self._handle, None
+            if handle is not None:
+                handle.close()
+
+    def _write(self, line: bytes, sync_now: bool) -> None:
+        fd, size = self._open()
+        try:
             # Checked on every append: another process (an MCP server writing
             # to the same journal) may have died mid-line since our last one.
-            size = self._drop_torn_tail(fd)
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                size = self._drop_torn_tail(fd)
             crash_point("journal.before_append")
             #: Where the line just appended begins (another process may append too).
             self.last_offset = size
@@ -138,8 +212,9 @@ class Journal:
             self._unsynced = not sync_now
             if self.observer is not None:
                 self.observer(line)
-        finally:
-            os.close(fd)
+        except BaseException:
+            self.close()  # the next append opens the file afresh
+            raise
 
     def sync(self) -> None:
         """Flush appends made without ``sync_now`` to stable storage."""
