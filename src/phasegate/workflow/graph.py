@@ -86,7 +86,11 @@ def _top_level(workflow: Workflow) -> list[Problem]:
 
 
 def _all_labels(workflow: Workflow) -> list[str]:
-    return list(dict.fromkeys(workflow.label_of(path) for path, _ in workflow.walk()))
+    found = [workflow.label_of(path) for path, _ in workflow.walk()]
+    # A node's own label counts even when its path names another node (a duplicate id,
+    # reported as such): else its label would be reported unused too.
+    found += [node.label for _, node in workflow.walk() if node.label]
+    return list(dict.fromkeys(found))
 
 
 def _produced(workflow: Workflow) -> set[str]:
@@ -255,8 +259,10 @@ def _reachability(
             for skipped in mode.skip:  # a skipped node's successor is reached through it
                 starts.append(skipped)
     reachable = _closure(starts, graph)
+    # A start that names no node is reported as such: every node would be unreachable too.
+    known_starts = all(start in index_of for start in starts)
     for node in scope:
-        if node.id not in reachable:
+        if known_starts and node.id not in reachable:
             problems.append(
                 (
                     (*base, index_of[node.id], "id"),

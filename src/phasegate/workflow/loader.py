@@ -176,7 +176,10 @@ def load_workflow_data(
             ),
         )
     search = _prompt_path(path, workflow.name, prompt_overrides)
-    problems += _template_problems(path, document, workflow, search, linear)
+    if workflow.name == path.stem:
+        # Under a name that is not the file's, the templates are looked for in the wrong
+        # folders: every one would be reported missing for the one mistake named above.
+        problems += _template_problems(path, document, workflow, search, linear)
     problems += [
         _located(path, document, node_location(loc) if linear else loc, message)
         for loc, message in placeholder_problems(workflow)
@@ -193,9 +196,7 @@ def _validated(
         try:
             phases = LinearWorkflow.model_validate(plain)
         except ValidationError as exc:
-            raise WorkflowProblems(
-                path, [_pydantic_problem(path, document, e) for e in _real_errors(exc)]
-            ) from None
+            raise WorkflowProblems(path, _pydantic_problems(path, document, exc)) from None
         problems = [_located(path, document, loc, msg) for loc, msg in linear_problems(phases)]
         if phases.name != path.stem:
             problems.insert(
@@ -213,10 +214,7 @@ def _validated(
     try:
         return Workflow.model_validate(plain), plain
     except ValidationError as exc:
-        problems = [
-            _pydantic_problem(path, document, e, node_location if linear else None)
-            for e in _real_errors(exc)
-        ]
+        problems = _pydantic_problems(path, document, exc, node_location if linear else None)
         raise WorkflowProblems(path, problems) from None
 
 
@@ -316,6 +314,8 @@ def placeholder_problems(workflow: Workflow) -> list[tuple[Location, str]]:
                 if outside
                 else ""
             )
+            if "detail" in bad and known - FOREACH_VARIABLES == GATE_VARIABLES - FOREACH_VARIABLES:
+                hint += "; 'detail' only with the gate's detail: a predicate plug-in to fill it"
             problems.append(
                 (
                     loc,
@@ -335,8 +335,8 @@ def inline_check_hint(name: str) -> str:
 
 def unconfigured_checks(path: Path, workflow: Workflow, commands: Collection[str]) -> list[str]:
     """One line (file:line: field: why) per name in a check node's ``run`` that is not
-    among ``commands`` (the repository's configured ones): that check fails when it runs.
-    """
+    among ``commands`` (the repository's configured ones): that check stops the run
+    blocked when it runs."""
     found: list[tuple[Location, str]] = []
     configured = ", ".join(sorted(commands)) or "none"
 
@@ -358,7 +358,8 @@ def unconfigured_checks(path: Path, workflow: Workflow, commands: Collection[str
                             (*at, "run", i),
                             f"check node {node.id!r} runs {ref!r}, a command name "
                             f".phasegate/config.yaml does not configure (configured: "
-                            f"{configured}), so the check fails when it runs; {fix}",
+                            f"{configured}), so the check stops the run blocked when it "
+                            f"runs; {fix}",
                         )
                     )
             body = getattr(node, "body", None)
@@ -468,6 +469,74 @@ def _real_errors(exc: ValidationError) -> list[Any]:
     ]
 
 
+def _pydantic_problems(
+    path: Path, document: Any, exc: ValidationError, relocate: Any = None
+) -> list[str]:
+    """One line per problem of ``exc``: a value that no member of a union field takes
+    (``extend: lots``: neither a whole number nor ``'mode'``) is one problem, said in
+    the YAML's words, and the location never names pydantic's members (``.int``)."""
+    groups: dict[Location, list[tuple[Any, bool]]] = {}
+    for error in _real_errors(exc):
+        loc, member = _without_members(document, tuple(error["loc"]))
+        groups.setdefault(loc, []).append(({**error, "loc": loc}, member))
+    problems: list[str] = []
+    for loc, found in groups.items():
+        members = [error for error, member in found if member]
+        others = [error for error, member in found if not member]
+        mismatched = [error for error in members if _expected(error) is not None]
+        if len(members) > 1 and len(mismatched) == len(members):
+            wanted = list(dict.fromkeys(str(_expected(error)) for error in members))
+            said = ", ".join(wanted[:-1]) + f" or {wanted[-1]}"
+            message = f"should be {said}, not {_kind_of(members[0].get('input'))}"
+            problems.append(_located(path, document, relocate(loc) if relocate else loc, message))
+        elif len(members) > 1:
+            # A member took the value's type and refused it: its reason is the one to read.
+            others += [error for error in members if _expected(error) is None]
+        else:
+            others += members
+        problems += [_pydantic_problem(path, document, error, relocate) for error in others]
+    return problems
+
+
+#: pydantic's name for one member of a union field (``int``, ``literal['mode']``, a
+#: model's class name), which it puts in an error's location as if it were a field.
+_MEMBER = re.compile(
+    r"(int|float|str|bool|none|(literal|function-[a-z-]+|list|tuple|dict)\[.*\]|[A-Z]\w*)\Z"
+)
+
+
+def _without_members(document: Any, loc: Location) -> tuple[Location, bool]:
+    """``loc`` without the union members pydantic put in it (a key the file holds is
+    kept), and whether it had any."""
+    node: Any = document
+    kept: list[str | int] = []
+    dropped = lost = False
+    for part in loc:
+        known = not lost and isinstance(node, (dict, list))
+        known = known and (
+            part in node if isinstance(node, dict) else isinstance(part, int) and part < len(node)
+        )
+        # Off the file's own keys (a location relocated from phases: to nodes:), a capital
+        # may be a verdict word (APPROVED) rather than a model's class name: kept.
+        member = isinstance(part, str) and (
+            part in _UNION_TAGS or bool(_MEMBER.match(part) and not (lost and part[:1].isupper()))
+        )
+        if not known and member:
+            dropped = True
+            continue
+        kept.append(part)
+        lost = not known
+        node = node[part] if known else None
+    return tuple(kept), dropped
+
+
+def _expected(error: Any) -> str | None:
+    """What the value should have been, when ``error`` only says its type is wrong."""
+    if error["type"] == "literal_error":
+        return str(error.get("ctx", {}).get("expected", "")) or None
+    return _EXPECTED.get(error["type"])
+
+
 def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = None) -> str:
     loc = tuple(error["loc"])
     message = str(error["msg"])
@@ -483,6 +552,18 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
         message = f"unknown node kind {error['input'].get('kind')!r} " + (
             "(kinds: agent, gate, foreach, check, action, end)"
         )
+    elif _expected(error) is not None:
+        message = f"should be {_expected(error)}, not {_kind_of(error.get('input'))}"
+    elif error["type"] in _BOUNDS:
+        bound = next(iter(error.get("ctx", {}).values()), "?")
+        message = f"should be {_BOUNDS[error['type']]} {bound}, not {error.get('input')!r}"
+    elif error["type"] == "too_short":
+        ctx = error.get("ctx", {})
+        least = ctx.get("min_length", 1)
+        message = (
+            f"needs at least {least} entr{'y' if least == 1 else 'ies'} "
+            f"(it has {ctx.get('actual_length', 0)})"
+        )
     message = message.removeprefix("Value error, ")
     loc = tuple(p for p in loc if not (isinstance(p, str) and p in _UNION_TAGS))
     if relocate is not None:
@@ -494,6 +575,26 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
 #: lists), and not a mapping (a model, a dict): said in the YAML's words.
 _LIST_TYPES = frozenset({"tuple_type", "list_type", "set_type", "frozen_set_type"})
 _MAPPING_TYPES = frozenset({"dict_type", "model_type", "model_attributes_type"})
+#: pydantic's error types for a number out of its field's range, in words.
+_BOUNDS = {
+    "greater_than_equal": "at least",
+    "greater_than": "more than",
+    "less_than_equal": "at most",
+    "less_than": "less than",
+}
+#: What a value of a scalar type should have been, by pydantic's error type.
+_EXPECTED = {
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    **{kind: "a list" for kind in _LIST_TYPES},
+    **{kind: "a mapping (key: value)" for kind in _MAPPING_TYPES},
+}
 
 
 def _kind_of(value: Any) -> str:

@@ -33,6 +33,22 @@ Location = tuple[str | int, ...]
 Problem = tuple[Location, str]
 
 
+def _unknown_target(workflow: Workflow, target: str, known: str, in_body: bool) -> str:
+    """An ``on`` target or a choice's ``to`` that names no node of its scope."""
+    if target.startswith("@"):
+        return f"unknown node {target!r} (nodes: {known}; or {BLOCKED_TARGET})"
+    if any(node.id == target for _, node in workflow.walk()):
+        how = (
+            f"{target!r} is outside this foreach body: to leave the body, end it at an end "
+            "node with an outcome (kind: end, outcome: NAME) and map NAME in the foreach's on"
+            if in_body
+            else f"{target!r} is inside a foreach body, which only its foreach runs: "
+            "lead to the foreach"
+        )
+        return f"unknown node {target!r} in this scope ({known}): {how}"
+    return f"unknown node {target!r} ({known})"
+
+
 def node_problems(
     workflow: Workflow,
     scope: tuple[Any, ...],
@@ -45,13 +61,16 @@ def node_problems(
     node = scope[index]
     problems: list[Problem] = []
     known = ", ".join(ids)
+    in_body = "body" in where
     targets_ok = {*ids, BLOCKED_TARGET}
     for position, target in enumerate(node.also):
         if target not in ids:
             problems.append(((*where, "also", position), f"unknown node {target!r} ({known})"))
     for outcome, target in node.on.items():
         if target not in targets_ok:
-            problems.append(((*where, "on", outcome), f"unknown node {target!r} ({known})"))
+            problems.append(
+                ((*where, "on", outcome), _unknown_target(workflow, target, known, in_body))
+            )
     possible = set(node_outcomes(scope, index))
     for outcome in node.on:
         if outcome not in possible:
@@ -64,8 +83,15 @@ def node_problems(
             )
     for outcome in node_outcomes(scope, index):
         if target_of(scope, index, outcome) is None:
+            hint = ""
+            if outcome in ("pass", "done") and index == len(scope) - 1:
+                # pass and done go on to the next node: the last node of a scope has none.
+                hint = (
+                    ": it is the last node of its scope, so there is no next node to go on "
+                    "to (map it in on, or add an end node after it: {id: done, kind: end})"
+                )
             problems.append(
-                ((*where, "on"), f"outcome {outcome!r} of node {node.id!r} is not mapped")
+                ((*where, "on"), f"outcome {outcome!r} of node {node.id!r} is not mapped{hint}")
             )
     problems += _exhausted_cycle(scope, index, where)
     for field, files in (("hard", node.prerequisites.hard), ("soft", node.prerequisites.soft)):
@@ -83,7 +109,10 @@ def node_problems(
         for name, choice in node.choices.items():
             if choice.to not in targets_ok:
                 problems.append(
-                    ((*where, "choices", name), f"unknown node {choice.to!r} ({known})")
+                    (
+                        (*where, "choices", name),
+                        _unknown_target(workflow, choice.to, known, in_body),
+                    )
                 )
         for position, needed in enumerate(node.required):
             if needed not in node.choices:
@@ -174,6 +203,21 @@ def _agent_problems(
         )
     if node.executor is not None and node.executor not in workflow.roles:
         problems.append(((*where, "executor"), f"unknown role {node.executor!r} (roles: {roles})"))
+    elif (
+        node.executor is not None
+        and node.outputs
+        and workflow.roles[node.executor].access == "read-only"
+    ):
+        # A read-only agent is given no tool that writes: every call would end with its
+        # outputs missing.
+        problems.append(
+            (
+                (*where, "executor"),
+                f"role {node.executor!r} is read-only (a role is, unless its access says "
+                f"write), so it cannot write the node's outputs ({node.outputs[0].file}): "
+                f"set roles.{node.executor}.access: write",
+            )
+        )
     if node.start_with == "review" and not reviewers:
         problems.append(((*where, "start_with"), "a node starting with review needs reviewers"))
     if node.executor is None and any(a == REVISE for r in reviewers for a in r.on.values()):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from phasegate.engine.checks import CheckCommand, CheckRound, resolve
 from phasegate.engine.plugin_api import ItemParser, Task, plugin
 from phasegate.workflow.model import AnyNode, CheckNode
-from phasegate.workflow.parts import ItemsSource
+from phasegate.workflow.parts import BLOCKED_TARGET, ItemsSource
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
@@ -35,6 +35,8 @@ def run_check(run: Run, path: str, node: CheckNode, task: Task | None) -> Steps:
     if run.over_visit_limit(path):
         return Outcome("exhausted")
     commands = list(resolve(node.run, run.item.config, required=True))
+    # A name the configuration lacks: no agent can fix that, so no outcome sends it back.
+    unconfigured = {command.name for command in commands if not command.command}
     if node.commands_from is not None:
         commands += listed_commands(run, path, node, task, node.commands_from)
     round_ = CheckRound(
@@ -49,5 +51,9 @@ def run_check(run: Run, path: str, node: CheckNode, task: Task | None) -> Steps:
     ns = run.state.node(path)
     ns["checks"] = [{"name": o.name, "passed": o.passed, "skipped": o.skipped} for o in outcomes]
     if failures:
-        return Outcome("fail", issues=[o.issue() for o in failures])
+        stuck = any(o.name in unconfigured and o.command is None for o in failures)
+        # Its `fail` would run the nodes it leads to again for nothing: the run stops
+        # blocked, and the next one retries the check (once the command is configured).
+        target = BLOCKED_TARGET if stuck else None
+        return Outcome("fail", target=target, issues=[o.issue() for o in failures])
     return Outcome("pass")
