@@ -23,6 +23,7 @@ import os
 from collections.abc import Collection
 from pathlib import Path
 
+from phasegate.json_text import encode_json as _encode
 from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR
 
 TYPE_CHECKING = False  # the hook reads the index: no typing, no redactor, no lock
@@ -302,35 +303,6 @@ def record_brief(
                 return
         except (OSError, LockTimeout):
             return  # a read-only checkout, a full disk: the cache goes without
-
-
-_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # None without the C part
-_encode_slowly = json.JSONEncoder(ensure_ascii=False).encode
-#: C encoders not in use, each with the dict of the containers it is inside (empty between
-#: calls). A call takes one (threads never share one).
-_encoders: list[tuple[dict[int, Any], Any]] = []
-
-
-def _encode(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False)``: the same text, with json's C encoder made
-    once (``JSONEncoder.encode`` makes one at every call)."""
-    if _make_encoder is None:
-        return _encode_slowly(value)
-    try:
-        pair = _encoders.pop()
-    except IndexError:
-        markers: dict[int, Any] = {}
-        quote = json.encoder.encode_basestring
-        default = json.JSONEncoder().default
-        encoder = _make_encoder(markers, default, quote, None, ": ", ", ", False, False, True)
-        pair = (markers, encoder)
-    markers, encoder = pair
-    try:
-        return "".join(encoder(value, 0))
-    finally:
-        if markers:  # an encoding that failed part-way leaves its containers in it
-            markers.clear()
-        _encoders.append(pair)
 
 
 #: Repository -> its index file; index file -> the lock writers take (made once each).

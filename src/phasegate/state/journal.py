@@ -20,37 +20,10 @@ from typing import Any
 
 from phasegate.errors import StateCorruptError, StorageError, is_storage_error
 from phasegate.faults import crash_point
+from phasegate.json_text import encode_json as encode_json  # the state's encoder too
 from phasegate.redact import Redactor
 
 _last_stamp: tuple[int, str] = (-1, "")
-
-_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the C part
-_default = json.JSONEncoder().default
-_quote: Any = json.encoder.encode_basestring
-_encode_slowly = json.JSONEncoder(ensure_ascii=False).encode
-_FLAGS = (False, False, True)  # sort_keys, skipkeys, allow_nan: json.dumps's
-#: C encoders not in use, each with the dict of the containers it is inside (empty between
-#: calls). A call takes one (threads, or a signal handler's call, never share one).
-_encoders: list[tuple[dict[int, Any], Any]] = []
-
-
-def encode_json(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False)``: the same text, with the C encoder called
-    at once (state, journal and views encode many small values at every step)."""
-    if _make_encoder is None:
-        return _encode_slowly(value)
-    try:
-        pair = _encoders.pop()
-    except IndexError:
-        markers: dict[int, Any] = {}
-        pair = (markers, _make_encoder(markers, _default, _quote, None, ": ", ", ", *_FLAGS))
-    markers, encoder = pair
-    try:
-        return "".join(encoder(value, 0))
-    finally:
-        if markers:  # an encoding that failed part-way leaves its containers in it
-            markers.clear()
-        _encoders.append(pair)
 
 
 def utc_now() -> str:
