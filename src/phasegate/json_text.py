@@ -6,7 +6,10 @@ Only the standard library is imported here: the SessionStart hook's index reader
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the SessionStart hook uses this
+if TYPE_CHECKING:
+    from typing import Any
 
 _make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # None without the C part
 _default = json.JSONEncoder().default
