@@ -229,6 +229,12 @@ class Runner:
     # -- the run --------------------------------------------------------------------------
 
     def _run(self, run: Run) -> RunOutcome:
+        from phasegate.engine.protect import guard_of
+
+        # The guard of phasegate's files is made before any commit or call: a commit that
+        # found none would write unguarded while a parallel item's first call takes its
+        # record, and the commit's own writes would be taken for that agent's.
+        guard_of(self.item)
         state = run.state
         options = self.options
         if options.command is not None:
