@@ -22,7 +22,7 @@ package does (a checkout run with ``PYTHONDONTWRITEBYTECODE`` would otherwise
 compile them at every start, while the libraries come compiled). The first
 call of each command, which fills phasegate's caches, is not counted.
 
-The goal is ``--help`` and ``status`` within 1.5x the anchor.
+The goal is ``--help`` and each ``status`` within 1.5x the anchor.
 """
 
 from __future__ import annotations
@@ -145,7 +145,8 @@ def main() -> None:
             f"{name:34}: {ms:7.1f} ms ({ms / anchor:4.2f}x the anchor); "
             f"CPU {cpu:6.1f} ms ({cpu / anchor_cpu:4.2f}x)"
         )
-    for name in ("phasegate --help", f"phasegate status ({ITEMS} items)"):
+    goals = ("phasegate --help", *(name for name in found if name.startswith("phasegate status")))
+    for name in goals:
         ratio = found[name][0] / anchor
         verdict = "met" if ratio <= GOAL else "MISSED"
         print(f"goal {name} <= {GOAL}x import typer, rich, pydantic: {ratio:.2f}x {verdict}")

@@ -44,7 +44,6 @@ def status(
             _print_rows(rows, missing=missing)
             return
     from phasegate.cli.item_rows import full_status, item_rows, layout_items
-    from phasegate.cli.views import print_item_status
     from phasegate.config import load_config
     from phasegate.engine.item_status import status_of
     from phasegate.engine.items import iter_items, locate_item
@@ -68,6 +67,8 @@ def status(
         if as_json:
             write_json(data)
         else:
+            from phasegate.cli.views import print_item_status  # rich's tables: text only
+
             print_item_status(out, data)
         return
     if as_json:
@@ -81,7 +82,9 @@ def status(
         if items is None:
             _unlisted(registry)
             items = iter_items(root, registry, config)
-        with _no_collection():
+        from phasegate.engine.fanout_git import git_listings_once
+
+        with _no_collection(), git_listings_once():  # git asked once, not per ended item
             found = [(workflow_name, item_name) for workflow_name, item_name, _ in items]
             shared = shared_names(found)
             entries = [

@@ -32,7 +32,8 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -551,7 +552,28 @@ class TaskWorktrees:
         return bool(self.paths or self.branches)
 
 
+#: While :func:`git_listings_once` is held: what git listed, by repository and listing.
+_LISTED: dict[tuple[str, str], Any] | None = None
+
+
+@contextmanager
+def git_listings_once() -> Iterator[None]:
+    """While held, git's worktree list and phasegate's task branches are read once per
+    repository, for a read-only command that looks at every item (``status --json``: two
+    git processes in all, not two per ended item)."""
+    global _LISTED
+    before = _LISTED
+    _LISTED = {}
+    try:
+        yield
+    finally:
+        _LISTED = before
+
+
 def _listed_worktrees(repo: Path) -> list[tuple[Path, str | None]]:
+    key = (str(repo), "worktrees")
+    if _LISTED is not None and key in _LISTED:
+        return list(_LISTED[key])
     out = subprocess.run(
         ["git", "-C", str(repo), "worktree", "list", "--porcelain"],
         capture_output=True,
@@ -565,7 +587,33 @@ def _listed_worktrees(repo: Path) -> list[tuple[Path, str | None]]:
         fields = dict(line.split(" ", 1) for line in block.splitlines() if " " in line)
         if "worktree" in fields:
             found.append((Path(fields["worktree"]), fields.get("branch")))
+    if _LISTED is not None:
+        _LISTED[key] = list(found)
     return found
+
+
+def _task_branches(repo: Path, heads: str) -> list[str]:
+    """The short names of the branches under ``heads`` (``refs/heads/.../``), in git's
+    order; read for all the task branches at once while :func:`git_listings_once` is held."""
+    if _LISTED is None:
+        return _for_each_ref(repo, "%(refname:short)", heads).split()
+    key = (str(repo), "branches")
+    if key not in _LISTED:
+        listed = _for_each_ref(repo, "%(refname) %(refname:short)", f"refs/heads/{BRANCH_PREFIX}/")
+        _LISTED[key] = [line.split(" ", 1) for line in listed.splitlines() if " " in line]
+    return [short for full, short in _LISTED[key] if full.startswith(heads)]
+
+
+def _for_each_ref(repo: Path, fmt: str, pattern: str) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(repo), "for-each-ref", f"--format={fmt}", pattern],
+        capture_output=True,
+        text=True,
+        check=False,
+        errors="replace",
+        stdin=subprocess.DEVNULL,
+    )
+    return out.stdout
 
 
 def task_worktrees(repo: Path, item: str) -> TaskWorktrees:
@@ -579,15 +627,7 @@ def task_worktrees(repo: Path, item: str) -> TaskWorktrees:
             continue
         if branch.startswith(heads) if branch else path.name.startswith(prefix):
             paths.append(path.resolve().relative_to(repo.resolve()).as_posix())
-    out = subprocess.run(
-        ["git", "-C", str(repo), "for-each-ref", "--format=%(refname:short)", heads],
-        capture_output=True,
-        text=True,
-        check=False,
-        errors="replace",
-        stdin=subprocess.DEVNULL,
-    )
-    return TaskWorktrees(tuple(paths), tuple(out.stdout.split()))
+    return TaskWorktrees(tuple(paths), tuple(_task_branches(repo, heads)))
 
 
 def task_worktree_owner(repo: Path, name: str) -> str | None:

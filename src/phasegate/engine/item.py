@@ -14,8 +14,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import filelock
-
 from phasegate.config import CONFIG_DIR, Config
 from phasegate.engine.confine import check_inside
 from phasegate.engine.item_commits import ItemCommits
@@ -400,6 +398,8 @@ class WorkItem(ItemCommits):
     @contextmanager
     def run_lock(self) -> Iterator[None]:
         """Hold the item for a whole run; a second runner fails fast with BUSY."""
+        import filelock  # only a run or a check of one takes the run lock
+
         self.run_lock_path.parent.mkdir(parents=True, exist_ok=True)
         lock = filelock.FileLock(str(self.run_lock_path), timeout=0)
         try:
@@ -438,6 +438,8 @@ class WorkItem(ItemCommits):
 
     def running(self) -> bool:
         """Whether a run holds this item now (its run lock is taken)."""
+        import filelock
+
         self.run_lock_path.parent.mkdir(parents=True, exist_ok=True)
         lock = filelock.FileLock(str(self.run_lock_path), timeout=0)
         try:

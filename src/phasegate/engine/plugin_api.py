@@ -16,13 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate import plugins
-from phasegate.agents.base import PromptPart
 from phasegate.errors import WorkflowError
-from phasegate.verdicts.model import Verdict
 
 if TYPE_CHECKING:
+    # Annotations only: ``phasegate status`` reads a view without the agents' or the
+    # verdicts' models.
+    from phasegate.agents.base import PromptPart
     from phasegate.engine.item import WorkItem
     from phasegate.engine.state import EngineState
+    from phasegate.verdicts.model import Verdict
     from phasegate.workflow.model import AnyNode
 
 

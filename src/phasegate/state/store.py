@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
-
-import filelock
 
 from phasegate.errors import BusyError, StateCorruptError
 from phasegate.faults import crash_point
@@ -20,6 +19,8 @@ StateFormat = Literal["json", "yaml"]
 
 #: How long a writer waits for another process's short state write.
 WRITE_LOCK_TIMEOUT = 30.0
+#: Held while a store makes its write lock (filelock is imported by a commit, not a read).
+_MAKING_LOCK = threading.Lock()
 
 
 class StateStore:
@@ -41,7 +42,7 @@ class StateStore:
         self.path = path
         self.fmt = fmt
         self.lock_path = lock_path
-        self._lock = filelock.FileLock(str(lock_path), timeout=WRITE_LOCK_TIMEOUT)
+        self._lock: Any = None  # made at the first commit: reading needs no lock
         self._redactor = redactor or Redactor()
 
     def exists(self) -> bool:
@@ -60,6 +61,11 @@ class StateStore:
     @contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the exclusive write lock (re-entrant within this store)."""
+        import filelock
+
+        with _MAKING_LOCK:  # one lock object per store, whichever thread commits first
+            if self._lock is None:
+                self._lock = filelock.FileLock(str(self.lock_path), timeout=WRITE_LOCK_TIMEOUT)
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         try:
             with self._lock:
