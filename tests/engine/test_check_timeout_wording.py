@@ -52,10 +52,10 @@ def test_a_check_that_runs_out_of_time_says_so(tmp_path: Path) -> None:
     done = _cli(root, "run", "s")
     assert done.returncode == 4, done.stdout + done.stderr
     shown = done.stdout + done.stderr
-    assert "✗ check slow timed out after 1 s" in shown, shown
+    assert "✗ check slow timed out after 1s" in shown, shown
     assert "exit -" not in shown, shown
     journal = (root / "work" / "s" / ".journal.jsonl").read_text().splitlines()
     finished = [json.loads(line) for line in journal if '"check.finished"' in line]
     assert [(e["timed_out"], e["timeout_s"]) for e in finished] == [(True, 1.0)]
     state = (root / "work" / "s" / ".engine.json").read_text()
-    assert "check 'slow' (sleep 30) timed out after 1 s" in state
+    assert "check 'slow' (sleep 30) timed out after 1s" in state

@@ -384,6 +384,25 @@ class ProgressPrinter:
 
         self._line(f"  ↺ {escape(abandoned_call(e))}")
 
+    def _on_check_started(self, e: dict[str, Any]) -> None:
+        # A test suite can run for minutes: the line says what runs meanwhile.
+        lines = str(e.get("command") or "").strip().splitlines() or [""]
+        command = lines[0] + (" …" if len(lines) > 1 else "")
+        text = f"  running check {escape(str(e.get('check')))}: {escape(command)}"
+        if self._rows is not None:
+            self._row(_item_of(e), f"check {e.get('check')}")
+            if self._live is None:
+                self._line(text, e)
+            return
+        self._line(text)
+
+    def _on_check_reused(self, e: dict[str, Any]) -> None:
+        passed = "skipped" if e.get("skipped") else "passed" if e.get("passed") else "failed"
+        self._line(
+            f"  ↺ check {escape(str(e.get('check')))}'s recorded result ({passed}) reused; "
+            "not run again"
+        )
+
     def _on_check_finished(self, e: dict[str, Any]) -> None:
         if e.get("skipped"):
             self._line(f"  - check {e.get('check')} skipped (no command configured)")

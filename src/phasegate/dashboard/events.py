@@ -151,6 +151,14 @@ class EventReader:
 
     _challenge_verdict = _review_verdict
 
+    def _check_started(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"check {e.get('check')} started: {_clipped(_first_line(e.get('command')))}"
+        return EventEntry(kind="check", what=what, **base)
+
+    def _check_reused(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"check {e.get('check')}: recorded result reused; not run again"
+        return EventEntry(kind="check", what=what, ok=bool(e.get("passed")), **base)
+
     def _check_finished(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
         if e.get("skipped"):
             what, ok = f"check {e.get('check')} skipped (no command configured)", True
@@ -160,8 +168,14 @@ class EventReader:
             from phasegate.engine.checks import timed_out_text
 
             what, ok = f"check {e.get('check')} {timed_out_text(e.get('timeout_s'))}", False
+        elif e.get("error"):  # it could not run (a cwd folder missing, no command configured)
+            what, ok = f"check {e.get('check')} could not run: {_first_line(e.get('error'))}", False
         else:
-            what, ok = f"check {e.get('check')} failed (exit {e.get('exit_code')})", False
+            from phasegate.engine.checks import EXIT_HINTS
+
+            code = e.get("exit_code")
+            hint = f": {EXIT_HINTS[code][0]}" if code in EXIT_HINTS else ""
+            what, ok = f"check {e.get('check')} failed (exit {code}{hint})", False
         return EventEntry(
             kind="check",
             what=what,

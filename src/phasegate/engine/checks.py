@@ -1,8 +1,10 @@
 """Checks: shell commands (tests, linters, acceptance checks) run as a gate.
 
 A check round runs every command of a node (all of them, even after a
-failure), records each outcome, and records the whole round under the node's
-key, so a resumed run reuses a round that finished instead of running it again.
+failure), records each command as it starts (``check.started``) and its outcome
+as it finishes (``check.finished``), and records the whole round under the
+node's key: a resumed run reuses a round that finished instead of running it
+again, and of a round a run died in, the checks that had finished.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +23,7 @@ from phasegate.engine.confine import inside
 from phasegate.engine.item import WorkItem
 from phasegate.engine.state import EngineState
 from phasegate.errors import WorkflowError
+from phasegate.faults import crash_point
 from phasegate.process import run_process, start_error_text
 from phasegate.workflow.parts import CheckRef, InlineCheck
 
@@ -77,8 +81,8 @@ EXIT_HINTS: dict[int | None, tuple[str, str]] = {
 
 
 def timed_out_text(seconds: float | None) -> str:
-    """``timed out after 2 s`` (``timed out`` when the limit is not known)."""
-    return f"timed out after {seconds:g} s" if seconds else "timed out"
+    """``timed out after 2s`` (``timed out`` when the limit is not known)."""
+    return f"timed out after {seconds:g}s" if seconds else "timed out"
 
 
 def _timed_out_fields(outcome: CheckOutcome) -> dict[str, Any]:
@@ -147,12 +151,29 @@ def run_check_round(
         if found is not None:
             return found
         item.before_slow_work()
+    earlier = finished_before(item, round_)
     started = time.monotonic()
     workdir = round_.workdir or item.workdir(state)
+    outcomes: list[CheckOutcome] = []
     try:
         # After fast steps the state is committed late, should the checks take long.
         with nullcontext() if in_worker else item.waiting():
-            outcomes = [_run_one(item, workdir, command) for command in round_.commands]
+            for index, command in enumerate(round_.commands):
+                outcome = earlier.get(index)
+                if outcome is not None:  # it finished before the run died: not run again
+                    item.record(
+                        "check.reused",
+                        key=round_.key,
+                        index=index,
+                        node=round_.path,
+                        phase=round_.label,
+                        check=outcome.name,
+                        passed=outcome.passed,
+                        skipped=outcome.skipped,
+                    )
+                else:
+                    outcome = _run_recorded(item, round_, index, workdir, command)
+                outcomes.append(outcome)
     except KeyboardInterrupt as exc:
         item.record(
             "check.abandoned",
@@ -165,22 +186,6 @@ def run_check_round(
         raise
     if not in_worker:
         item.slow_work_done(time.monotonic() - started)
-    for outcome in outcomes:
-        item.record(
-            "check.finished",
-            node=round_.path,
-            phase=round_.label,
-            iteration=round_.iteration,
-            check=outcome.name,
-            command=outcome.command,
-            passed=outcome.passed,
-            skipped=outcome.skipped,
-            exit_code=outcome.exit_code,
-            duration_s=outcome.duration_s,
-            output=outcome.output_tail,
-            **_error_field(outcome),
-            **_timed_out_fields(outcome),
-        )
     item.record_result(
         "checks.completed",
         round_.key,
@@ -194,12 +199,84 @@ def run_check_round(
     return outcomes
 
 
+def finished_before(item: WorkItem, round_: CheckRound) -> dict[int, CheckOutcome]:
+    """The checks of ``round_`` a run finished before it died, by their place in the round
+    (their ``check.finished`` events; one whose name or command changed since runs again)."""
+    found: dict[int, CheckOutcome] = {}
+    for index, event in item.recorded().finished_checks(round_.key).items():
+        if index >= len(round_.commands):
+            continue
+        command = round_.commands[index]
+        # As journaled: a secret in the command was masked there.
+        written = item.redactor.data({"check": command.name, "command": command.command})
+        if (event.get("check"), event.get("command")) != (written["check"], written["command"]):
+            continue
+        timeout = event.get("timeout_s")
+        found[index] = CheckOutcome(
+            command.name,
+            command.command,
+            passed=bool(event.get("passed")),
+            skipped=bool(event.get("skipped")),
+            exit_code=event.get("exit_code"),
+            output_tail=str(event.get("output") or ""),
+            timed_out=bool(event.get("timed_out")),
+            duration_s=float(event.get("duration_s") or 0.0),
+            error=str(event.get("error") or ""),
+            timeout_s=float(timeout) if isinstance(timeout, int | float) else None,
+        )
+    return found
+
+
+def _run_recorded(
+    item: WorkItem, round_: CheckRound, index: int, workdir: Path, command: CheckCommand
+) -> CheckOutcome:
+    """Run one command of ``round_``, its start and its outcome journaled as they happen."""
+
+    def started() -> None:
+        item.record(
+            "check.started",
+            key=round_.key,
+            index=index,
+            node=round_.path,
+            phase=round_.label,
+            iteration=round_.iteration,
+            check=command.name,
+            command=command.command,
+        )
+
+    outcome = _run_one(item, workdir, command, started)
+    # The round's key is held from its first outcome on: a commit keeps them in the tail.
+    item.record_result(
+        "check.finished",
+        round_.key,
+        key=round_.key,
+        index=index,
+        node=round_.path,
+        phase=round_.label,
+        iteration=round_.iteration,
+        check=outcome.name,
+        command=outcome.command,
+        passed=outcome.passed,
+        skipped=outcome.skipped,
+        exit_code=outcome.exit_code,
+        duration_s=outcome.duration_s,
+        output=outcome.output_tail,
+        **_error_field(outcome),
+        **_timed_out_fields(outcome),
+    )
+    crash_point("check.finished")
+    return outcome
+
+
 def _error_field(outcome: CheckOutcome) -> dict[str, Any]:
     """``{"error": why}`` for a check that could not run (journaled with it), else ``{}``."""
     return {"error": outcome.error} if outcome.error else {}
 
 
-def _run_one(item: WorkItem, workdir: Path, command: CheckCommand) -> CheckOutcome:
+def _run_one(
+    item: WorkItem, workdir: Path, command: CheckCommand, started: Callable[[], None]
+) -> CheckOutcome:
+    """Run ``command``; ``started`` is called just before its process starts."""
     if not command.command:
         if command.required:
             return CheckOutcome(
@@ -233,6 +310,7 @@ def _run_one(item: WorkItem, workdir: Path, command: CheckCommand) -> CheckOutco
             error=f"its working directory {command.cwd!r} {what} in the work tree",
         )
     limit = item.config.timeouts.check
+    started()
     try:
         result = run_process(command.command, cwd=cwd, timeout=limit)
     except (OSError, ValueError) as exc:  # ValueError: a NUL character in the command

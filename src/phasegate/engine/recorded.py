@@ -24,6 +24,7 @@ _REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
 #: Events read back only when they carry a key (older journals' do not).
 _KEYED: dict[str, dict[str, type | tuple[type, ...]]] = {
     "foreach.items": {"key": str, "items": list, "entries": dict},
+    "check.finished": {"key": str, "index": int},
 }
 
 
@@ -50,8 +51,8 @@ def result_key(event: Mapping[str, Any]) -> str | None:
         return str(event["key"])
     if name in ("checks.completed", "action.done"):
         return str(event["key"])
-    if name == "foreach.items" and "key" in event:
-        return str(event["key"])
+    if name in ("foreach.items", "check.finished") and "key" in event:
+        return str(event["key"])  # a check: one of a round a run may have died in
     if name == "decision.answered":
         return f"decision:{event['id']}:{event['visit']}"
     return None
@@ -65,6 +66,7 @@ class RecordedCalls:
         self._finished: set[str] = set()
         self._results: dict[str, Mapping[str, Any]] = {}
         self._checks: dict[str, list[Mapping[str, Any]]] = {}
+        self._finished_checks: dict[str, dict[int, Mapping[str, Any]]] = {}
         self._actions: dict[str, str] = {}
         self._answers: dict[tuple[str, int], Mapping[str, Any]] = {}
         self._needed: dict[tuple[str, int], Mapping[str, Any]] = {}
@@ -83,6 +85,8 @@ class RecordedCalls:
                 self._results.setdefault(str(event["key"]), event)
         elif name == "checks.completed":
             self._checks[str(event["key"])] = list(event["outcomes"])
+        elif name == "check.finished" and "key" in event:
+            self._finished_checks.setdefault(str(event["key"]), {})[event["index"]] = event
         elif name == "action.done":
             self._actions[str(event["key"])] = str(event["outcome"])
         elif name == "decision.answered":
@@ -106,6 +110,11 @@ class RecordedCalls:
     def checks(self, key: str) -> list[Mapping[str, Any]] | None:
         """The outcomes of a whole check round, if one was recorded under ``key``."""
         return self._checks.get(key)
+
+    def finished_checks(self, key: str) -> dict[int, Mapping[str, Any]]:
+        """The ``check.finished`` events of the round ``key``, by the check's place in it
+        (a round a run died in: its checks that finished are not run again)."""
+        return self._finished_checks.get(key, {})
 
     def action(self, key: str) -> str | None:
         """The outcome of an action recorded under ``key``, if any."""

@@ -1,0 +1,63 @@
+"""``phasegate logs`` says why a check failed as the run's progress does: a command that
+could not start is not a failure with ``exit None``, and exit code 127 is named; a check
+whose working folder is missing never shows as started."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine_helpers import init_repo
+
+from cli_process import run_cli
+
+CONFIG = """\
+version: 1
+roles:
+  default: {backend: scripted}
+backends:
+  scripted: {script: .phasegate/agents.yaml}
+"""
+
+WORKFLOW = """\
+name: gate
+items_dir: work
+modes:
+  standard: {max_iterations: 1}
+roles:
+  worker: {access: write}
+nodes:
+  - id: checks
+    kind: check
+    run:
+      - {name: nowhere, run: "true", cwd: missing}
+      - {name: gone, run: "no-such-tool-phasegate-test"}
+    on: {pass: done, fail: broken}
+  - id: done
+    kind: end
+  - id: broken
+    kind: end
+    status: blocked
+    message: the checks did not pass
+"""
+
+
+def test_logs_name_why_each_check_failed(tmp_path: Path) -> None:
+    root = init_repo(tmp_path / "repo")
+    (root / ".phasegate" / "workflows").mkdir(parents=True)
+    (root / ".phasegate" / "config.yaml").write_text(CONFIG)
+    (root / ".phasegate" / "agents.yaml").write_text("{}\n")
+    (root / ".phasegate" / "workflows" / "gate.yaml").write_text(WORKFLOW)
+    assert run_cli(root, "new", "s", "--workflow", "gate", "--description", "x").returncode == 0
+    ran = run_cli(root, "run", "s")
+    assert ran.returncode == 4, ran.stdout + ran.stderr
+    assert "running check nowhere" not in ran.stderr
+    logs = run_cli(root, "logs", "s")
+    assert logs.returncode == 0, logs.stderr
+    shown = logs.stdout
+    assert "exit None" not in shown, shown
+    assert "check nowhere could not run: its working directory 'missing' does not exist" in shown, (
+        shown
+    )
+    assert "check nowhere started" not in shown, shown
+    assert "check gone started: no-such-tool-phasegate-test" in shown, shown
+    assert "check gone failed (exit 127: command not found)" in shown, shown
