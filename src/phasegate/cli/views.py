@@ -16,6 +16,7 @@ _MARKS = {
     "in-progress": "[yellow]…[/]",
     "pending": "·",
     "skipped": "[dim]-[/]",
+    "failed": "[red]✗[/]",  # a check node whose commands failed
 }
 
 
@@ -42,6 +43,8 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
             f"  Phase: [bold]{progress['phase']}[/], decision {escape(str(progress['decision']))} "
             f"answered{escape(chosen)}; the next run acts on it"
         )
+    elif progress and progress.get("budget"):  # a budget cap holds the node's next call
+        console.print(f"  Phase: [bold]{progress['phase']}[/], {escape(_budget_held(progress))}")
     elif progress and (kind == "gate" or status.get("pendingDecisions")):
         console.print(f"  Phase: [bold]{progress['phase']}[/], waiting on a decision")
     elif progress and kind == "foreach" and "itemsDone" in progress:
@@ -68,12 +71,13 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
             f"{progress['iteration']} of {progress['maxIterations']} ({progress['stage']})"
         )
     elif status["status"] == "completed":
-        console.print(f"  Complete: {escape(status['summary'] or '')}")
+        console.print(f"  Complete: {escape(_ended(status))}")
     elif status["status"] == "stopped":
-        console.print(f"  Stopped at {status['label']}: {escape(status['summary'] or '')}")
+        console.print(f"  Stopped at {status['label']}: {escape(_ended(status))}")
     elif status["status"] == "blocked" and not status["at"] and not status["nextCommand"]:
         # It reached an end node with `status: blocked`: no run goes on from there.
-        console.print(f"  Ended blocked at {escape(str(status['label']))}")
+        why = f": {status['endMessage']}" if status.get("endMessage") else ""
+        console.print(f"  Ended blocked at {escape(str(status['label']) + why)}")
     elif status["blocked"] and status["at"]:  # the line below says why
         review = {p.get("node"): p.get("review") for p in status["phases"]}.get(status["at"])
         why = " (checks failed)" if review == "checks-failed" else ""
@@ -83,6 +87,14 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         console.print(f"  Phase: {status['currentPhase'] or '(not started)'}{nxt}")
     if status["blocked"]:
         console.print(f"  [red]Blocked:[/] {escape(status['blocked'])}")
+    failure = status.get("lastFailure")
+    if failure:  # the last run stopped on an agent call that failed every attempt
+        tries = int(failure.get("attempts") or 1)
+        console.print(
+            f"  [red]Last run failed:[/] {escape(str(failure['role']))} failed in "
+            f"{escape(str(failure['node']))} after {tries} attempt{'s' if tries != 1 else ''}: "
+            f"{escape((str(failure.get('error') or '').splitlines() or [''])[0][:300])}"
+        )
     if status["nextCommand"]:
         console.print(f"  Next: [bold]{escape(status['nextCommand'])}[/]")
     from phasegate.engine.status import phase_iterations  # as the dashboard shows it
@@ -103,7 +115,7 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
             _MARKS.get(phase["status"], "?"),
             name,
             phase_iterations(phase),
-            phase["review"] or "",
+            phase["review"] or phase.get("outcome") or "",  # a gate's answer, a check's result
             str(tokens or ""),
         )
     console.print(table)
@@ -135,6 +147,27 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
             f"  Left by its parallel items: {escape(where)} (remove them: "
             f"phasegate worktree remove {escape(status['id'])})"
         )
+
+
+def _ended(status: dict[str, Any]) -> str:
+    """The summary of an item that ended, with the message of the end node it reached."""
+    return " ".join(filter(None, (status.get("summary"), status.get("endMessage"))))
+
+
+def _budget_held(progress: dict[str, Any]) -> str:
+    """What a budget cap holding the node's next call did, and what its answer does."""
+    held = progress["budget"]
+    ran = (
+        f"; {progress['iteration']} of {progress['maxIterations']} iterations ran"
+        if progress.get("kind", "agent") == "agent"
+        else ""
+    )
+    cap = f"the budget cap {held['cap']}"
+    if held["answer"] == "stop":
+        return f"stopped by {cap} (answered stop{ran}); the next run asks again"
+    if held["answer"] == "raise":
+        return f"{cap} held its next call, raise answered{ran}; the next run raises it"
+    return f"waiting on a decision: {cap} holds its next call{ran}"
 
 
 def _failed(usage: dict[str, Any]) -> str:

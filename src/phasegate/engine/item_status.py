@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.budget import budget_status
@@ -35,7 +36,58 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
             data["taskWorktrees"] = {"paths": list(left.paths), "branches": list(left.branches)}
     data["budget"] = budget_status(item.config, item.workflow.name, state, item.journal.path)
     data["usage"] = with_failed_attempts(data.get("usage"), read_spend(item.journal.path))
-    return with_live_run(data, read_live(live_path(item.run_lock_path)))
+    live = read_live(live_path(item.run_lock_path))
+    progress = data.get("inProgress") or {}
+    held = progress.get("budget")
+    if live is not None and held and held.get("answer") == "stop":
+        # A run after the stop: it asks again, or the cap no longer holds the call.
+        progress.pop("budget")
+        progress["iteration"] = held["iteration"]
+        for phase in data.get("phases") or []:
+            if phase.get("node") == progress.get("node") and progress.get("kind") == "agent":
+                phase["iterations"] = held["iteration"]
+    active = live is None and data.get("status") == "active"
+    data["lastFailure"] = last_failure(item.journal.path) if active else None
+    return with_live_run(data, live)
+
+
+#: How much of the journal's end is read for its last event.
+_TAIL_BYTES = 262144
+
+
+def last_failure(journal: Path) -> dict[str, Any] | None:
+    """The agent call the item's last run stopped on, when its journal ends with that
+    call's last attempt failing: ``{role, node, iteration, attempts, error}``."""
+    import json
+
+    try:
+        with journal.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(size - _TAIL_BYTES, 0))
+            tail = handle.read()
+    except OSError:
+        return None
+    lines = [line for line in tail.splitlines() if line.strip()]
+    if not lines or (size > _TAIL_BYTES and len(lines) < 2):
+        return None  # the last line does not fit in what was read
+    try:
+        event = json.loads(lines[-1])
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or event.get("event") != "agent.failed":
+        return None
+    tries, limit = event.get("tries"), event.get("of")
+    if not isinstance(tries, int) or not isinstance(limit, int) or tries < limit:
+        return None  # another attempt was to follow (the run was stopped meanwhile)
+    node = str(event.get("key") or "").split("#", 1)[0] or event.get("phase")
+    return {
+        "role": event.get("role"),
+        "node": node,
+        "iteration": event.get("iteration"),
+        "attempts": tries,
+        "error": event.get("error"),
+    }
 
 
 def with_failed_attempts(usage: dict[str, Any] | None, spend: Spend) -> dict[str, Any]:

@@ -9,7 +9,14 @@ from phasegate.engine.answers import answered_warning_command, record_command
 from phasegate.engine.budget import BUDGET_DECISION, unacted_answer
 from phasegate.engine.node_state import NodeState
 from phasegate.engine.state import EngineState
-from phasegate.workflow.model import AgentNode, EndNode, ForeachNode, GateNode, Workflow
+from phasegate.workflow.model import (
+    AgentNode,
+    CheckNode,
+    EndNode,
+    ForeachNode,
+    GateNode,
+    Workflow,
+)
 from phasegate.workflow.prompts import render
 from phasegate.workflow.transitions import expected_next, validate_transition
 
@@ -207,6 +214,8 @@ def _node_status(
         return "skipped"
     if found is None or not found.get("started"):
         return "pending"
+    if isinstance(workflow.node(node_id), CheckNode) and found.get("outcome") not in (None, "pass"):
+        return "failed"  # its last run's commands failed (it is not done, even if the run went on)
     if found.get("outcome") is not None and not found.get("blocked"):
         return "completed"
     return "in-progress"
@@ -266,6 +275,13 @@ def item_head(
             "maxIterations": _node_limit(workflow, state, at, cursor, limit),
             "stage": _stage(kind, cursor),
         }
+        held = budget_hold(state, at)
+        if held is not None:
+            # A budget cap holds the node's next call: while its executor's call waits,
+            # the iteration it would start has not started.
+            in_progress["budget"] = {**held, "iteration": cursor.iteration}
+            if kind == "agent" and str(cursor.stage or "execute") == "execute":
+                in_progress["iteration"] = max(cursor.iteration - 1, 0)
         if isinstance(node_at, GateNode) and _answered_gate(workflow, state):
             # Answered (by phasegate answer), not yet acted on: the next run does.
             record = state.decisions[node_at.decision or node_at.id]
@@ -397,6 +413,11 @@ def item_status(
             "reviewerNotes": list(found.get("notes") or []) if found is not None else [],
             "usage": camel_usage(phase_usage(state, node.id)) if found is not None else None,
         }
+        if node.kind in ("gate", "check") and found is not None and found.get("outcome"):
+            entry["outcome"] = found.get("outcome")  # the answer chosen, or pass / fail
+        held = head["inProgress"]
+        if held and held.get("budget") and held["node"] == node.id and node.kind == "agent":
+            entry["iterations"] = held["iteration"]  # not the one a budget cap holds back
         if isinstance(node, ForeachNode) and found is not None and found.get("order") is not None:
             entry["items"] = foreach_items(state, node.id, found)
         phases.append(entry)
@@ -409,7 +430,48 @@ def item_status(
     status["unresolvedConcerns"] = concerns
     status["usage"] = camel_usage(state.get("usage"))
     status["summary"] = state.get("summary")
+    status["endMessage"] = end_message(workflow, state)
     return status
+
+
+def end_message(workflow: Workflow, state: EngineState) -> str | None:
+    """The message of the end node the item reached (``dropped at the gate``), if it has one."""
+    if state.at != "@end":
+        return None
+    label = state.data.get("end_label")
+    ends = [n for n in workflow.nodes if isinstance(n, EndNode) and n.message]
+    ends = [n for n in ends if workflow.label_of(n.id) == label]
+    reached = {str(f.get("target")) for p in state.paths() if (f := state.peek(p)) is not None}
+    ends = [n for n in ends if n.id in reached] or ends
+    return " ".join(str(ends[0].message).split()) if ends else None
+
+
+def budget_hold(state: EngineState, at: str) -> dict[str, Any] | None:
+    """The budget cap that holds the next call of the node at ``at``, if one does:
+    ``{cap, answer}``, ``answer`` ``None`` while the ``budget`` question waits, ``raise``
+    while a raise waits for the next run, ``stop`` once a run stopped on that answer (the
+    next run asks again)."""
+    decision = state.decisions.get(BUDGET_DECISION)
+    record = state.get("budget")
+    asked = record.get("asked") if isinstance(record, Mapping) else None
+    if not isinstance(decision, Mapping) or not isinstance(asked, Mapping):
+        return None
+    if decision.get("context") != at or asked.get("node") != at:
+        return None
+    if int(decision.get("visit", 0)) != asked.get("visit"):
+        return None
+    found = state.peek(at)
+    entered = str(found.get("entered") or "")[:19] if found is not None else ""
+    if entered > str(decision.get("asked_at") or "")[:19]:
+        return None  # asked at an earlier visit of the node
+    answer = (decision.get("answer") or {}).get("choice")
+    if decision.get("status") == "pending":
+        answer = None
+    elif decision.get("status") != "answered" or (
+        answer != "stop" and unacted_answer(state) is None
+    ):
+        return None  # a raise acted on: the call went on
+    return {"cap": asked.get("cap"), "answer": answer}
 
 
 def blocked_inside(state: EngineState, prefix: str) -> str | None:
@@ -524,6 +586,13 @@ def next_command(
     answered = answered_warning_command(state.item, state.decisions)
     if answered is not None:
         return answered
+    held = budget_hold(state, state.at) if state.at else None
+    if held is not None and held["answer"] == "stop":
+        # A run stopped at the cap as answered: running again asks again; this raises it.
+        again = continue_command(workflow, state.item, label)
+        if again.startswith(("phasegate run ", "phasegate implement ")) and "(" not in again:
+            return f"{again} --answer budget=raise"
+        return again
     if blocked:
         return f"fix the block, then: {continue_command(workflow, state.item, label)}"
     if _answered_gate(workflow, state):
