@@ -18,6 +18,7 @@ from ruamel.yaml import YAML
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
 from engine_helpers import approving_script, init_repo
+from soft_prerequisite_workflow import design_without_required_spec
 
 from phasegate.errors import ExitCode
 
@@ -172,6 +173,7 @@ def test_an_unknown_phase_is_refused_on_a_completed_item_too(tmp_path: Path) -> 
 
 def spec_deleted_after_specify(root: Path) -> Path:
     repo = setup(root, approving_script())
+    design_without_required_spec(repo)
     assert phasegate(repo, "run", "x", "--until", "specify").returncode == 0
     (repo / ITEM / "spec.md").unlink()
     return repo

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from soft_prerequisite_workflow import design_without_required_spec
+
 from phasegate.errors import ExitCode
 
 AGENTS = """\
@@ -174,6 +176,7 @@ def test_a_warning_met_in_order_keeps_its_answer(tmp_path: Path) -> None:
     """A warning a plain run met at the next phase (a soft prerequisite missing) is not
     withdrawn by the run that goes on from there: the answer given meanwhile is taken."""
     repo = project(tmp_path / "repo")
+    design_without_required_spec(repo)  # else the spec.md deleted below blocks design
     new(repo, "w")
     assert phasegate(repo, "run", "w", "--until", "specify").returncode == 0
     (repo / "docs" / "features" / "w" / "spec.md").unlink()

@@ -101,16 +101,17 @@ def test_skipping_phases_warns(feature: Workflow) -> None:
 
 
 def test_missing_soft_prerequisite_warns(feature: Workflow) -> None:
-    """A missing soft prerequisite warns but allows: design without spec.md."""
+    """A missing soft prerequisite warns but allows: design without spec.md, specify never
+    run (a spec.md the completed specify made and that is gone since blocks instead)."""
     result = validate_transition(
         feature,
-        "specify",
+        "brainstorm",
         "design",
         present("brainstorm.md"),
-        completed={"brainstorm", "specify"},
+        completed={"brainstorm"},
     )
     assert (result.type, result.allowed) == ("warning", True)
-    assert result.message == "spec.md missing (soft prerequisite)"
+    assert result.message == "skipping specify (not completed); spec.md missing (soft prerequisite)"
 
 
 def test_rerunning_a_completed_phase_warns(feature: Workflow) -> None:

@@ -39,15 +39,141 @@ def format_entry(entry: "EventEntry") -> str:
     return line
 
 
-def _show(events: list[dict[str, Any]], reader: "EventReader", as_json: bool) -> None:
+#: Events a resumed run journals as it replays the interrupted run's last events: new
+#: lines, no repeats (a recorded result reused, a decision such as ``partial-phase``).
+_ADDED_ON_RESUME = frozenset({"agent.recovered", "check.reused", "decision"})
+#: Events whose results a resumed run reuses instead of journaling them again.
+_REUSED = ("agent.", "check.", "checks.", "action.", "decision.", "foreach.items")
+#: Events a run stops with: a person's next run may journal the same line again.
+_RUN_ENDS = frozenset({"transition.blocked", "item.blocked", "budget.stopped"})
+
+
+class Replays:
+    """Finds the events a resumed run journaled again.
+
+    A run interrupted (killed, the machine down) after its last state commit is resumed
+    from that commit: the resumed run walks again through what the interrupted one
+    journaled since (reusing its agents' results) and journals those events again. Such
+    a replay starts where the resumed run starts and repeats, in order, the journal's
+    lines just before it (from a point on), results aside; its lines are shown once.
+    """
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self._sigs: list[str] = []
+        self._seen: dict[str, list[int]] = {}
+        #: Replayed events -> the first event of their replay.
+        self.replayed: dict[int, int] = {}
+        self.counts: dict[int, int] = {}
+        #: How many events are decided (the first ones): the rest may be a replay yet.
+        self.decided = 0
+
+    def add(self, events: list[dict[str, Any]]) -> None:
+        import json
+
+        for event in events:
+            self.events.append(event)
+            rest = {k: v for k, v in event.items() if k != "ts"}
+            self._sigs.append(json.dumps(rest, sort_keys=True, default=str))
+
+    def decide(self, final: bool) -> int:
+        """Decide which events are replays; returns how many events are decided. Events
+        that repeat the lines before them only so far wait for more (a replay still being
+        journaled), unless ``final``: then they are no replay, as a run's first lines that
+        happen to match lines before them are not."""
+        i = self.decided
+        while i < len(self.events):
+            found = self._replay_at(i) if i not in self.replayed else None
+            if found is not None:
+                matched, complete = found
+                if not complete and not final:
+                    break  # decided when more is journaled
+                if complete:
+                    for q in matched:
+                        self.replayed[q] = matched[0]
+                    self.counts[matched[0]] = len(matched)
+            self._seen.setdefault(self._sigs[i], []).append(i)
+            i += 1
+        self.decided = i
+        return i
+
+    def _kind(self, index: int) -> str:
+        return str(self.events[index].get("event", ""))
+
+    def _replay_at(self, i: int) -> tuple[list[int], bool] | None:
+        kind = self._kind(i)
+        if kind in _ADDED_ON_RESUME or kind in _RUN_ENDS or kind.startswith(_REUSED):
+            return None
+        sigs, count = self._sigs, len(self.events)
+        for k in reversed(self._seen.get(sigs[i], ())):
+            if k in self.replayed:
+                continue  # the line first journaled is the one repeated
+            end = i  # where the resumed run started: its own new lines before i aside,
+            while end - 1 > k and (  # and those of a resumed run interrupted in turn
+                self._kind(end - 1) in _ADDED_ON_RESUME or end - 1 in self.replayed
+            ):
+                end -= 1
+            p, q, matched = k, i, list[int]()
+            while p < end:
+                if q >= count:
+                    return matched, False
+                if sigs[q] == sigs[p] and q not in self.replayed:
+                    matched.append(q)
+                    p, q = p + 1, q + 1
+                elif self._kind(q) in _ADDED_ON_RESUME or self._kind(q).startswith(_REUSED):
+                    q += 1  # a line of its own, or a result (the replayed ones are reused)
+                elif self._kind(p) in _ADDED_ON_RESUME or self._kind(p).startswith(_REUSED):
+                    p += 1
+                elif matched and self._restarts(q, sigs[k]):
+                    return matched, True  # itself interrupted: the next run replays again
+                else:
+                    break
+            else:
+                return matched, True
+        return None
+
+    def _restarts(self, q: int, first: str) -> bool:
+        """Whether a run resumed again starts at ``q``: its first line repeated is
+        ``first``, as the interrupted replay's was."""
+        while q < len(self.events) and self._sigs[q] != first:
+            kind = self._kind(q)
+            if kind not in _ADDED_ON_RESUME and not kind.startswith(_REUSED):
+                return False
+            q += 1
+        return q < len(self.events)
+
+
+def _show(
+    events: list[dict[str, Any]],
+    reader: "EventReader",
+    as_json: bool,
+    replays: Replays | None = None,
+    final: bool = True,
+) -> None:
+    """Print ``events``; readable, a resumed run's replayed lines are shown once (held back
+    while a replay may still be under way, unless ``final``)."""
     if as_json:
         for event in events:
             sys.stdout.write(json_line(event) + "\n")
         sys.stdout.flush()
         return
-    for event in events:
-        entry = reader.read(event)
-        if entry is not None:
+    replays = replays if replays is not None else Replays()
+    start = replays.decided
+    replays.add(events)
+    decided = replays.decide(final)
+    for index in range(start, decided):
+        entry = reader.read(replays.events[index])
+        first = replays.replayed.get(index)
+        if first == index:
+            count = replays.counts[index]
+            when = escape(str(replays.events[index].get("ts", "")).replace("T", " "))
+            lines = "event" if count == 1 else "events"
+            out.print(
+                f"[dim]{when}  {'':<14} {'':<28} resumed: {count} {lines} of the interrupted"
+                " run replayed (shown once above)[/]",
+                highlight=False,
+            )
+        if entry is not None and first is None:
             out.print(format_entry(entry), highlight=False)
     out.file.flush()  # a follower reading a pipe sees each batch at once
 
@@ -149,8 +275,9 @@ def logs(
         item.journal.check_before(state.journal_offset, state.journal_lines)
     reader = EventReader()
     ended = _ended(item) if follow else None  # told before the read: no last event is missed
+    replays = Replays()
     events, offset = read_journal(journal, 0)
-    _show(events, reader, as_json)
+    _show(events, reader, as_json, replays, final=ended is not None or not follow)
     if not follow:
         return
     try:
@@ -158,7 +285,9 @@ def logs(
             time.sleep(FOLLOW_INTERVAL)
             ended = _ended(item)
             events, offset = read_journal(journal, offset)
-            _show(events, reader, as_json)
+            # A replay is journaled at once (no agent is called): lines held back as a
+            # possible one are shown when a poll finds nothing more.
+            _show(events, reader, as_json, replays, final=ended is not None or not events)
         err.print(f"phasegate: {name} has ended ({ended}); no run goes on", markup=False)
     except KeyboardInterrupt as exc:
         import signal

@@ -141,10 +141,12 @@ class NodeRules:
         self.save(lazy=True)
 
     def check_prerequisites(self, path: str, node: AnyNode) -> None:
-        """Hard prerequisites block (exit 4); a missing soft one is a warning to confirm."""
+        """Hard prerequisites block (exit 4), as a required previous artifact a completed node
+        made and that is gone since does; a missing soft one is a warning to confirm."""
         from phasegate.engine.builtin_gates import confirm_warning
 
-        if not node.prerequisites.hard and not node.prerequisites.soft:
+        needs = node.prerequisites.hard or node.prerequisites.soft
+        if not needs and not getattr(node, "previous_required", False):
             return
         result = validate_transition(
             self.workflow,

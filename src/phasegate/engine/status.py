@@ -336,7 +336,11 @@ def item_head(
             elif started and isinstance(node, ForeachNode):
                 blocked = blocked_inside(state, f"{at}[")
                 blocked_by = {"by": "outcome", "node": at} if blocked else None
-            elif not started and (node.prerequisites.hard or node.prerequisites.soft):
+            elif not started and (
+                node.prerequisites.hard
+                or node.prerequisites.soft
+                or getattr(node, "previous_required", False)
+            ):
                 files = artifacts() if callable(artifacts) else artifacts
                 result = validate_transition(
                     workflow,

@@ -1,10 +1,11 @@
 """Transition validation (seed 000, interface 1): proceed, warning, or blocked.
 
 Hard prerequisites block (implement without spec.md, create-tasks without
-plan.md); skipping nodes, re-running a completed one, or a missing soft
-prerequisite warns. Works on the top-level nodes of any workflow: the nodes
-that may come next from ``current`` are those its ``pass`` (and ``also``)
-edges lead to, following the mode's skips.
+plan.md), as does a required previous artifact a completed node made and that is
+gone since (design after spec.md was deleted); skipping nodes, re-running a
+completed one, or a missing soft prerequisite warns. Works on the top-level
+nodes of any workflow: the nodes that may come next from ``current`` are those
+its ``pass`` (and ``also``) edges lead to, following the mode's skips.
 """
 
 from __future__ import annotations
@@ -168,6 +169,9 @@ def validate_transition(
             f"{'is' if len(missing_hard) == 1 else 'are'} missing or empty (hard "
             f"prerequisite){hint}",
         )
+    lost = lost_previous(workflow, node, artifacts, completed, item)
+    if lost is not None:
+        return TransitionResult("blocked", f"cannot start {target}: {lost}")
     warnings: list[str] = []
     expected = expected_next(workflow, current, completed, skipped)
     if target not in expected:
@@ -210,6 +214,31 @@ def required_gates_passed(
         and n.id not in skipped
         and decisions.get(n.decision or n.id) not in n.required
     ]
+
+
+def lost_previous(
+    workflow: Workflow,
+    node: object,
+    artifacts: Mapping[str, bool],
+    completed: Collection[str],
+    item: str,
+) -> str | None:
+    """The block of a node whose required ``previous`` artifact is missing or empty though
+    the node that made it completed (deleted since, say): going on would run the node
+    without it, and a run of the node that made it makes it again."""
+    previous = getattr(node, "previous", None)
+    if not previous or not getattr(node, "previous_required", False):
+        return None
+    if artifacts.get(previous, False):
+        return None
+    made_by = [p for p in producers(workflow, previous) if p in completed]
+    if not made_by:
+        return None  # never made: the soft prerequisite's warning (or the node's blocker)
+    again = f": phasegate run {item} --phase {made_by[0]}" if not workflow.commands else ""
+    return (
+        f"{previous}, which the completed {made_by[0]} phase made, is missing or empty; "
+        f"put it back, or run the {made_by[0]} phase again{again}"
+    )
 
 
 def _left_behind(current: str, target: str, started: Collection[str] | None) -> str:

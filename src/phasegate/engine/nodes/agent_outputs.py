@@ -73,10 +73,17 @@ def previous_missing(run: Run, node: AgentNode) -> bool:
 def precheck(run: Run, path: str, node: AgentNode, prompts: PromptFor) -> Verdict | None:
     """Seed 000 interface 2's error cases, decided in code without asking a reviewer."""
     from phasegate.engine.prompting import implementation_changes
-    from phasegate.workflow.transitions import producers
+    from phasegate.errors import BlockedError
+    from phasegate.workflow.transitions import lost_previous, producers
 
     problems: list[str] = []
     if previous_missing(run, node):
+        lost = lost_previous(
+            run.workflow, node, run.artifacts(), run.completed_nodes(), run.item.name
+        )
+        if lost is not None:
+            # Made, then deleted while this node went on: no verdict can make it again.
+            raise BlockedError(f"{run.label(path)} cannot go on: {lost}")
         made_by = producers(run.workflow, str(node.previous))
         hint = f" (run the {made_by[0]} phase first)" if made_by else ""
         if made_by and not run.workflow.commands:
