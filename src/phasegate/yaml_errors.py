@@ -31,6 +31,8 @@ def yaml_error_detail(exc: Exception, first_line: int = 1) -> tuple[int | None, 
     context_mark = getattr(exc, "context_mark", None)
     if context and context_mark is not None:
         detail += f" ({context} started on line {context_mark.line + first_line})"
+    if detail.startswith("found character '\\t'"):
+        detail = "found a tab, where YAML takes spaces: indent and separate with spaces"
     return mark.line + first_line, detail
 
 

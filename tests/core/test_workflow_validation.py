@@ -155,7 +155,10 @@ def test_invalid_yaml_names_file_and_line(write_workflow, demo_yaml: str) -> Non
 
 def test_top_level_must_be_a_mapping(write_workflow) -> None:
     path = write_workflow("- just\n- a list\n")
-    assert only_problem(path) == f"{path}: a workflow file must hold a mapping at the top level"
+    assert only_problem(path) == (
+        f"{path}:1: a workflow file must hold a mapping at the top level "
+        "(name: ..., nodes: ...), not a list"
+    )
 
 
 def test_unknown_default_mode_is_refused(
@@ -236,7 +239,8 @@ def test_unknown_field_is_refused(
     )
     path = write_workflow(text)
     assert only_problem(path) == (
-        f"{path}:{line_number(text, 'reveiwer')}: phases[1].reveiwer: unknown field"
+        f"{path}:{line_number(text, 'reveiwer')}: phases[1].reveiwer: unknown field; "
+        "did you mean 'reviewer'?"
     )
 
 
@@ -294,7 +298,7 @@ def test_template_with_unknown_placeholder_is_refused(
     assert problem.startswith(
         f"{path}:{line_number(demo_yaml, '- name: polish')}: phases[1].executor_prompt: "
     )
-    assert "unknown placeholders: customer" in problem
+    assert "polish.md:1:23: unknown placeholder 'customer' (known: " in problem
 
 
 def test_every_problem_is_listed_not_just_the_first(
@@ -307,7 +311,7 @@ def test_every_problem_is_listed_not_just_the_first(
     with pytest.raises(WorkflowProblems) as caught:
         load_workflow(path)
     assert len(caught.value.problems) == 2
-    assert str(caught.value).endswith("(and 1 more)")
+    assert str(caught.value).endswith(f"(and 1 more: phasegate validate {path} lists them)")
 
 
 def test_cli_validate_exits_2_and_prints_each_problem(

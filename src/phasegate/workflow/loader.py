@@ -9,12 +9,14 @@ templates are resolved inside their folders (a symlink out of them is refused).
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, Tag, ValidationError
 
 from phasegate.errors import WorkflowError
 from phasegate.workflow.graph import graph_problems
@@ -33,6 +35,7 @@ from phasegate.workflow.prompts import (
     TEMPLATE_VARIABLES,
     find_template,
     malformed_placeholders,
+    placeholder_places,
     unknown_placeholders,
 )
 from phasegate.workflow.sources import prompt_search_path
@@ -42,7 +45,8 @@ from phasegate.yaml_errors import yaml_problem
 MAX_FILE_BYTES = 1_000_000
 MAX_VALUES = 200_000
 MAX_DEPTH = 64
-_UNION_TAGS = frozenset({"agent", "gate", "foreach", "check", "action", "end", *UNION_TAGS})
+_NODE_KINDS = ("agent", "gate", "foreach", "check", "action", "end")
+_UNION_TAGS = frozenset({*_NODE_KINDS, *UNION_TAGS})
 
 
 class WorkflowProblems(WorkflowError):
@@ -50,7 +54,11 @@ class WorkflowProblems(WorkflowError):
 
     def __init__(self, path: Path, problems: list[str]) -> None:
         problems = sorted(problems, key=lambda problem: _problem_order(path, problem))
-        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        more = (
+            f" (and {len(problems) - 1} more: phasegate validate {path} lists them)"
+            if len(problems) > 1
+            else ""
+        )
         super().__init__(f"{problems[0]}{more}")
         self.path = path
         self.problems = problems
@@ -155,9 +163,26 @@ def load_workflow_data(
 ) -> tuple[LoadedWorkflow, dict[str, Any]]:
     """:func:`load_workflow`, and the plain data its :class:`Workflow` was validated from
     (``Workflow.model_validate`` of that data builds the same workflow again)."""
-    document = read_yaml(path)
+    try:
+        document = read_yaml(path)
+    except WorkflowError as exc:  # one problem, listed as the others are (validate --json)
+        raise WorkflowProblems(path, [str(exc)]) from None
+    if document is None:
+        raise WorkflowProblems(
+            path,
+            [
+                f"{path}: the workflow file is empty (a workflow is a mapping: name, modes, "
+                "roles, nodes...; see docs/workflows.md)"
+            ],
+        )
     if not isinstance(document, dict):
-        raise WorkflowError(f"{path}: a workflow file must hold a mapping at the top level")
+        raise WorkflowProblems(
+            path,
+            [
+                f"{path}:{_first_line(document)}: a workflow file must hold a mapping at the "
+                f"top level (name: ..., nodes: ...), not {_kind_of(document).split(' (')[0]}"
+            ],
+        )
     plain = _plain(document)
     linear = "phases" in plain and "nodes" not in plain
     workflow, data = _validated(path, document, plain, linear)
@@ -196,7 +221,8 @@ def _validated(
         try:
             phases = LinearWorkflow.model_validate(plain)
         except ValidationError as exc:
-            raise WorkflowProblems(path, _pydantic_problems(path, document, exc)) from None
+            problems = _pydantic_problems(path, document, exc, model=LinearWorkflow)
+            raise WorkflowProblems(path, problems) from None
         problems = [_located(path, document, loc, msg) for loc, msg in linear_problems(phases)]
         if phases.name != path.stem:
             problems.insert(
@@ -214,7 +240,9 @@ def _validated(
     try:
         return Workflow.model_validate(plain), plain
     except ValidationError as exc:
-        problems = _pydantic_problems(path, document, exc, node_location if linear else None)
+        problems = _pydantic_problems(
+            path, document, exc, node_location if linear else None, model=Workflow
+        )
         raise WorkflowProblems(path, problems) from None
 
 
@@ -303,7 +331,7 @@ def placeholder_problems(workflow: Workflow) -> list[tuple[Location, str]]:
     for loc, text, known in texts_of(workflow):
         if "{{" not in text:
             continue
-        for line, problem in malformed_placeholders(text):
+        for line, _column, problem in malformed_placeholders(text):
             problems.append((loc, f"{problem} (line {line})" if "\n" in text else problem))
         bad = unknown_placeholders(text, known)
         if bad:
@@ -316,11 +344,19 @@ def placeholder_problems(workflow: Workflow) -> list[tuple[Location, str]]:
             )
             if "detail" in bad and known - FOREACH_VARIABLES == GATE_VARIABLES - FOREACH_VARIABLES:
                 hint += "; 'detail' only with the gate's detail: a predicate plug-in to fill it"
+            typos = [n for n in bad if n not in FOREACH_VARIABLES and n != "detail"]
+            guesses = [
+                f"{close[0]!r} for {name!r}" if len(bad) > 1 else repr(close[0])
+                for name in typos
+                for close in [difflib.get_close_matches(name, sorted(known), n=1)]
+                if close
+            ]
             problems.append(
                 (
                     loc,
                     f"unknown placeholder{'s' if len(bad) > 1 else ''} {names} "
-                    f"(known here: {', '.join(sorted(known))}{hint})",
+                    f"(known here: {', '.join(sorted(known))}{hint})"
+                    + (f"; did you mean {', '.join(guesses)}?" if guesses else ""),
                 )
             )
     return problems
@@ -390,9 +426,8 @@ def _template_problems(
         found = find_template(name, search)
         if found is None:
             places = " or ".join(str(d) for d in search)
-            problems.append(
-                _located(path, document, loc, f"prompt template {name!r} not found in {places}")
-            )
+            message = f"prompt template {name!r} not found in {places}"
+            problems.append(_located(path, document, loc, message + _not_found_hint(name, search)))
             continue
         try:
             text = found.read_text(encoding="utf-8")
@@ -418,36 +453,44 @@ def _template_problems(
             )
             continue
         problems += [
-            _located(path, document, loc, f"template {found}:{line}: {problem}")
-            for line, problem in malformed_placeholders(text)
+            _located(path, document, loc, f"template {found}:{line}:{column}: {problem}")
+            for line, column, problem in malformed_placeholders(text)
         ]
         # The foreach item's names are filled only inside a foreach body.
         in_foreach = "body" in where
         known = TEMPLATE_VARIABLES if in_foreach else TEMPLATE_VARIABLES - FOREACH_VARIABLES
-        bad = unknown_placeholders(text, known)
-        outside = [name for name in bad if name in FOREACH_VARIABLES]
-        unknown = [name for name in bad if name not in FOREACH_VARIABLES]
-        if unknown:
+        for line, column, name in placeholder_places(text, unknown_placeholders(text, known)):
             problems.append(
                 _located(
                     path,
                     document,
                     loc,
-                    f"template {found} uses unknown placeholders: {', '.join(unknown)}",
-                )
-            )
-        if outside:
-            names = " and ".join(repr(name) for name in outside)
-            problems.append(
-                _located(
-                    path,
-                    document,
-                    loc,
-                    f"template {found} uses {names}, filled only inside a foreach body "
-                    "(this node is not in one: it would be empty)",
+                    f"template {found}:{line}:{column}: {_unknown_in_template(name, known)}",
                 )
             )
     return problems
+
+
+def _not_found_hint(name: str, search: tuple[Path, ...]) -> str:
+    """Why a prompt template named ``name`` may not have been found, when it can be told."""
+    if name.startswith(("/", "\\", "~")) or ".." in re.split(r"[\\/]", name):
+        return " (a template is named by its path inside a prompt folder: no '..', not absolute)"
+    if not Path(name).suffix and find_template(f"{name}.md", search) is not None:
+        return f" (there is {name}.md: name it with its extension)"
+    folder = next((d / name for d in search if (d / name).is_dir()), None)
+    return f" ({folder} is a folder, not a file)" if folder is not None else ""
+
+
+def _unknown_in_template(name: str, known: frozenset[str]) -> str:
+    """Why ``{{ name }}`` of a template is never filled where ``known`` names are."""
+    if name in FOREACH_VARIABLES:
+        return (
+            f"{name!r} is filled only inside a foreach body "
+            "(this node is not in one: it would be empty)"
+        )
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    guess = f"; did you mean {close[0]!r}?" if close else ""
+    return f"unknown placeholder {name!r} (known: {', '.join(sorted(known))}){guess}"
 
 
 def _real_errors(exc: ValidationError) -> list[Any]:
@@ -470,7 +513,7 @@ def _real_errors(exc: ValidationError) -> list[Any]:
 
 
 def _pydantic_problems(
-    path: Path, document: Any, exc: ValidationError, relocate: Any = None
+    path: Path, document: Any, exc: ValidationError, relocate: Any = None, model: Any = None
 ) -> list[str]:
     """One line per problem of ``exc``: a value that no member of a union field takes
     (``extend: lots``: neither a whole number nor ``'mode'``) is one problem, said in
@@ -478,6 +521,8 @@ def _pydantic_problems(
     groups: dict[Location, list[tuple[Any, bool]]] = {}
     for error in _real_errors(exc):
         loc, member = _without_members(document, tuple(error["loc"]))
+        if error["type"] == "extra_forbidden" and model is not None:
+            error = {**error, "hint": _field_hint(model, tuple(error["loc"]))}
         groups.setdefault(loc, []).append(({**error, "loc": loc}, member))
     problems: list[str] = []
     for loc, found in groups.items():
@@ -496,6 +541,62 @@ def _pydantic_problems(
             others += members
         problems += [_pydantic_problem(path, document, error, relocate) for error in others]
     return problems
+
+
+def _field_hint(model: Any, loc: Location) -> str:
+    """``; did you mean 'access'?`` for the unknown field at ``loc`` (a pydantic error's
+    location, union tags included) when a field of the model there is spelt alike."""
+    names = _field_names(model, loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), names, n=1) if names else []
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _field_names(model: Any, loc: Location) -> list[str]:
+    """The fields (as a file spells them) of the model found at ``loc`` from ``model``."""
+    kind: Any = model
+    for part in loc:
+        kind = _unwrapped(kind)
+        if get_origin(kind) in (Union, UnionType):
+            kind = _tagged(kind, part)
+        elif isinstance(kind, type) and issubclass(kind, BaseModel):
+            fields = kind.model_fields
+            name = next((n for n, f in fields.items() if part in (n, f.alias)), None)
+            kind = fields[name].annotation if name is not None else None
+        elif get_origin(kind) in (tuple, list) and isinstance(part, int):
+            kind = get_args(kind)[0]
+        elif get_origin(kind) is dict:
+            kind = get_args(kind)[1]
+        else:
+            return []
+    kind = _unwrapped(kind)
+    if isinstance(kind, type) and issubclass(kind, BaseModel):
+        return sorted(f.alias or n for n, f in kind.model_fields.items())
+    return []
+
+
+def _unwrapped(kind: Any) -> Any:
+    """``kind`` without ``Annotated``; of a union holding one model (``PluginRef | None``),
+    that model."""
+    while True:
+        if get_origin(kind) is Annotated:
+            kind = get_args(kind)[0]
+            continue
+        if get_origin(kind) in (Union, UnionType):
+            models = [m for m in get_args(kind) if isinstance(m, type) and issubclass(m, BaseModel)]
+            if len(models) == 1:
+                kind = models[0]
+                continue
+        return kind
+
+
+def _tagged(union: Any, tag: Any) -> Any:
+    """The member of a tagged union whose tag is ``tag`` (a node's kind), or None."""
+    for member in get_args(union):
+        if get_origin(member) is Annotated and any(
+            isinstance(x, Tag) and x.tag == tag for x in get_args(member)[1:]
+        ):
+            return get_args(member)[0]
+    return None
 
 
 #: pydantic's name for one member of a union field (``int``, ``literal['mode']``, a
@@ -541,7 +642,7 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
     loc = tuple(error["loc"])
     message = str(error["msg"])
     if error["type"] == "extra_forbidden":
-        message = "unknown field"
+        message = "unknown field" + error.get("hint", "")
     elif error["type"] == "missing":
         message = "required field is missing"
     elif error["type"] in _LIST_TYPES:
@@ -549,9 +650,15 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
     elif error["type"] in _MAPPING_TYPES:
         message = f"should be a mapping (key: value), not {_kind_of(error.get('input'))}"
     elif error["type"] == "union_tag_invalid":
-        message = f"unknown node kind {error['input'].get('kind')!r} " + (
-            "(kinds: agent, gate, foreach, check, action, end)"
-        )
+        kind = error["input"].get("kind")
+        kinds = ", ".join(_NODE_KINDS)
+        if isinstance(kind, str):
+            guess = difflib.get_close_matches(kind, _NODE_KINDS, n=1)
+            message = f"unknown node kind {kind!r} (kinds: {kinds})" + (
+                f"; did you mean {guess[0]!r}?" if guess else ""
+            )
+        else:
+            message = f"a node's kind is one of {kinds} (or left out: agent), not {_kind_of(kind)}"
     elif _expected(error) is not None:
         message = f"should be {_expected(error)}, not {_kind_of(error.get('input'))}"
     elif error["type"] in _BOUNDS:
@@ -589,6 +696,7 @@ _EXPECTED = {
     "int_from_float": "a whole number",
     "float_type": "a number",
     "float_parsing": "a number",
+    "finite_number": "a finite number",
     "string_type": "a string",
     "bool_type": "true or false",
     "bool_parsing": "true or false",
@@ -654,6 +762,12 @@ def _line_of(document: Any, loc: Location) -> int | None:
         except (KeyError, IndexError, TypeError):
             break
     return line
+
+
+def _first_line(document: Any) -> int:
+    """1-based line where a round-trip ``document`` starts (1 for a plain scalar)."""
+    lc = getattr(document, "lc", None)
+    return lc.line + 1 if lc is not None and getattr(lc, "line", None) is not None else 1
 
 
 def _plain(node: Any) -> Any:

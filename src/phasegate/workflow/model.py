@@ -35,6 +35,7 @@ from phasegate.workflow.parts import (
     Role,
     Strict,
     Unanswered,
+    WholeNumber,
     as_file,
     check_name,
     confined_path,
@@ -51,7 +52,7 @@ class _Node(Strict):
     #: At most this many visits; one more ends the node with outcome ``exhausted``. A node
     #: on a cycle that sets none has 10 (``routing.DEFAULT_CYCLE_VISITS``); a retry of a
     #: blocked node starts a new allowance (see :meth:`Workflow.visit_limit`).
-    max_visits: int | None = Field(default=None, ge=1)
+    max_visits: WholeNumber | None = Field(default=None, ge=1)
     #: Nodes a person may run next instead (``run --phase``) without a skip warning.
     also: tuple[str, ...] = ()
     #: A predicate plug-in, asked when the node is about to start: when it does not hold,
@@ -148,7 +149,7 @@ class GateNode(_Node):
     ask: Literal["terminal", "command"] = "terminal"
     unanswered: Unanswered = Unanswered()
     #: Invalid answers at a terminal before the gate ends with outcome ``invalid``.
-    attempts: int = Field(default=3, ge=1)
+    attempts: WholeNumber = Field(default=3, ge=1)
     #: The answer must be typed: at a terminal an empty answer takes no default or
     #: recommendation; it counts as no answer and is asked again (a mandatory gate).
     explicit: bool = False
@@ -223,7 +224,7 @@ class ForeachNode(_Node):
     #: The items' keys are unique across the loops around this one: a gate's ``{{ task }}``
     #: in its decision id is the item's key alone, not led by the outer items' keys.
     unique_keys: bool = False
-    parallel: int = Field(default=1, ge=1, le=64)
+    parallel: WholeNumber = Field(default=1, ge=1, le=64)
     isolation: Literal["worktree", "none"] = "worktree"
     conflicts: Conflicts = Conflicts()
     body: tuple[Node, ...] = Field(min_length=1)

@@ -6,11 +6,14 @@ The nodes and the workflow itself are in :mod:`phasegate.workflow.model`.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AllowInfNan,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
@@ -18,6 +21,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 
@@ -55,6 +59,30 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _no_boolean(kind: str, expected: str, *, whole: bool = False) -> BeforeValidator:
+    """Refuse ``true``/``false`` where a number is wanted (pydantic would take them as 1
+    and 0: ``max_iterations: true`` would silently mean one round); and where a ``whole``
+    number is, ``.inf`` and ``.nan`` as not whole."""
+
+    def refuse(value: object) -> object:
+        if isinstance(value, bool) or (
+            whole and isinstance(value, float) and not math.isfinite(value)
+        ):
+            raise PydanticCustomError(kind, expected)
+        return value
+
+    return BeforeValidator(refuse)
+
+
+#: A whole number of a workflow file: YAML's ``true`` and ``false`` are not one.
+WholeNumber = Annotated[int, _no_boolean("int_type", "Input should be a valid integer", whole=True)]
+#: A number of a workflow file: YAML's ``true`` and ``false`` are not one, nor ``.inf``
+#: and ``.nan``.
+Number = Annotated[
+    float, AllowInfNan(False), _no_boolean("float_type", "Input should be a valid number")
+]
+
+
 PluginSettings = dict[str, Any]
 
 
@@ -74,7 +102,7 @@ def plugin_ref(value: object) -> object:
 class Mode(Strict):
     """A mode: the review budget of agent nodes, the nodes it skips, where it starts."""
 
-    max_iterations: int = Field(ge=1, le=50)
+    max_iterations: WholeNumber = Field(ge=1, le=50)
     description: str = ""
     skip: tuple[str, ...] = ()
     start: str | None = None
@@ -152,7 +180,7 @@ class OutputFile(Strict):
 
     file: str
     parser: str | None = None
-    min_items: int = Field(default=1, ge=0)
+    min_items: WholeNumber = Field(default=1, ge=0)
     #: A missing or empty output: ``revise`` (a blocker decided in code, fed back to the
     #: executor as a review iteration) or ``retry`` (the call failed; it is made again).
     missing: Literal["revise", "retry"] = "revise"
@@ -200,6 +228,17 @@ def _whole(value: object, field: str, allowed: str) -> object:
         if value != value or value in (float("inf"), float("-inf")) or value != int(value):
             raise ValueError(f"{value} is not a whole number: {field} is {allowed}")
         return int(value)
+    return value
+
+
+def not_a_quoted_number(value: object, field: str, unit: str) -> object:
+    """``value``, unless it is a number in quotes: a string is the name of a number in the
+    item's data, and no data holds one named ``"30"`` (the number would never apply)."""
+    if isinstance(value, str) and _NUMBER_TEXT.match(value) and any(c.isdigit() for c in value):
+        raise ValueError(
+            f"{value!r} is a quoted number: write it without quotes ({field} is a number of "
+            f"{unit}, or the name of a number in the item's data)"
+        )
     return value
 
 
@@ -334,8 +373,13 @@ class Reviewer(Strict):
     on: dict[str, str] = Field(default_factory=dict)
     #: Seconds the review may take before ``on_timeout`` applies (default: config timeouts),
     #: or the name of such a number in the item's data (a value a state view reads).
-    timeout: float | str | None = None
+    timeout: Number | str | None = None
     on_timeout: str | None = None
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _timeout_not_quoted(cls, value: object) -> object:
+        return not_a_quoted_number(value, "timeout", "seconds")
 
     @field_validator("timeout")
     @classmethod
@@ -372,7 +416,7 @@ class Choice(Strict):
     to: str
     description: str = ""
     note: Literal["none", "optional", "required"] = "optional"
-    extend: int | Literal["mode"] | None = None
+    extend: WholeNumber | Literal["mode"] | None = None
     #: Enter ``to`` at its reviewers (the work is there; review it again).
     start_with: Literal["execute", "review"] | None = None
     #: A predicate plug-in: the choice is offered only when it holds.
@@ -395,8 +439,13 @@ class GateTimeout(Strict):
     from the configuration); when that value is missing or 0 the gate never times out.
     """
 
-    minutes: float | str
+    minutes: Number | str
     choice: str
+
+    @field_validator("minutes", mode="before")
+    @classmethod
+    def _minutes_not_quoted(cls, value: object) -> object:
+        return not_a_quoted_number(value, "minutes", "minutes")
 
     @field_validator("minutes")
     @classmethod
@@ -423,7 +472,7 @@ class Conflicts(Strict):
     """
 
     role: str | None = None
-    attempts: int = Field(default=2, ge=0, le=10)
+    attempts: WholeNumber = Field(default=2, ge=0, le=10)
     then: Literal["gate", "outcome"] = "gate"
 
 

@@ -104,19 +104,34 @@ def unknown_placeholders(text: str, known: frozenset[str] = TEMPLATE_VARIABLES) 
     return sorted({m for m in PLACEHOLDER.findall(text) if m not in known})
 
 
+def placeholder_places(text: str, names: Sequence[str]) -> list[tuple[int, int, str]]:
+    """``(line, column, name)`` of the first ``{{ name }}`` of each of ``names`` in
+    ``text`` (1-based), in the order they appear."""
+    first: dict[str, int] = {}
+    for found in PLACEHOLDER.finditer(text):
+        if found.group(1) in names:
+            first.setdefault(found.group(1), found.start())
+    return sorted((*_position(text, start), name) for name, start in first.items())
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` in ``text``."""
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
 #: ``{{`` and a name, as a placeholder begins: what follows says whether it was meant as one.
 _ATTEMPT = re.compile(r"\{\{[ \t]*[A-Za-z_][A-Za-z0-9_]*[ \t]*")
 
 
-def malformed_placeholders(text: str) -> list[tuple[int, str]]:
-    """``(line, problem)`` of every ``{{ name`` of ``text`` meant as a placeholder but not
+def malformed_placeholders(text: str) -> list[tuple[int, int, str]]:
+    """``(line, column, problem)`` of every ``{{ name`` of ``text`` meant as a placeholder but not
     one (``{{ name }}``, nothing else): a filter (``{{ item | upper }}``) or no ``}}`` on
     its line (``{{ item ?``). It would be shown as written, never filled. Other ``{{``
     (code in a prompt: ``style={{color: 'red'}}``) are text."""
     if "{{" not in text:
         return []
     covered = {m.start() for m in PLACEHOLDER.finditer(text)}
-    problems: list[tuple[int, str]] = []
+    problems: list[tuple[int, int, str]] = []
     for found in _ATTEMPT.finditer(text):
         start = found.start()
         if start in covered:
@@ -125,15 +140,19 @@ def malformed_placeholders(text: str) -> list[tuple[int, str]]:
         if line_end == -1:
             line_end = len(text)
         rest = text[found.end() : line_end]
-        line = text.count("\n", 0, start) + 1
+        line, column = _position(text, start)
         close = rest.find("}}")
         if close == -1:
             shown = _clipped(text[start:line_end].rstrip())
-            problems.append((line, f"{shown!r} is not closed with '}}}}'"))
+            problems.append((line, column, f"{shown!r} is not closed with '}}}}'"))
         elif rest.startswith("|"):
             shown = _clipped(text[start : found.end() + close + 2])
             problems.append(
-                (line, f"{shown!r} is not a placeholder (only {{{{ name }}}}: no filters)")
+                (
+                    line,
+                    column,
+                    f"{shown!r} is not a placeholder (only {{{{ name }}}}: no filters)",
+                )
             )
     return problems
 
