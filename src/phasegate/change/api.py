@@ -9,7 +9,7 @@ plan, ``--review-only`` a manual fix, ``--resolved`` an archive conflict).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -17,7 +17,7 @@ from phasegate.agents.base import Backend
 from phasegate.change.archive import ArchiveConflict
 from phasegate.change.paths import ARCHIVE_DIR, ChangePaths, archived_folder
 from phasegate.change.phases import LIMIT_CHOICES as LIMIT_CHOICES  # plan's --on-limit
-from phasegate.change.phases import LimitChoice, limit_answer
+from phasegate.change.phases import LimitChoice, limit_answer, next_command
 from phasegate.change.review import RecordedReview, read_review
 from phasegate.change.state import ChangeState
 from phasegate.change.tasks import read_tasks
@@ -25,7 +25,7 @@ from phasegate.config import Config
 from phasegate.engine.calls import Backends
 from phasegate.engine.item import EventSink, WorkItem, items_dir, validate_item_name
 from phasegate.engine.items import create_item
-from phasegate.engine.runner import Runner, RunOutcome
+from phasegate.engine.runner import CommandRefused, Runner, RunOutcome
 from phasegate.engine.status import current_label
 from phasegate.engine.walk import Asker, RunOptions
 from phasegate.errors import (
@@ -190,7 +190,30 @@ class Changes:
         options = RunOptions(
             command=command, answers=dict(answers), default_answers=default_answers, viewer=viewer
         )
-        return Runner(item, Backends(self.config, self.root, backends), asker, options).run()
+        try:
+            outcome = Runner(item, Backends(self.config, self.root, backends), asker, options).run()
+        except CommandRefused as exc:  # not ready: "Next:" as status names it for the change
+            if type(exc) is not CommandRefused:
+                raise
+            raise CommandRefused(self._next_as_status(item, str(exc))) from None
+        if outcome.status == "stopped":
+            return replace(outcome, message=self._next_as_status(item, outcome.message))
+        return outcome
+
+    def _next_as_status(self, item: WorkItem, message: str) -> str:
+        """``message`` whose ``Next:`` names the phase's usual command, naming instead what
+        ``phasegate status`` names for this change: ``impl ID --review-only`` after a stop,
+        ``archive ID --resolved`` after archive's conflicts, ``plan ID --on-limit ...`` at
+        the planning limit."""
+        try:
+            state = self.state(item.name)
+        except PhasegateError:
+            return message
+        usual = next_command(state.phase, item.name)
+        wanted = next_command(state.phase, item.name, state)
+        if wanted == usual or wanted in message or f"Next: {usual}" not in message:
+            return message
+        return message.replace(f"Next: {usual}", f"Next: {wanted}")
 
     # -- plan -------------------------------------------------------------------------------
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from phasegate.change.paths import paths_of
+from phasegate.change.paths import ChangePaths, paths_of
 from phasegate.change.phases import ChangeNotReady
 from phasegate.change.specdelta import SpecDeltaError
-from phasegate.change.specfiles import base_text
+from phasegate.change.specfiles import base_text, spec_order
 from phasegate.change.specmerge import merge_spec
 from phasegate.engine.plugin_api import Action, PluginContext
 from phasegate.faults import crash_point
@@ -23,6 +23,52 @@ def _spec_title(name: str) -> str:
 
 class ArchiveConflict(ChangeNotReady):
     """The change and the living specs both changed the same requirement."""
+
+
+def _refuse_missing_specs(change_id: str, change: ChangePaths, bases: dict[str, bool]) -> None:
+    """A spec the change wrote that is gone from its specs/ folder is not archived as "no
+    spec changes": the archive is refused, nothing written. The specs it wrote are those
+    proposal.md lists (else those it recorded a base for)."""
+    try:
+        listed, _ = spec_order(change.proposal_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        listed = None
+    expected = listed if listed is not None else sorted(bases)
+    missing = [name for name in expected if not (change.specs_dir / name).is_file()]
+    if not missing:
+        return
+    files = ", ".join(change.rel(change.specs_dir / name) for name in missing)
+    noun, verb = ("spec file", "is") if len(missing) == 1 else ("spec files", "are")
+    raise ChangeNotReady(
+        f"cannot archive {change_id}: the {noun} {files} it wrote {verb} missing; "
+        f"nothing was written. Restore it, or remove it from the specs list of "
+        f"{change.rel(change.proposal_path)} if the change no longer changes that spec, "
+        f"then run phasegate archive {change_id}"
+    )
+
+
+def _refuse_missing_bases(
+    change_id: str, change: ChangePaths, bases: dict[str, bool], base_commit: str | None
+) -> None:
+    """The copy of a living spec as the change found it is what the merge compares with:
+    without it every requirement would look changed on both sides (false conflicts)."""
+    for name in change.spec_files():
+        base = change.base_dir / name
+        if not bases.get(name) or base.is_file():
+            continue
+        living = change.rel(change.living_specs_dir / name)
+        folder = change.rel(base.parent)
+        hint = (
+            f" (as committed when the change began: mkdir -p {folder} && git show "
+            f"{base_commit[:12]}:{living} > {change.rel(base)})"
+            if base_commit
+            else ""
+        )
+        raise ChangeNotReady(
+            f"cannot archive {change_id}: the merge base {change.rel(base)} (the living "
+            f"{living} as the change found it) is missing; nothing was written. Restore it"
+            f"{hint}, then run phasegate archive {change_id}"
+        )
 
 
 class Archive(Action):
@@ -48,6 +94,8 @@ class Archive(Action):
         # ``--resolved`` resolves the conflicts an earlier archive reported (and recorded),
         # no others: a conflict nobody was shown is reported first, never overwritten.
         reported = set(ctx.state.data.get("archive_conflicts") or [])
+        _refuse_missing_specs(ctx.item.name, change, bases)
+        _refuse_missing_bases(ctx.item.name, change, bases, ctx.state.base_commit)
         plans: list[tuple[Path, str]] = []
         conflicts: list[str] = []
         shown: list[str] = []  # every conflict found, resolved or not: what a refusal records
@@ -73,7 +121,7 @@ class Archive(Action):
                     )
             except SpecDeltaError as exc:
                 raise SpecDeltaError(
-                    f"cannot archive {ctx.item.name}: {change.rel(change.specs_dir / name)}: "
+                    f"cannot archive {ctx.item.name}: in {change.rel(change.specs_dir / name)}, "
                     f"{exc}; nothing was written. Fix it, then run phasegate archive "
                     f"{ctx.item.name}"
                 ) from None

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.change.paths import ChangePaths
-from phasegate.change.phases import ChangePhase, archive_conflict_command, manual_fix_command
+from phasegate.change.phases import (
+    ChangePhase,
+    archive_conflict_command,
+    limit_answer,
+    manual_fix_command,
+    next_command,
+)
 from phasegate.change.reader import close_review, review_open
 from phasegate.change.state import ChangeState
 from phasegate.engine.answers import record_command
@@ -315,11 +321,22 @@ class ChangeView(StateView):
             "currentPhase": phase,
             "stateFile": str(self.paths.state_path),
         }
-        decision = state.decisions.get("manual-fix") or {}
-        if state.at == "manual-fix" and decision.get("status") == "pending":
-            # ``impl`` answers this gate itself: the command ``phasegate change status`` names,
-            # also the one its pending decision names.
-            command = manual_fix_command(self.item.name)
+        # The gates ``impl`` and ``plan --rechallenge`` answer themselves, and the command
+        # ``phasegate change status`` names for each (also the one its pending decision
+        # names): a rejected plan is edited by hand before it is challenged again.
+        gate = {
+            "manual-fix": "manual-fix",
+            "rejected": "rechallenge",
+            "planning-limit": "planning-limit",
+        }.get(str(state.at))
+        decision = state.decisions.get(gate or "") or {}
+        if gate is not None and decision.get("status") == "pending":
+            if gate == "manual-fix":
+                command = manual_fix_command(self.item.name)
+            elif gate == "rechallenge":
+                command = next_command(ChangePhase.REJECTED, self.item.name)
+            else:  # as ``plan`` names it: one command answers and acts on the answer
+                command = limit_answer(self.item.name, list(decision.get("choices") or {}))
             fields["nextCommand"] = command
             fields["pendingDecisions"] = [
                 {
@@ -327,13 +344,17 @@ class ChangeView(StateView):
                     "question": d.get("question"),
                     "choices": list(d.get("choices") or {}),
                     "command": command
-                    if d.get("id") == "manual-fix"
+                    if d.get("id") == gate
                     else record_command(self.item.name, d),
                 }
                 for d in state.decisions.values()
                 if d.get("status") == "pending"
             ]
         conflicts = state.data.get("archive_conflicts")
+        if state.at == "archive" and not conflicts:
+            # The archive action runs whole within one command: one that stopped (refused,
+            # or killed) is not in progress; the next ``archive`` starts it again.
+            fields["inProgress"] = None
         if conflicts and state.at == "archive":
             fields["nextCommand"] = archive_conflict_command(self.item.name)
             # Nothing runs: the archive waits on a merge by hand, then `archive --resolved`.

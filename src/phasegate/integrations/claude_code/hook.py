@@ -55,8 +55,10 @@ LISTED_ITEMS = 40
 MAX_CONCERNS = 3
 #: Statuses of items that ended: completed, or stopped or blocked at an end (the engine
 #: sets ``stopped`` and ``blocked`` only there). ``phasegate status`` shows them with no
-#: next command and ``phasegate run`` has nothing to run: they are not active.
-DONE = frozenset({"completed", "complete", "done", "archived", "finished", "stopped", "blocked"})
+#: next command and ``phasegate run`` has nothing to run: they are not active. A change
+#: in phase ``complete`` has not ended: it is ready for ``phasegate archive`` (seed 002),
+#: or waits on a merge by hand after archive found conflicts.
+DONE = frozenset({"completed", "done", "archived", "finished", "stopped", "blocked"})
 
 
 def read_state(path: Path, fmt: str) -> dict[str, Any]:
@@ -167,6 +169,9 @@ def _item_lines(
             f"- Phase: {cursor['phase']}, decision {cursor.get('decision')} answered{chosen}; "
             "the next run acts on it"
         )
+    elif cursor and cursor.get("stage") == "conflict":  # nothing runs: a merge by hand
+        conflicts = "; ".join(str(c) for c in cursor.get("conflicts") or [])
+        lines.append(f"- Phase: {cursor['phase']}, waiting on a merge by hand: {conflicts}")
     elif cursor and cursor.get("kind") == "gate":
         lines.append(f"- Phase: {cursor['phase']}, waiting on a decision")
     elif cursor and cursor.get("kind", "agent") != "agent":
