@@ -120,10 +120,19 @@ def _is_secret_assignment_name(name: str) -> bool:
 #: A value that is itself the name of an environment variable (``credentials:
 #: ANTHROPIC_API_KEY`` says where a key is, it is not one).
 _VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+#: A value that is a relative path to a file (``add-oauth: changes/add-oauth/spec.md``
+#: names a file of the change ``add-oauth``): folders, then a name with an extension.
+#: Keys and tokens have no such shape (base64 has no ``.``, a JWT no ``/``).
+_FILE_PATH = re.compile(r"(?:[A-Za-z0-9_\-.]+/)+[A-Za-z0-9_\-]+\.[A-Za-z][A-Za-z0-9]{0,7}")
 
 
 def _mask_assignment(match: re.Match[str]) -> str:
-    if not _is_secret_assignment_name(match.group(2)) or _VARIABLE_NAME.fullmatch(match.group(4)):
+    value = match.group(4)
+    if (
+        not _is_secret_assignment_name(match.group(2))
+        or _VARIABLE_NAME.fullmatch(value)
+        or _FILE_PATH.fullmatch(value)
+    ):
         return match.group(0)
     return match.group(1) + match.group(2) + match.group(3) + MASK
 

@@ -57,6 +57,9 @@ def test_a_secret_named_assignment_is_masked(redactor: Redactor, text: str, expe
         # A variable's name says where a key is; it is not one.
         "credentials: ANTHROPIC_API_KEY",
         "api_key=OPENAI_API_KEY",
+        # A path to a file: the change add-oauth's spec, not a secret.
+        "add-oauth: changes/add-oauth/specs/session.md",
+        "oauth=docs/auth/flows.md",
     ],
 )
 def test_ordinary_words_and_short_values_are_kept(redactor: Redactor, text: str) -> None:
