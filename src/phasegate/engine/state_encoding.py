@@ -12,7 +12,8 @@ what changed since:
   null equal to last time's and of the same type reuses its text (a float
   only if it is the very same object: ``-0.0 == 0.0``), and so does a
   mapping whose plain JSON (no redaction: the C encoder alone) is what it
-  was; a mapping that redaction leaves equal is written as that plain JSON;
+  was; a mapping that redaction leaves equal (one of numbers alone is not
+  even redacted: redaction replaces strings only) is written as that plain JSON;
 - in a list (a node's review iterations, the item's label history) an
   element that is the very same object as last time reuses its text.
   Records in such lists are appended, never changed in place.
@@ -64,6 +65,19 @@ def _plain(value: Any, redactor: Redactor, key: str | None = None) -> str:
     if isinstance(value, str):
         return str(_quote(redactor.text(value)))
     return _encode(redactor.data(value))
+
+
+def numbers_only(value: dict[Any, Any]) -> bool:
+    """Whether ``value`` holds numbers, booleans and nulls alone (in mappings of its own):
+    redaction, which replaces strings only, leaves it as it is."""
+    for item in value.values():
+        kind = type(item)
+        if kind is int or kind is float or kind is bool or item is None:
+            continue
+        if kind is dict and numbers_only(item):
+            continue
+        return False
+    return True
 
 
 def encode_value(value: Any, redactor: Redactor) -> str:
@@ -230,9 +244,13 @@ class StateEncoder:
                     append(known[1])
                     continue
                 # Redaction only ever replaces strings (other values are kept as they are):
-                # what it left equal is encoded as it was.
-                redacted = redactor.field(key, value)
-                text = raw if redacted == value else _encode(redacted)
+                # what it left equal is encoded as it was, and a mapping of numbers alone
+                # (the usage counts, the journal position) is left as it is.
+                if kind is dict and numbers_only(value):
+                    text = raw
+                else:
+                    redacted = redactor.field(key, value)
+                    text = raw if redacted == value else _encode(redacted)
                 value = _Raw(raw)
             part = f"{name(key)}: {text}"
             parts[key] = (value, part)

@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from phasegate.engine.brief import Progress
 from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
+from phasegate.engine.state_encoding import numbers_only
 from phasegate.engine.status import camel_usage
 from phasegate.errors import StateCorruptError
 from phasegate.state.atomic import remove_file
@@ -218,8 +220,6 @@ class FeatureView(StateView):
         return self._phase_map
 
     def document(self, state: EngineState) -> dict[str, Any]:
-        from phasegate.engine.brief import Progress
-
         workflow = self.item.workflow
         extra = state.data.get("meta_extra") or {}
         phases = self._phases(state)
@@ -297,8 +297,11 @@ class FeatureView(StateView):
                 if known is None or known[0] != raw or type(known[0]) is not _Encoded:
                     # The same JSON redacts the same; redaction only ever replaces strings,
                     # so a value it left equal is encoded as it was.
-                    redacted = redactor.field(key, value)
-                    text = raw if redacted == value else encode_json(redacted)
+                    if kind is dict and numbers_only(value):
+                        text = raw  # the usage counts: nothing to redact
+                    else:
+                        redacted = redactor.field(key, value)
+                        text = raw if redacted == value else encode_json(redacted)
                     known = (_Encoded(raw), f"{_encode_key(key)}: {text}")
                     top_lines[key] = known
             lines.append(known[1])
