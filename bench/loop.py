@@ -16,7 +16,10 @@ engine persists every step durably:
   makes per call (the agent's artifact, three journal lines and one fsync, the
   state file and the view's file replaced; once per phase, the finished
   phase appended to the state's archive and fsync'd): what no Python code
-  around them can go below on this file system.
+  around them can go below on this file system;
+- ``floor-journal``: the agent's artifact and the fsync'd journal alone (no
+  state file, no view): what any engine keeping a durable record of each step
+  in a file writes at the least.
 
 Each measurement runs in its own process (so peak memory is its own), after
 a warm-up item that is not timed (imports, workflow loading, compiling the
@@ -39,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any, TypedDict
 
-ENGINES = ("phasegate", "phasegate-coalesced", "langgraph", "dbos", "floor")
+ENGINES = ("phasegate", "phasegate-coalesced", "langgraph", "dbos", "floor", "floor-journal")
 
 
 class LoopState(TypedDict):
@@ -229,8 +232,11 @@ def bench_dbos(workdir: Path, phases: int, approve_on: int, items: int) -> dict[
     return {"seconds": elapsed, "cpu_seconds": cpu, "calls": calls, "sqlite": pragmas}
 
 
-def bench_floor(workdir: Path, phases: int, approve_on: int, items: int) -> dict[str, Any]:
-    """The every-step path's file operations alone, at the sizes the bench's items reach."""
+def bench_floor(
+    workdir: Path, phases: int, approve_on: int, items: int, state_files: bool = True
+) -> dict[str, Any]:
+    """The every-step path's file operations alone, at the sizes the bench's items reach
+    (without ``state_files``: the artifact and the journal alone)."""
     from phasegate.state.atomic import atomic_write_bytes
 
     line = b'{"ts": "2026-01-01T00:00:00Z", "event": "agent.finished", "x": "' + b"a" * 260
@@ -244,7 +250,7 @@ def bench_floor(workdir: Path, phases: int, approve_on: int, items: int) -> dict
         calls = 0
         try:
             for phase in range(1, phases + 1):
-                if phase > 1:  # the phase before is finished with: archived, fsync'd
+                if phase > 1 and state_files:  # the phase before: archived, fsync'd
                     archive = os.open(
                         folder / ".engine-archive.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND
                     )
@@ -258,8 +264,9 @@ def bench_floor(workdir: Path, phases: int, approve_on: int, items: int) -> dict
                         for _ in range(3):
                             os.write(journal, line)
                         os.fsync(journal)
-                        atomic_write_bytes(folder / ".engine.json", state, durable=False)
-                        atomic_write_bytes(folder / "state.json", view, durable=False)
+                        if state_files:
+                            atomic_write_bytes(folder / ".engine.json", state, durable=False)
+                            atomic_write_bytes(folder / "state.json", view, durable=False)
                         calls += 1
         finally:
             os.close(journal)
@@ -280,8 +287,8 @@ def run_child(engine: str, phases: int, approve_on: int, items: int) -> dict[str
             result = bench_phasegate(workdir, phases, approve_on, items)
         elif engine == "langgraph":
             result = bench_langgraph(workdir, phases, approve_on, items)
-        elif engine == "floor":
-            result = bench_floor(workdir, phases, approve_on, items)
+        elif engine in ("floor", "floor-journal"):
+            result = bench_floor(workdir, phases, approve_on, items, engine == "floor")
         else:
             result = bench_dbos(workdir, phases, approve_on, items)
     finally:
