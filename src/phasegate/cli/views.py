@@ -49,13 +49,14 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         console.print(f"  Phase: [bold]{progress['phase']}[/], waiting on a decision")
     elif progress and kind == "foreach" and "itemsDone" in progress:
         console.print(
-            f"  Phase: [bold]{progress['phase']}[/], in progress: {progress['itemsDone']} of "
+            f"  Phase: [bold]{progress['phase']}[/], {_going(status)}: {progress['itemsDone']} of "
             f"{progress['items']} items done"
             + (
                 f", {progress['itemsConflicted']} waiting on a merge conflict"
                 if progress.get("itemsConflicted")
                 else ""
             )
+            + _resumed(status)
         )
     elif progress and progress.get("stage") == "conflict":
         # An archive refused on a conflict: nothing runs until it is merged by hand.
@@ -64,11 +65,15 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
             f"{escape('; '.join(progress.get('conflicts') or []))}"
         )
     elif progress and kind != "agent":  # a foreach's item, an action or a check: no iterations
-        console.print(f"  Phase: [bold]{progress['phase']}[/], in progress: {progress['stage']}")
+        console.print(
+            f"  Phase: [bold]{progress['phase']}[/], {_going(status)}: {progress['stage']}"
+            f"{_resumed(status)}"
+        )
     elif progress:
         console.print(
-            f"  Phase: [bold]{progress['phase']}[/], in progress: iteration "
+            f"  Phase: [bold]{progress['phase']}[/], {_going(status)}: iteration "
             f"{progress['iteration']} of {progress['maxIterations']} ({progress['stage']})"
+            f"{_resumed(status)}"
         )
     elif status["status"] == "completed":
         console.print(f"  Complete: {escape(_ended(status))}")
@@ -147,6 +152,22 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
             f"  Left by its parallel items: {escape(where)} (remove them: "
             f"phasegate worktree remove {escape(status['id'])})"
         )
+
+
+def _going(status: dict[str, Any]) -> str:
+    """How the node the item is at goes: ``in progress`` while a run goes on (or before
+    one started it), else what ended its last run midway (``interrupted``: killed, Ctrl-C;
+    ``stopped``: on the failed agent call said below)."""
+    if not (status.get("inProgress") or {}).get("interrupted"):
+        return "in progress"
+    return "stopped" if status.get("lastFailure") else "interrupted"
+
+
+def _resumed(status: dict[str, Any]) -> str:
+    """What follows the progress of a node its last run left midway."""
+    if not (status.get("inProgress") or {}).get("interrupted"):
+        return ""
+    return "; no run is going on, the next run resumes it"
 
 
 def _ended(status: dict[str, Any]) -> str:

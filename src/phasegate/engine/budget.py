@@ -128,7 +128,8 @@ def configured(config: Config, workflow: str) -> bool:
 def budget_record(state: EngineState) -> dict[str, Any]:
     """The item's ``budget`` record in the engine state: ``raises`` (cap key -> amount
     added), ``asked`` (the cap the gate's last visit is about: ``visit``, ``cap``,
-    ``unit``, ``step``), ``acted`` (the last visit whose answer was acted on)."""
+    ``unit``, ``step``), ``acted`` (the last visit whose answer was acted on), ``went_on``
+    (the last visit whose held call went ahead after its answer)."""
     found = state.get("budget")
     return dict(found) if isinstance(found, Mapping) else {}
 

@@ -21,6 +21,7 @@ stops between the answer and the next call.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from phasegate.engine.answers import Question
@@ -101,6 +102,8 @@ class BudgetGuard:
             if isinstance(found, Allowed):
                 if answered is not None and self._asked_for(spec):
                     self.acted(answered[2])  # a stop no longer needed (the cap was changed)
+                if on_engine_thread:
+                    self.went_on(spec)
                 self.withdraw_stale(spec.path)
                 return found.max_usd
             reached = self._reached(found, spec)
@@ -206,6 +209,24 @@ class BudgetGuard:
             visit=int(record.get("visit", 0)),
             reason="no budget cap stops the call any more",
         )
+
+    def went_on(self, spec: CallSpec) -> None:
+        """The call the answered question held goes ahead (a raise added, or the cap was
+        changed after a ``stop``): ``budget.went_on`` records the question's visit, so that
+        ``status`` does not report the stop of a question no longer holding anything."""
+        run = self.run
+        decision = run.state.decisions.get(BUDGET_DECISION)
+        record = budget_record(run.state)
+        asked = record.get("asked")
+        if decision is None or decision.get("status") != "answered":
+            return
+        if not isinstance(asked, Mapping) or asked.get("node") != spec.path:
+            return
+        if record.get("went_on") == asked.get("visit"):
+            return
+        record["went_on"] = asked.get("visit")
+        run.state["budget"] = record
+        run.save(durable=True)  # before the call: a run killed during it has gone past the cap
 
     def acted(self, visit: int) -> None:
         record = budget_record(self.run.state)

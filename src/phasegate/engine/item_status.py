@@ -47,17 +47,40 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
             if phase.get("node") == progress.get("node") and progress.get("kind") == "agent":
                 phase["iterations"] = held["iteration"]
     active = live is None and data.get("status") == "active"
-    data["lastFailure"] = last_failure(item.journal.path) if active else None
+    last = last_event(item.journal.path) if active else None
+    data["lastFailure"] = failure_of(last) if last is not None else None
+    if active and progress and _ended_midway(data, last):
+        # No run goes on, yet the node it is at was left midway: its last run was killed,
+        # interrupted (Ctrl-C) or stopped on an error; the next run resumes it.
+        progress["interrupted"] = True
     return with_live_run(data, live)
+
+
+def _ended_midway(data: dict[str, Any], last: dict[str, Any] | None) -> bool:
+    """Whether the node ``data`` (an active item's status, no run going on) is at was left
+    by its last run in the middle of its work, rather than waiting on a person (a pending
+    decision, an answer not acted on yet, a budget cap), blocked or at a merge by hand."""
+    progress = data.get("inProgress") or {}
+    if data.get("blocked") or data.get("pendingDecisions") or progress.get("budget"):
+        return False
+    if progress.get("stage") in ("answered", "conflict") or progress.get("kind") == "gate":
+        return False
+    if last is not None and last.get("event") == "decision.answered":
+        return False  # answered by phasegate answer since the last run: it waits for a run
+    if progress.get("kind") == "foreach":
+        # A loop whose items all wait (on a decision, a merge) was not interrupted.
+        phase = [p for p in data.get("phases") or [] if p.get("node") == progress.get("node")]
+        items = (phase[0].get("items") or []) if phase else []
+        return any(entry.get("status") == "running" for entry in items)
+    return True
 
 
 #: How much of the journal's end is read for its last event.
 _TAIL_BYTES = 262144
 
 
-def last_failure(journal: Path) -> dict[str, Any] | None:
-    """The agent call the item's last run stopped on, when its journal ends with that
-    call's last attempt failing: ``{role, node, iteration, attempts, error}``."""
+def last_event(journal: Path) -> dict[str, Any] | None:
+    """The last event of ``journal`` (``None``: none, or it cannot be read)."""
     import json
 
     try:
@@ -75,7 +98,13 @@ def last_failure(journal: Path) -> dict[str, Any] | None:
         event = json.loads(lines[-1])
     except ValueError:
         return None
-    if not isinstance(event, dict) or event.get("event") != "agent.failed":
+    return event if isinstance(event, dict) else None
+
+
+def failure_of(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The agent call the item's last run stopped on, when ``event`` (its journal's last) is
+    that call's last attempt failing: ``{role, node, iteration, attempts, error}``."""
+    if event.get("event") != "agent.failed":
         return None
     tries, limit = event.get("tries"), event.get("of")
     if not isinstance(tries, int) or not isinstance(limit, int) or tries < limit:

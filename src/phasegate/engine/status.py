@@ -464,6 +464,8 @@ def budget_hold(state: EngineState, at: str) -> dict[str, Any] | None:
         return None
     if int(decision.get("visit", 0)) != asked.get("visit"):
         return None
+    if record.get("went_on") == asked.get("visit"):
+        return None  # the held call went ahead (a raise, or a cap changed after a stop)
     found = state.peek(at)
     entered = str(found.get("entered") or "")[:19] if found is not None else ""
     if entered > str(decision.get("asked_at") or "")[:19]:
