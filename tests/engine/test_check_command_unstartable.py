@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine_helpers import init_repo
+from check_gate import check_gate_repo
 
 from cli_process import run_cli as _cli
 
@@ -19,34 +19,9 @@ backends:
   scripted: {script: .phasegate/agents.yaml}
 """
 
-WORKFLOW = """\
-name: nul
-items_dir: work
-modes:
-  standard: {max_iterations: 1}
-roles:
-  worker: {access: write}
-nodes:
-  - id: checks
-    kind: check
-    run: [test]
-    on: {pass: done, fail: broken}
-  - id: done
-    kind: end
-  - id: broken
-    kind: end
-    status: blocked
-    message: the checks did not pass
-"""
-
 
 def test_a_check_command_that_cannot_start_fails_its_check(tmp_path: Path) -> None:
-    root = init_repo(tmp_path / "repo")
-    (root / ".phasegate" / "workflows").mkdir(parents=True)
-    (root / ".phasegate" / "config.yaml").write_text(CONFIG)
-    (root / ".phasegate" / "agents.yaml").write_text("{}\n")
-    (root / ".phasegate" / "workflows" / "nul.yaml").write_text(WORKFLOW)
-    assert _cli(root, "new", "n", "--workflow", "nul", "--description", "x").returncode == 0
+    root = check_gate_repo(tmp_path / "repo", "nul", ["test"], config=CONFIG, item="n")
     done = _cli(root, "run", "n")
     shown = done.stdout + done.stderr
     assert "internal error" not in shown, shown

@@ -6,48 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine_helpers import init_repo
+from check_gate import check_gate_repo
 
 from cli_process import run_cli
 
-CONFIG = """\
-version: 1
-roles:
-  default: {backend: scripted}
-backends:
-  scripted: {script: .phasegate/agents.yaml}
-"""
-
-WORKFLOW = """\
-name: gate
-items_dir: work
-modes:
-  standard: {max_iterations: 1}
-roles:
-  worker: {access: write}
-nodes:
-  - id: checks
-    kind: check
-    run:
-      - {name: nowhere, run: "true", cwd: missing}
-      - {name: gone, run: "no-such-tool-phasegate-test"}
-    on: {pass: done, fail: broken}
-  - id: done
-    kind: end
-  - id: broken
-    kind: end
-    status: blocked
-    message: the checks did not pass
-"""
-
 
 def test_logs_name_why_each_check_failed(tmp_path: Path) -> None:
-    root = init_repo(tmp_path / "repo")
-    (root / ".phasegate" / "workflows").mkdir(parents=True)
-    (root / ".phasegate" / "config.yaml").write_text(CONFIG)
-    (root / ".phasegate" / "agents.yaml").write_text("{}\n")
-    (root / ".phasegate" / "workflows" / "gate.yaml").write_text(WORKFLOW)
-    assert run_cli(root, "new", "s", "--workflow", "gate", "--description", "x").returncode == 0
+    commands = [
+        '{name: nowhere, run: "true", cwd: missing}',
+        '{name: gone, run: "no-such-tool-phasegate-test"}',
+    ]
+    root = check_gate_repo(tmp_path / "repo", "gate", commands)
     ran = run_cli(root, "run", "s")
     assert ran.returncode == 4, ran.stdout + ran.stderr
     assert "running check nowhere" not in ran.stderr

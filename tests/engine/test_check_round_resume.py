@@ -12,51 +12,20 @@ import json
 import signal
 from pathlib import Path
 
-from engine_helpers import init_repo
+from check_gate import check_gate_repo
 
 from cli_process import run_cli
 
-CONFIG = """\
-version: 1
-roles:
-  default: {backend: scripted}
-backends:
-  scripted: {script: .phasegate/agents.yaml}
-"""
-
-WORKFLOW = """\
-name: gate
-items_dir: work
-modes:
-  standard: {max_iterations: 1}
-roles:
-  worker: {access: write}
-nodes:
-  - id: checks
-    kind: check
-    run:
-      - {name: first, run: "echo first >> LOG"}
-      - {name: second, run: "SECOND"}
-    on: {pass: done, fail: broken}
-  - id: done
-    kind: end
-  - id: broken
-    kind: end
-    status: blocked
-    message: the checks did not pass
-"""
-
 
 def _repo(tmp_path: Path, second: str) -> tuple[Path, Path]:
-    root = init_repo(tmp_path / "repo")
     log = tmp_path / "ran.log"
-    (root / ".phasegate" / "workflows").mkdir(parents=True)
-    (root / ".phasegate" / "config.yaml").write_text(CONFIG)
-    (root / ".phasegate" / "agents.yaml").write_text("{}\n")
-    workflow = WORKFLOW.replace("LOG", str(log)).replace("SECOND", second.replace("LOG", str(log)))
-    (root / ".phasegate" / "workflows" / "gate.yaml").write_text(workflow)
-    made = run_cli(root, "new", "s", "--workflow", "gate", "--description", "x")
-    assert made.returncode == 0, made.stderr
+    commands = [
+        f'{{name: first, run: "echo first >> {log}"}}',
+        f'{{name: second, run: "{second}"}}',
+    ]
+    root = check_gate_repo(
+        tmp_path / "repo", "gate", [c.replace("LOG", str(log)) for c in commands]
+    )
     return root, log
 
 

@@ -7,48 +7,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine_helpers import init_repo
+from check_gate import SCRIPTED_CONFIG, check_gate_repo
 
 from cli_process import run_cli as _cli
 
-CONFIG = """\
-version: 1
-roles:
-  default: {backend: scripted}
-backends:
-  scripted: {script: .phasegate/agents.yaml}
-timeouts:
-  check: 1
-"""
-
-WORKFLOW = """\
-name: slowcheck
-items_dir: work
-modes:
-  standard: {max_iterations: 1}
-roles:
-  worker: {access: write}
-nodes:
-  - id: checks
-    kind: check
-    run: [{name: slow, run: "sleep 30"}]
-    on: {pass: done, fail: broken}
-  - id: done
-    kind: end
-  - id: broken
-    kind: end
-    status: blocked
-    message: the checks did not pass
-"""
+CONFIG = SCRIPTED_CONFIG + "timeouts:\n  check: 1\n"
 
 
 def test_a_check_that_runs_out_of_time_says_so(tmp_path: Path) -> None:
-    root = init_repo(tmp_path / "repo")
-    (root / ".phasegate" / "workflows").mkdir(parents=True)
-    (root / ".phasegate" / "config.yaml").write_text(CONFIG)
-    (root / ".phasegate" / "agents.yaml").write_text("{}\n")
-    (root / ".phasegate" / "workflows" / "slowcheck.yaml").write_text(WORKFLOW)
-    assert _cli(root, "new", "s", "--workflow", "slowcheck", "--description", "x").returncode == 0
+    commands = ['{name: slow, run: "sleep 30"}']
+    root = check_gate_repo(tmp_path / "repo", "slowcheck", commands, config=CONFIG)
     done = _cli(root, "run", "s")
     assert done.returncode == 4, done.stdout + done.stderr
     shown = done.stdout + done.stderr
