@@ -48,9 +48,16 @@ class ImplementProgress(ProgressPrinter):
         self._line(f"  implementer: {escape(str(e.get('role')))}")
 
     def _on_implement_pattern(self, e: dict[str, Any]) -> None:
+        suggested = escape(str(e.get("suggested")))
+        if e.get("known") is False:
+            self._line(
+                f"[yellow]  recurring issues ({e.get('same_issue_count')}): {suggested} would "
+                f"review next ({escape(str(e.get('reason')))}), but it is not an agent here[/]"
+            )
+            return
         self._line(
             f"[yellow]  recurring issues ({e.get('same_issue_count')}): next reviewer "
-            f"{escape(str(e.get('suggested')))} ({escape(str(e.get('reason')))})[/]"
+            f"{suggested} ({escape(str(e.get('reason')))})[/]"
         )
 
     def _on_review_timeout(self, e: dict[str, Any]) -> None:

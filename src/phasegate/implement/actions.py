@@ -13,7 +13,7 @@ import sys
 from phasegate.engine.plugin_api import Action, PluginContext, Predicate
 from phasegate.faults import crash_point
 from phasegate.implement import cycles
-from phasegate.implement.checkboxes import TICK_WAITING, tick_task
+from phasegate.implement.checkboxes import TICK_WAITING, is_ticked, tick_task
 from phasegate.implement.context import load_documents
 from phasegate.implement.parallel import guard_plan, restore_plan
 from phasegate.implement.settings import ACTIONS
@@ -139,6 +139,8 @@ class TrackReview(Action):
                 recurring_patterns=list(tracking["recurring_patterns"]),
                 suggested=suggestion.agent,
                 reason=suggestion.reason,
+                # An agent the repository does not have is never switched to.
+                known=suggestion.agent in roster(ctx).agents,
             )
         return "done"
 
@@ -219,6 +221,10 @@ def tick_landed(ctx: PluginContext) -> None:
         entry = cycles.peek_task(ctx.state, key)
         waiting = entry.get(TICK_WAITING) if entry is not None else None
         if entry is None or not isinstance(waiting, dict):
+            continue
+        if plan_path(ctx).exists() and is_ticked(plan_path(ctx), key) is None:
+            # Taken out of PLAN.md (or renamed) since it was approved: nothing to tick.
+            entry.pop(TICK_WAITING, None)
             continue
         crash_point("implement.tick_landed")
         note = waiting.get("note") or None

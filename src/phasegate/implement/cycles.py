@@ -154,6 +154,8 @@ def _answered(found: dict[str, Any], feedback: str) -> None:
 
 #: How a task ticked in PLAN.md by a person while it waited for a decision ended.
 TICKED_BY_HAND = "ticked by hand"
+#: How a task the run had not finished ended when it was no longer in PLAN.md.
+REMOVED = "removed from the plan"
 
 
 def outcome(entry: dict[str, Any], how: str, note: str = "") -> None:

@@ -121,6 +121,8 @@ def task_rows(item: Any, state: EngineState, plan: Plan | None) -> list[dict[str
                 continue
             for key in tasks.get("order") or []:
                 entry = (tasks.get("items") or {}).get(key) or {}
+                if entry.get("removed") or (plan is not None and plan.task(key) is None):
+                    continue  # no longer in PLAN.md: not a task of the plan any more
                 status = str(entry.get("status", "pending"))
                 if status == "skipped" or (status == "pending" and key in ticked):
                     status = "done"  # already ticked when the phase began, or by then

@@ -130,14 +130,53 @@ class ImplementView(StateView):
             for key in tasks.get("order") or []:
                 task = (tasks.get("items") or {}).get(key) or {}
                 now = plan.task(key)
-                if now is None or not now.done:
-                    continue
                 path = f"{PHASES}[{phase_key}]/{TASKS}"
+                if now is None:
+                    self._removed(state, path, key, task)
+                    continue
+                if not now.done:
+                    continue
                 if task.get("status") == "pending":
                     task["done"] = True
                     state.touched(path)
                 elif task.get("status") == "running" and task.get("at") in WAITING_GATES:
                     self._released(state, path, key, task)
+
+    @staticmethod
+    def _removed(state: EngineState, path: str, key: str, task: dict[str, Any]) -> None:
+        """A task no longer in PLAN.md (deleted, or renamed: a new title is a new task) that
+        the run had not finished: it is not run (nor its agent called again), a decision it
+        waited on is withdrawn, and it ends where it stands (its work so far stays, a
+        parallel task's is merged as any other's); ``status`` no longer lists it.
+
+        Only the state in memory changes here: a run commits it, a ``status`` shows it.
+        """
+        status = task.get("status")
+        if status not in ("pending", "running") or task.get("removed"):
+            return
+        task["removed"] = True
+        entry = cycles.peek_task(state, key)
+        if entry is not None:
+            cycles.outcome(entry, cycles.REMOVED)
+        if status == "pending":
+            task["done"] = True  # skipped when its loop comes to it
+            task["skip_reason"] = f"no longer in {plan_rel(state)}"
+            state.touched(path)
+            return
+        reason = f"task {key} is no longer in {plan_rel(state)}"
+        gate = f"{path}[{key}]/"
+        withdrawn = list(state.data.get(WITHDRAWN_BY_TICK) or [])
+        for name, record in list(state.decisions.items()):
+            context = str(record.get("context") or "")
+            if context.startswith(gate) and record.get("status") == "pending":
+                del state.decisions[name]
+                withdrawn.append(
+                    {"id": name, "visit": record.get("visit"), "task": key, "reason": reason}
+                )
+        if withdrawn:
+            state.data[WITHDRAWN_BY_TICK] = withdrawn
+        task["at"] = TASK_END
+        state.touched(path)
 
     @staticmethod
     def _released(state: EngineState, path: str, key: str, task: dict[str, Any]) -> None:
@@ -180,7 +219,8 @@ class ImplementView(StateView):
                 "decision.withdrawn",
                 id=found.get("id"),
                 visit=found.get("visit"),
-                reason=f"task {found.get('task')} was ticked in {plan_rel(state)} by hand",
+                reason=found.get("reason")
+                or f"task {found.get('task')} was ticked in {plan_rel(state)} by hand",
                 sync_now=True,
             )
 

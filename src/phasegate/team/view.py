@@ -42,6 +42,8 @@ from phasegate.team.status_file import (
 from phasegate.team.tasks import read_tasks
 
 COPILOT_INSTRUCTIONS = Path(".github") / "copilot-instructions.md"
+#: IMPLEMENT_LOOP's loops over tasks.yaml (per-batch and lean; single-final).
+TASK_LOOPS = ("tasks", "tasks-single")
 
 
 def copilot_flags(workdir: Path) -> dict[str, Any]:
@@ -93,6 +95,52 @@ class TeamView(StateView):
         self._written = raw
         if found.runtime_flags is None:
             team_data(state).pop("runtime_flags", None)  # detected again before the next write
+        if state.status == "active" and state.at in TASK_LOOPS and state.mode != "lean":
+            self._tasks_added_meanwhile(state, state.at)
+
+    def _tasks_added_meanwhile(self, state: EngineState, loop: str) -> None:
+        """Tasks added to tasks.yaml while the session was stopped inside IMPLEMENT_LOOP (at
+        a decision, say) join the loop, after the tasks they depend on, so the loop does
+        them before the final review (seed 003: every task reaches ``completed`` first);
+        a task not begun yet that was taken out of it is skipped. A tasks.yaml with
+        problems is left to the loop's own checks, and a lean session's one task to its
+        own.
+
+        Only the state in memory changes here: a run commits it, a ``status`` shows it.
+        """
+        from phasegate.engine.nodes.foreach import dependency_order, safe_key
+        from phasegate.engine.plugin_api import Task
+
+        ns = state.peek(loop)
+        if ns is None or not isinstance(ns.get("order"), list):
+            return  # the loop reads tasks.yaml when it starts
+        path = self.item.item_dir / "tasks.yaml"
+        tasks, problems = read_tasks(path)
+        if problems:
+            return
+        entries: dict[str, Any] = ns.mapping("items")
+        added = [
+            Task(
+                key=safe_key(t.id),
+                title=t.title,
+                deps=tuple(safe_key(d) for d in t.dependencies),
+                data={"goal": t.goal, "files": list(t.files), "status": t.status},
+            )
+            for t in tasks
+            if safe_key(t.id) not in entries and t.status != "completed"
+        ]
+        for task in dependency_order(added, str(path)):
+            # At the end: after the tasks it depends on, whether already in the loop or added.
+            ns["order"].append(task.key)
+            entries[task.key] = {"status": "pending", "at": None, **task.to_dict()}
+            state.touched(loop)
+        listed = {safe_key(t.id) for t in tasks}
+        for key, entry in entries.items():
+            if key not in listed and entry.get("status") == "pending" and not entry.get("done"):
+                # Taken out of tasks.yaml before its turn: skipped, its Coder never called.
+                entry["done"] = True
+                entry["skip_reason"] = "no longer in tasks.yaml"
+                state.touched(loop)
 
     def prepare(self, state: EngineState) -> None:
         data = team_data(state)

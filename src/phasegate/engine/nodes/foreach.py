@@ -184,7 +184,11 @@ def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> St
         if node.skip_done and entry.get("done") and entry["status"] == "pending":
             entry["status"] = "skipped"
             run.item.record(
-                "foreach.item", node=path, key=key, status="skipped", reason="already done"
+                "foreach.item",
+                node=path,
+                key=key,
+                status="skipped",
+                reason=entry.get("skip_reason") or "already done",
             )
             run.save(lazy=True)
             continue

@@ -183,7 +183,8 @@ class FanOut:
                 and not entry.get("started_at")
             ):
                 entry["status"] = "skipped"
-                self.journal("foreach.item", key=key, status="skipped", reason="already done")
+                reason = entry.get("skip_reason") or "already done"
+                self.journal("foreach.item", key=key, status="skipped", reason=reason)
                 self.save(lazy=True)
                 skipped = True
                 continue
