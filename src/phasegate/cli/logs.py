@@ -124,7 +124,7 @@ class Replays:
                     q += 1  # a line of its own, or a result (the replayed ones are reused)
                 elif self._kind(p) in _ADDED_ON_RESUME or self._kind(p).startswith(_REUSED):
                     p += 1
-                elif matched and self._restarts(q, sigs[k]):
+                elif matched and self._restarts(q, {sigs[m] for m in matched}):
                     return matched, True  # itself interrupted: the next run replays again
                 else:
                     break
@@ -132,10 +132,11 @@ class Replays:
                 return matched, True
         return None
 
-    def _restarts(self, q: int, first: str) -> bool:
-        """Whether a run resumed again starts at ``q``: its first line repeated is
-        ``first``, as the interrupted replay's was."""
-        while q < len(self.events) and self._sigs[q] != first:
+    def _restarts(self, q: int, firsts: set[str]) -> bool:
+        """Whether a run resumed again starts at ``q``: its first line repeated is one of
+        ``firsts``, the lines the interrupted replay repeated (it committed as it replayed,
+        so the next run may start later than it did)."""
+        while q < len(self.events) and self._sigs[q] not in firsts:
             kind = self._kind(q)
             if kind not in _ADDED_ON_RESUME and not kind.startswith(_REUSED):
                 return False

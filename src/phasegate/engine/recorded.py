@@ -55,7 +55,28 @@ def result_key(event: Mapping[str, Any]) -> str | None:
         return str(event["key"])  # a check: one of a round a run may have died in
     if name == "decision.answered":
         return f"decision:{event['id']}:{event['visit']}"
+    if name == "node.transition" and _top_move(event):
+        return move_key(str(event["node"]), event["visit"])
     return None
+
+
+def move_key(node: str, visit: int) -> str:
+    """The key of a move of the top level from ``node``'s visit ``visit``: held, like a result,
+    until a resumed run makes it again (see ``Runner``)."""
+    return f"move:{node}:{visit}"
+
+
+def _top_move(event: Mapping[str, Any]) -> bool:
+    """Whether ``event`` (a ``node.transition``) is a move of the top level with its visit
+    (older journals' have none), not one in a foreach item's body."""
+    node, visit = event.get("node"), event.get("visit")
+    return (
+        isinstance(node, str)
+        and "/" not in node
+        and isinstance(event.get("to"), str)
+        and isinstance(visit, int)
+        and not isinstance(visit, bool)
+    )
 
 
 class RecordedCalls:
@@ -71,6 +92,7 @@ class RecordedCalls:
         self._answers: dict[tuple[str, int], Mapping[str, Any]] = {}
         self._needed: dict[tuple[str, int], Mapping[str, Any]] = {}
         self._items: dict[str, Mapping[str, Any]] = {}
+        self._moves: list[tuple[str, int, str]] = []
         for event in events:
             self.add(event)
 
@@ -95,6 +117,8 @@ class RecordedCalls:
             self._needed.setdefault((str(event.get("id")), event["visit"]), event)
         elif name == "foreach.items" and "key" in event:
             self._items[str(event["key"])] = event
+        elif name == "node.transition" and _top_move(event):
+            self._moves.append((str(event["node"]), int(event["visit"]), str(event["to"])))
 
     def result(self, key: str) -> Mapping[str, Any] | None:
         """The ``agent.finished`` event of a finished call with ``key``, if recorded."""
@@ -137,6 +161,27 @@ class RecordedCalls:
         """The ``decision.needed`` event of a gate's visit, if one was journaled (a run
         killed before it committed the pending decision)."""
         return self._needed.get((decision, visit))
+
+    def moves_from(self, at: str, visit: int) -> int:
+        """How many moves of the top level the journal's tail records, one after the other,
+        from visit ``visit`` of node ``at`` on (0: none from there): a run killed before its
+        state commit said so had moved on that far."""
+        start = next(
+            (i for i, (node, seen, _) in enumerate(self._moves) if (node, seen) == (at, visit)),
+            None,
+        )
+        if start is None:
+            return 0
+        count = 0
+        for node, _, to in self._moves[start:]:
+            if node != at:
+                break  # not a walk on from there: nothing more is taken from it
+            count, at = count + 1, to
+        return count
+
+    def move_keys(self) -> list[str]:
+        """The keys of the moves of the top level the journal's tail records."""
+        return [move_key(node, visit) for node, visit, _ in self._moves]
 
     def forget(self, key: str) -> None:
         """Drop the result of ``key`` (it was applied, or turned out unusable)."""

@@ -18,11 +18,13 @@ from phasegate.engine.calls import Backends, call_agent, relative_to
 from phasegate.engine.checks import run_check_round
 from phasegate.engine.item import WorkItem
 from phasegate.engine.plugin_api import PluginContext, Task, plugin
+from phasegate.engine.recorded import move_key
 from phasegate.engine.run_rules import NodeRules
 from phasegate.engine.state import EngineState
 from phasegate.engine.walk import (
     Asker,
     Call,
+    CaughtUp,
     Cursor,
     Effect,
     End,
@@ -68,6 +70,11 @@ class Run(NodeRules):
         #: Labels at which this run stops before executing the node (a command's stops).
         self.stop_labels: set[str] = set()
         self.started_labels: set[str] = set()
+        #: While a resumed run catches up with its journal (see ``Runner``): how many moves
+        #: of the top level the interrupted run made after its last state commit. They are
+        #: walked again (their results reused) with no stop, then the walk stops.
+        self.replay_moves: int | None = None
+        self._top_moves = 0
         #: Node path prefixes (``tasks[T3]/``) of parallel items, and where each works.
         self.workspaces: dict[str, Workspace] = {}
         #: Each node path's label (the workflow does not change during a run).
@@ -272,12 +279,19 @@ class Run(NodeRules):
         """Follow ``outcome``'s edge from ``path`` to ``target``."""
         before, after = self.label(path), self.label(target_path)
         incoming = {"from": path, "outcome": outcome.name, "issues": outcome.issues}
+        visit = self.state.node(path).visit  # the visit that moves on (``target`` may be it)
         cursor.set(target)
+        if isinstance(cursor, TopCursor):
+            self._top_moves += 1
         if outcome.extend is not None and self.state.peek(target_path) is not None:
             self.resume_loop(target_path, outcome.extend, outcome.issues)
         else:
             self.enter(target_path, incoming if outcome.issues else None, outcome.start_with)
-        self.item.record("node.transition", node=path, to=target_path, outcome=outcome.name)
+        self.item.record(
+            "node.transition", node=path, to=target_path, outcome=outcome.name, visit=visit
+        )
+        if self.replay_moves is not None:
+            self.item.applied(move_key(path, visit))  # the interrupted run's move, made again
         if before != after:
             cause = outcome.cause or f"{path} {outcome.name}"
             self.state.d.setdefault("history", []).append(
@@ -364,11 +378,18 @@ class Run(NodeRules):
 
     def before_node(self, path: str, node: AnyNode) -> None:
         label = self.label(path)
+        if self.replay_moves is not None:
+            if self._top_moves >= self.replay_moves:
+                raise CaughtUp(path)
+            self.started_labels.add(label)  # the interrupted run went on past it
+            return
         if label in self.stop_labels and label not in self.started_labels:
             raise RunStop("stopped", label)
         self.started_labels.add(label)
 
     def after_node(self, path: str, node: AnyNode, outcome: Outcome) -> None:
+        if self.replay_moves is not None:
+            return  # the interrupted run went on: this run's options apply from where it was
         label = self.label(path)
         if self.options.until is not None and label == self.options.until:
             raise RunStop("phase-done", f"stopped after {label} (--until)")

@@ -31,6 +31,7 @@ from phasegate.engine.status import (
 )
 from phasegate.engine.walk import (
     Asker,
+    CaughtUp,
     End,
     NoTerminal,
     RunOptions,
@@ -241,6 +242,9 @@ class Runner:
             command = self.workflow.commands[options.command]
             run.stop_labels = set(command.stops_at)
             run.started_labels = {current_label(self.workflow, state) or ""}
+        reached = self._catch_up(run)
+        if reached is not None:
+            return self._finish(run, reached)
         target = self._top_node(options.phase) if options.phase is not None else None
         at = state.at if state.at is not None and not state.at.startswith("@") else None
         withdraw_warning(run, target or at or self.workflow.start_node(state.mode))
@@ -262,6 +266,35 @@ class Runner:
             self._resume_partial(run)
         end = run.walk()
         return self._finish(run, end)
+
+    def _catch_up(self, run: Run) -> End | None:
+        """A run killed after it moved on from a node and before a state commit said so left
+        the state file behind its journal: the moves the journal records from the state's
+        node are walked again first (each result reused, nothing asked, no stop), so what
+        this run checks and asks (a phase left half done, a transition warning) is about
+        where the interrupted run was. The end reached so, if it was one."""
+        state = run.state
+        at = state.at if state.at is not None else self.workflow.start_node(state.mode)
+        recorded = self.item.recorded()
+        moves = 0
+        if not at.startswith("@"):
+            found = state.peek(at)
+            # The visit the walk is in (one it enters afresh when none is recorded yet).
+            visit = (found.visit if found is not None else 0) or 1
+            moves = recorded.moves_from(at, visit)
+        reached: End | None = None
+        if moves:
+            run.replay_moves = moves
+            try:
+                reached = run.walk()
+            except CaughtUp:
+                pass
+            finally:
+                run.replay_moves = None
+        # Moves made again, or not to be made (the walk is elsewhere): no longer held.
+        for key in recorded.move_keys():
+            self.item.applied(key)
+        return reached
 
     def _limit(self, run: Run, path: str) -> int | None:
         """The review iterations a node started by ``--phase`` or ``--partial fresh`` may

@@ -111,6 +111,11 @@ class RunStop(Exception):
         self.message = message
 
 
+class CaughtUp(Exception):
+    """The walk of a resumed run reached the node the journal says the interrupted run had
+    moved to (its state file lagged the journal): the run goes on from there."""
+
+
 # Effects a handler yields; the driver performs them and sends the result back.
 @dataclass(frozen=True)
 class Call:
