@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from engine_helpers import init_repo, make_repo
 
 from phasegate.agents.base import AgentRequest
@@ -18,10 +19,11 @@ from phasegate.engine.status import brief
 
 
 def test_stored_brief_equals_the_brief_of_the_full_status_at_every_commit(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Reviewers reject (open concerns, more iterations) and approve; at every agent call
     the brief in the state file equals ``brief(status)`` computed afresh from that file."""
+    monkeypatch.setenv("PHASEGATE_COALESCE_SECONDS", "0")  # a commit at every call
     root = init_repo(tmp_path / "repo")
     repo = make_repo(root)
     repo.new("demo", description="Add a greeting")
@@ -35,8 +37,9 @@ def test_stored_brief_equals_the_brief_of_the_full_status_at_every_commit(
         phase = request.labels["phase"]
         iteration = int(request.labels["iteration"])
         if request.role == "executor":
-            return ScriptedReply(write={f"{{item_dir}}/{phase}.md": f"# {phase} {iteration}\n"})
-        if iteration < 2:
+            artifact = "spec" if phase == "specify" else phase  # the file the next phase reads
+            return ScriptedReply(write={f"{{item_dir}}/{artifact}.md": f"# {phase} {iteration}\n"})
+        if iteration < 2 or phase == "brainstorm":  # brainstorm ends with concerns open
             issue = {"severity": "major", "description": f"{phase}: say more\nsecond line"}
             return ScriptedReply(structured={"approved": False, "issues": [issue], "summary": "no"})
         return ScriptedReply(structured={"approved": True, "issues": [], "summary": "ok"})
