@@ -104,7 +104,10 @@ def test_phase_in_progress_shows_its_review_iteration(repo: Repo) -> None:
     script["chain-reviewer"] = {"brainstorm": [{"fail": "reviewer crashed"}]}
     with pytest.raises(AgentError, match="reviewer crashed"):
         run_item(repo, "half", script)
-    assert "- Phase: brainstorm in progress (review iteration 1 of 3, at review)" in context(repo)
+    assert (
+        "- Phase: brainstorm, stopped (review iteration 1 of 3, at review); no run is going "
+        "on, the next run resumes it (the last run failed: chain-reviewer failed in brainstorm"
+    ) in context(repo)
 
 
 def test_session_outside_the_worktree_is_warned_with_its_path(repo: Repo) -> None:
@@ -268,11 +271,13 @@ def test_items_of_a_workflow_with_its_own_commands_show_their_next_command(repo:
             "c1", "Rename the API", backends={"default": ScriptedBackend(script={})}
         )
     assert repo.status("c1")["inProgress"]["stage"] == "execute"
+    text = context(repo)
     assert (
         "## c1 (workflow change, mode standard)\n- Request: Rename the API\n"
-        "- Phase: proposed in progress (review iteration 1 of 3, at execute)\n"
-        f"- Next command: {next_command(ChangePhase.PROPOSED, 'c1')}"
-    ) in context(repo)
+        "- Phase: proposed, stopped (review iteration 1 of 3, at execute); no run is going "
+        "on, the next run resumes it (the last run failed: proposal-author failed in proposal"
+    ) in text
+    assert f"\n- Next command: {next_command(ChangePhase.PROPOSED, 'c1')}" in text
 
 
 def test_warm_hook_imports_no_engine_libraries(repo: Repo) -> None:

@@ -134,6 +134,10 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         for concern in status["unresolvedConcerns"]:
             first = concern["note"].splitlines()[0] if concern["note"] else ""
             console.print(f"    - {concern['phase']}: {escape(first)}")
+    if status.get("knownIssues"):  # accepted by a person (team: "accept with known issues")
+        console.print("  Known issues (accepted):")
+        for issue in status["knownIssues"]:
+            console.print(f"    - {escape((str(issue).splitlines() or [''])[0])}")
     usage = status["usage"]
     cost = f", ${usage['costUsd']:.4f}" if usage.get("costUsd") else ""
     console.print(

@@ -103,4 +103,7 @@ def item_brief(
     head = item_head(workflow, state, artifacts=artifacts)
     head["currentPhase"] = progress.current_phase(state)
     head.update(view_fields)
-    return brief_of(head, iterations=progress.iterations, concerns=progress.concerns())
+    concerns = progress.concerns()
+    if "unresolvedConcerns" in view_fields:  # the workflow's own say (team: known issues)
+        concerns = [(c["phase"], c["note"]) for c in view_fields["unresolvedConcerns"]]
+    return brief_of(head, iterations=progress.iterations, concerns=concerns)

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.budget import budget_status
-from phasegate.engine.live_run import live_path, read_live, with_live_run
+from phasegate.engine.live_run import failure_of as failure_of
+from phasegate.engine.live_run import last_event, live_path, read_live, with_live_run
 from phasegate.engine.spend import Spend, read_spend
 
 if TYPE_CHECKING:
@@ -73,50 +73,6 @@ def _ended_midway(data: dict[str, Any], last: dict[str, Any] | None) -> bool:
         items = (phase[0].get("items") or []) if phase else []
         return any(entry.get("status") == "running" for entry in items)
     return True
-
-
-#: How much of the journal's end is read for its last event.
-_TAIL_BYTES = 262144
-
-
-def last_event(journal: Path) -> dict[str, Any] | None:
-    """The last event of ``journal`` (``None``: none, or it cannot be read)."""
-    import json
-
-    try:
-        with journal.open("rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(size - _TAIL_BYTES, 0))
-            tail = handle.read()
-    except OSError:
-        return None
-    lines = [line for line in tail.splitlines() if line.strip()]
-    if not lines or (size > _TAIL_BYTES and len(lines) < 2):
-        return None  # the last line does not fit in what was read
-    try:
-        event = json.loads(lines[-1])
-    except ValueError:
-        return None
-    return event if isinstance(event, dict) else None
-
-
-def failure_of(event: dict[str, Any]) -> dict[str, Any] | None:
-    """The agent call the item's last run stopped on, when ``event`` (its journal's last) is
-    that call's last attempt failing: ``{role, node, iteration, attempts, error}``."""
-    if event.get("event") != "agent.failed":
-        return None
-    tries, limit = event.get("tries"), event.get("of")
-    if not isinstance(tries, int) or not isinstance(limit, int) or tries < limit:
-        return None  # another attempt was to follow (the run was stopped meanwhile)
-    node = str(event.get("key") or "").split("#", 1)[0] or event.get("phase")
-    return {
-        "role": event.get("role"),
-        "node": node,
-        "iteration": event.get("iteration"),
-        "attempts": tries,
-        "error": event.get("error"),
-    }
 
 
 def with_failed_attempts(usage: dict[str, Any] | None, spend: Spend) -> dict[str, Any]:

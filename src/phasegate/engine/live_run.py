@@ -154,6 +154,48 @@ def live_runs(root: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return runs
 
 
+#: How much of the journal's end is read for its last event.
+_TAIL_BYTES = 262144
+
+
+def last_event(journal: Path) -> dict[str, Any] | None:
+    """The last event of ``journal`` (``None``: none, or it cannot be read)."""
+    try:
+        with journal.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(size - _TAIL_BYTES, 0))
+            tail = handle.read()
+    except OSError:
+        return None
+    lines = [line for line in tail.splitlines() if line.strip()]
+    if not lines or (size > _TAIL_BYTES and len(lines) < 2):
+        return None  # the last line does not fit in what was read
+    try:
+        event = json.loads(lines[-1])
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def failure_of(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The agent call the item's last run stopped on, when ``event`` (its journal's last) is
+    that call's last attempt failing: ``{role, node, iteration, attempts, error}``."""
+    if event.get("event") != "agent.failed":
+        return None
+    tries, limit = event.get("tries"), event.get("of")
+    if not isinstance(tries, int) or not isinstance(limit, int) or tries < limit:
+        return None  # another attempt was to follow (the run was stopped meanwhile)
+    node = str(event.get("key") or "").split("#", 1)[0] or event.get("phase")
+    return {
+        "role": event.get("role"),
+        "node": node,
+        "iteration": event.get("iteration"),
+        "attempts": tries,
+        "error": event.get("error"),
+    }
+
+
 def watch_command(item: str) -> str:
     """The command that shows a live run as it goes."""
     return f"phasegate logs {item} -f"

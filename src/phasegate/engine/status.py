@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from phasegate.engine.answers import answered_warning_command, record_command
@@ -18,7 +18,7 @@ from phasegate.workflow.model import (
     Workflow,
 )
 from phasegate.workflow.prompts import render
-from phasegate.workflow.transitions import expected_next, validate_transition
+from phasegate.workflow.transitions import expected_next, producers, validate_transition
 
 
 def camel_usage(usage: dict[str, Any] | None) -> dict[str, Any]:
@@ -155,16 +155,20 @@ def phase_iterations(phase: Mapping[str, Any]) -> str:
     return str(phase.get("iterations") or "")
 
 
-def completion_summary(workflow: Workflow, state: EngineState) -> str:
+def completion_summary(
+    workflow: Workflow, state: EngineState, *, accepted: Collection[str] = ()
+) -> str:
     """One line that stays in the state after the review history is deleted.
 
     Every agent step that finished counts, reviewed or not (a node without reviewers
     completes after its executor's call); only reviewed steps add review iterations (not
-    a step whose reviewers were all skipped: no reviewer looked at it).
+    a step whose reviewers were all skipped: no reviewer looked at it). The concerns of
+    the nodes in ``accepted`` were accepted by a person as known issues: said so.
     """
     run: list[str] = []
     total = 0
     concerns: list[str] = []
+    known: list[str] = []
     for node in workflow.nodes:
         found = state.peek(node.id)
         if not isinstance(node, AgentNode) or found is None or not _finished(found):
@@ -173,7 +177,7 @@ def completion_summary(workflow: Workflow, state: EngineState) -> str:
         if found.get("review") not in UNREVIEWED:
             total += found.iteration
         if found.get("review") in ("concerns", "checks-failed"):
-            concerns.append(node.label or node.id)
+            (known if node.id in accepted else concerns).append(node.label or node.id)
     items = 0
     for path in state.paths():
         if "[" not in path:
@@ -185,13 +189,15 @@ def completion_summary(workflow: Workflow, state: EngineState) -> str:
         if found.get("review") not in UNREVIEWED:
             total += found.iteration
         if found.get("review") == "concerns":
-            concerns.append(path)
+            (known if path in accepted else concerns).append(path)
     done = _count(len(run), "phase") + (f" and {_count(items, 'loop item step')}" if items else "")
     text = f"{done} completed " + (
         f"in {_count(total, 'review iteration')}" if total else "without review"
     )
     if concerns:
         text += f"; unresolved reviewer concerns in {', '.join(concerns)}"
+    if known:
+        text += f"; known issues accepted in {', '.join(known)}"
     return text + "."
 
 
@@ -324,11 +330,18 @@ def item_head(
     #: (the node's checks still failed when its iterations were spent), ``outcome`` (another
     #: outcome mapped to ``@blocked``) or ``prerequisites`` (a file the node needs).
     blocked_by: dict[str, str] | None = None
+    kept: dict[str, str] | None = None
     if state.status == "active":
         if at is not None:
             next_phase = workflow.label_of(at)
             node = workflow.node(at)
             started = cursor is not None and cursor.get("started")
+            if not started and getattr(node, "previous_required", False):
+                previous = str(getattr(node, "previous", None) or "")
+                ended = _completed(workflow, state)
+                made = [p for p in producers(workflow, previous) if p in ended] if previous else []
+                if made:  # the SessionStart hook checks the file is still there
+                    kept = {"file": previous, "madeBy": made[0]}
             if cursor is not None and cursor.get("blocked"):
                 blocked = str(cursor.get("blocked"))
                 by = "checks" if cursor.get("review") == "checks-failed" else "outcome"
@@ -376,6 +389,8 @@ def item_head(
         "nextPhase": next_phase,
         "blocked": blocked,
         "blockedBy": blocked_by,
+        #: The previous artifact the node at requires and the completed node that made it.
+        "previousRequired": kept,
         "pendingDecisions": [
             {
                 "id": d["id"],
@@ -684,6 +699,7 @@ def brief_of(
         "concernsCount": len(concerns),
         "blocked": head.get("blocked"),
         "blockedBy": head.get("blockedBy"),
+        "previousRequired": head.get("previousRequired"),
         "nextCommand": head.get("nextCommand"),
         "decisions": [
             {"id": d["id"], "question": d.get("question"), "command": d.get("command")}

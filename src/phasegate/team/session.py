@@ -217,6 +217,25 @@ def known_issue(state: EngineState, record: Mapping[str, Any]) -> str | None:
     return text
 
 
+def accepted_notes(state: EngineState) -> set[str]:
+    """The nodes whose reviewer notes (or failing checks) a person accepted at an ASK_USER
+    decision as known issues: the node that led to the gate answered ``accept`` or
+    ``defer``, not entered again since (a later visit's notes are its own)."""
+    found: set[str] = set()
+    for record in state.decisions.values():
+        choice = (record.get("answer") or {}).get("choice")
+        if record.get("status") != "answered" or choice not in ACCEPTING:
+            continue
+        gate = state.peek(str(record.get("context") or ""))
+        source = ((gate.get("incoming") if gate is not None else None) or {}).get("from")
+        node = state.peek(str(source)) if source else None
+        if gate is None or node is None:
+            continue
+        if str(node.get("entered") or "") <= str(gate.get("entered") or ""):
+            found.add(str(source))
+    return found
+
+
 def fixes(found: NodeState | None) -> int:
     """The repair rounds a review node has run (each revision after its first review)."""
     if found is None or not found.get("started"):

@@ -23,6 +23,7 @@ from phasegate.team.guarded import watch_documents
 from phasegate.team.session import (
     REVIEW_STRATEGY,
     WELL_KNOWN,
+    accepted_notes,
     current_state,
     decision_entry,
     known_issue,
@@ -247,4 +248,40 @@ class TeamView(StateView):
         # The phase is the state the session is at, DONE once completed: "the last phase
         # started" would name INTAKE_LEAN, lean mode's first step but last in the graph.
         phase = "DONE" if state.status == "completed" else current_label(workflow, state)
-        return {"currentState": name, "currentPhase": phase, "stateFile": str(self.path)}
+        fields: dict[str, Any] = {
+            "currentState": name,
+            "currentPhase": phase,
+            "stateFile": str(self.path),
+        }
+        accepted = accepted_notes(state)
+        if accepted:
+            # Notes a person accepted (seed 003: "accept with known issues") are known
+            # issues, not unresolved reviewer concerns.
+            fields["unresolvedConcerns"] = [
+                {"phase": node.label or node.id, "note": note}
+                for node in workflow.nodes
+                if node.kind != "end" and node.id not in accepted
+                for note in _notes(state, node.id)
+            ]
+            fields["knownIssues"] = self._known_issues(state)
+        return fields
+
+    def summary(self, state: EngineState) -> str | None:
+        from phasegate.engine.status import completion_summary
+
+        accepted = accepted_notes(state)
+        if not accepted:
+            return None
+        return completion_summary(self.item.workflow, state, accepted=accepted)
+
+    def _known_issues(self, state: EngineState) -> list[str]:
+        """status.json's ``known_issues``: what the person accepted, oldest first."""
+        past = [p for p in team_data(state).get("past_decisions") or [] if isinstance(p, dict)]
+        issues = [str(p["known_issue"]) for p in past if p.get("known_issue")]
+        return issues + [i for r in state.decisions.values() if (i := known_issue(state, r))]
+
+
+def _notes(state: EngineState, node_id: str) -> list[Any]:
+    """The reviewer notes (or failing checks) node ``node_id`` left open."""
+    found = state.peek(node_id)
+    return list(found.get("notes") or []) if found is not None else []

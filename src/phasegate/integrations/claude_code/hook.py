@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from phasegate.engine.index import head_brief, read_heads
-from phasegate.engine.live_run import live_runs, watch_command
+from phasegate.engine.live_run import failure_of, last_event, live_runs, watch_command
 from phasegate.integrations.claude_code import EVENTS as EVENTS
 from phasegate.integrations.claude_code.layout import (
     ENGINE_FILE,
@@ -86,7 +86,9 @@ def next_step(
     """Mirror of ``phasegate status`` for the hook: next phase, hard block and next command.
 
     The brief was computed at the item's last commit; a hard prerequisite of
-    the node the item waits at is checked again now (a file may be gone since).
+    the node the item waits at is checked again now (a file may be gone since), as is
+    the previous artifact it requires when a completed node made it (``run`` blocks on
+    it too: :func:`phasegate.workflow.transitions.lost_previous`).
     """
     blocked = brief.get("blocked")
     at = brief.get("at")
@@ -102,6 +104,21 @@ def next_step(
                 f"cannot start {workflow['nodes'][at]['label']}: {', '.join(missing)} {verb} "
                 f"missing or empty (hard prerequisite){hint}"
             )
+    kept = brief.get("previousRequired")
+    if (
+        not blocked
+        and not brief.get("inProgress")
+        and isinstance(kept, dict)
+        and at
+        and not _has_content(folder / str(kept.get("file")))
+    ):
+        # The previous artifact the node needs, made by a completed node, is gone since.
+        maker = kept.get("madeBy")
+        again = f": phasegate run {name} --phase {maker}" if not workflow.get("commands") else ""
+        blocked = (
+            f"cannot start {at}: {kept.get('file')}, which the completed {maker} phase "
+            f"made, is missing or empty; put it back, or run the {maker} phase again{again}"
+        )
     command = str(brief.get("nextCommand") or f"phasegate run {name}")
     if blocked and not brief.get("decisions") and not command.startswith("fix the block"):
         command = f"fix the block, then: {command}"
@@ -128,6 +145,48 @@ def _checks_failed(
     node = workflow.get("nodes", {}).get(brief.get("at")) or {}
     head = f"{name}: {node.get('label') or brief.get('label')} ended checks-failed"
     return blocked == head or blocked.startswith(f"{head}: ")
+
+
+def _going(
+    workflow: dict[str, Any], brief: dict[str, Any], folder: Path, live: dict[str, Any] | None
+) -> tuple[str, dict[str, Any] | None]:
+    """How the node an item is at goes, as ``phasegate status`` says it: ``in progress``
+    while a run goes on (or before one started it); ``interrupted`` when no run goes on and
+    its last run left the node midway (killed, Ctrl-C); ``stopped`` when that run stopped on
+    an agent call that failed every attempt (returned too)."""
+    cursor = brief.get("inProgress") or {}
+    if live is not None or brief.get("blocked") or brief.get("decisions"):
+        return " in progress", None
+    if cursor.get("budget") or cursor.get("stage") in ("answered", "conflict"):
+        return " in progress", None
+    if cursor.get("kind") == "gate":
+        return " in progress", None
+    if cursor.get("kind") == "foreach":
+        waiting = int(cursor.get("itemsDone") or 0) + int(cursor.get("itemsConflicted") or 0)
+        if waiting >= int(cursor.get("items") or 0):
+            return " in progress", None  # no item of the loop was left running
+    files = workflow.get("files") or []
+    last = last_event(folder / str(files[2])) if len(files) > 2 else None
+    if last is not None and last.get("event") == "decision.answered":
+        return " in progress", None  # answered since the last run: it waits for a run
+    failure = failure_of(last) if last is not None else None
+    return (", stopped" if failure else ", interrupted"), failure or {}
+
+
+def _resumed(failure: dict[str, Any] | None) -> str:
+    """What follows the progress of a node its last run left midway (``failure``: the
+    agent call it stopped on, ``{}`` for none, ``None`` when it was not left midway)."""
+    if failure is None:
+        return ""
+    said = "; no run is going on, the next run resumes it"
+    if failure:
+        tries = int(failure.get("attempts") or 1)
+        error = (str(failure.get("error") or "").splitlines() or [""])[0][:300]
+        said += (
+            f" (the last run failed: {failure.get('role')} failed in {failure.get('node')} "
+            f"after {tries} attempt{'s' if tries != 1 else ''}: {error})"
+        )
+    return said
 
 
 def _has_content(path: Path) -> bool:
@@ -175,12 +234,16 @@ def _item_lines(
     elif cursor and cursor.get("kind") == "gate":
         lines.append(f"- Phase: {cursor['phase']}, waiting on a decision")
     elif cursor and cursor.get("kind", "agent") != "agent":
-        lines.append(f"- Phase: {cursor['phase']} in progress ({cursor.get('stage')})")
-    elif cursor:
+        going, failure = _going(workflow, brief, folder, live)
         lines.append(
-            f"- Phase: {cursor['phase']} in progress (review iteration "
+            f"- Phase: {cursor['phase']}{going} ({cursor.get('stage')}){_resumed(failure)}"
+        )
+    elif cursor:
+        going, failure = _going(workflow, brief, folder, live)
+        lines.append(
+            f"- Phase: {cursor['phase']}{going} (review iteration "
             f"{cursor.get('iteration', 1)} of {cursor.get('maxIterations')}, at "
-            f"{cursor.get('stage', 'execute')})"
+            f"{cursor.get('stage', 'execute')}){_resumed(failure)}"
         )
     elif step["blocked"] and brief.get("at"):  # as status says it; the Blocked line says why
         why = " (checks failed)" if _checks_failed(name, workflow, brief, step["blocked"]) else ""
