@@ -73,7 +73,10 @@ def phasegate(
 def crash_until_done(
     repo: Path, args: tuple[str, ...], point: str, coalesce: str = "0", limit: int = 300
 ) -> int:
-    """Run ``args`` crashing at ``point`` (its 2nd..5th hit in turn) until a run ends; crashes."""
+    """Run ``args`` crashing at ``point`` until a run ends; crashes. The first run and the
+    first resumed run crash at the point's 2nd hit (a resumed run may pass a point fewer
+    times than a fresh one: what the journal recorded is not done again), later ones at
+    its 3rd, 4th, 5th, 2nd... hit in turn."""
     crashes = 0
     # A fixed hit count could land on the same boundary every time and never let
     # a run move on.
@@ -82,7 +85,7 @@ def crash_until_done(
             repo,
             *args,
             env={
-                "PHASEGATE_CRASH_AT": f"{point}@{2 + crashes % 4}",
+                "PHASEGATE_CRASH_AT": f"{point}@{2 + max(crashes - 1, 0) % 4}",
                 "PHASEGATE_COALESCE_SECONDS": coalesce,
             },
         )
