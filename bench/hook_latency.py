@@ -44,7 +44,10 @@ def _build_repo(root: Path, items: int) -> None:
     approve = {"verdict": {"approved": True, "issues": [], "summary": "ok"}}
     backend = ScriptedBackend(
         script={
-            "executor": {"*": [{"write": {"{item_dir}/{phase}.md": "# doc\n"}}]},
+            "executor": {
+                "specify": [{"write": {"{item_dir}/spec.md": "# doc\n"}}],  # design reads it
+                "*": [{"write": {"{item_dir}/{phase}.md": "# doc\n"}}],
+            },
             "*": {"*": [approve]},
         }
     )
