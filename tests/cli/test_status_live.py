@@ -133,7 +133,7 @@ def test_status_says_a_run_goes_on_and_advises_watching_it_not_running_again(
         kill_hard(run)
 
     row = table_row(repo, ITEM)
-    assert "running" not in row and " active " in row
+    assert "running" not in row and " interrupted " in row
     assert row.rstrip().endswith(f"phasegate run {ITEM}")
     detail = phasegate(repo, "status", ITEM)
     assert "Running now" not in detail.stdout

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.index import fresh_brief, read_index
-from phasegate.engine.live_run import live_runs, with_live_run
+from phasegate.engine.live_run import left_midway, live_runs, with_live_run
 from phasegate.errors import PhasegateError
 from phasegate.repo_paths import ENGINE_FILE, item_state_files
 
@@ -33,24 +33,26 @@ if TYPE_CHECKING:
     from phasegate.workflow.registry import WorkflowRegistry
 
 #: Workflows whose completed items reopen when a file a person edits says so (an
-#: implement item's PLAN.md with open tasks again): their completed rows are read in full.
-REOPENABLE = frozenset({"implement"})
+#: implement item's PLAN.md, a team session's tasks.yaml with open tasks again): their
+#: completed rows are read in full.
+REOPENABLE = frozenset({"implement", "team"})
 
 #: What decides whether a brief is enough for a row: a workflow's commands, its view's
-#: state files and each node's hard prerequisites (``None``: no such node).
-Shape = tuple[bool, list[str], Callable[[str], "list[str] | None"]]
+#: state files, each node's hard prerequisites (``None``: no such node) and its items'
+#: journal file (whose last event tells a node a dead run left midway).
+Shape = tuple[bool, list[str], Callable[[str], "list[str] | None"], str]
 
 
 def _row_from_brief(
     name: str, workflow_name: str, brief: dict[str, Any], shape: Shape
 ) -> dict[str, Any] | None:
-    has_commands, _, hard_of = shape
+    has_commands, _, hard_of, _ = shape
     if has_commands:
         return None  # its state file may be edited by hand: read it
     if brief.get("decisions"):
         return None  # answered since, maybe, while a run asked it (journaled only): read it
     if brief.get("status") == "completed" and workflow_name in REOPENABLE:
-        return None  # its PLAN.md may have open tasks again, which reopens it: read it
+        return None  # its PLAN.md (tasks.yaml) may have open tasks again: read it
     at = brief.get("at")
     if at and not brief.get("inProgress") and brief.get("status") == "active":
         hard = hard_of(str(at))
@@ -63,6 +65,7 @@ def _row_from_brief(
         "inProgress": brief.get("inProgress"),
         "currentPhase": brief.get("currentPhase"),
         "nextCommand": brief.get("nextCommand"),
+        **({"blocked": brief["blocked"]} if brief.get("blocked") else {}),
     }
 
 
@@ -82,9 +85,18 @@ def _rows(
             view = state_file.parent / views[0] if views else None
             brief = fresh_brief(index, f"{workflow_name}/{item_name}", state_file, view)
             row = _row_from_brief(item_name, workflow_name, brief, shape) if brief else None
-            if row is not None:
+            if row is not None and brief is not None:
                 running = live.get((workflow_name, item_name))
-                rows.append(with_live_run(row, running) if running else row)
+                if running:
+                    rows.append(with_live_run(row, running))
+                    continue
+                # No run goes on: a node its last run left midway (killed, Ctrl-C, a failed
+                # agent call) is shown so, as `status NAME` shows it.
+                failure = left_midway(brief, state_file.parent / shape[3])
+                if failure is not None:
+                    row["inProgress"] = {**row["inProgress"], "interrupted": True}
+                    row["lastFailure"] = failure or None
+                rows.append(row)
                 continue
         rows.append(full(item_name, workflow_name))
     return rows
@@ -104,7 +116,7 @@ def item_rows(root: Path, registry: WorkflowRegistry, config: Config) -> list[di
             except KeyError:
                 return None
 
-        return bool(workflow.commands), view_files(workflow), hard_of
+        return bool(workflow.commands), view_files(workflow), hard_of, workflow.journal_file
 
     return _rows(
         root,
@@ -138,7 +150,9 @@ def quick_item_rows(root: Path) -> list[dict[str, Any]] | None:
     def shape_of(workflow_name: str) -> Shape:
         described = workflows[workflow_name]
         hard: dict[str, list[str]] = described["prerequisites"]
-        return bool(described["commands"]), list(described["views"]), hard.get
+        files = described.get("files") or []
+        journal = str(files[2]) if len(files) > 2 else ".journal.jsonl"
+        return bool(described["commands"]), list(described["views"]), hard.get, journal
 
     return _rows(root, layout_items(root, workflows), shape_of, full)
 

@@ -181,18 +181,9 @@ def _ended(status: dict[str, Any]) -> str:
 
 def _budget_held(progress: dict[str, Any]) -> str:
     """What a budget cap holding the node's next call did, and what its answer does."""
-    held = progress["budget"]
-    ran = (
-        f"; {progress['iteration']} of {progress['maxIterations']} iterations ran"
-        if progress.get("kind", "agent") == "agent"
-        else ""
-    )
-    cap = f"the budget cap {held['cap']}"
-    if held["answer"] == "stop":
-        return f"stopped by {cap} (answered stop{ran}); the next run asks again"
-    if held["answer"] == "raise":
-        return f"{cap} held its next call, raise answered{ran}; the next run raises it"
-    return f"waiting on a decision: {cap} holds its next call{ran}"
+    from phasegate.engine.live_run import budget_held
+
+    return budget_held(progress)
 
 
 def _failed(usage: dict[str, Any]) -> str:
@@ -333,6 +324,7 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
     Laid out here rather than by rich's table, which took most of ``status``'s time with
     a thousand items.
     """
+    from phasegate.engine.live_run import shown_status
     from phasegate.suggested_commands import shared_names, status_with_workflow
 
     shared = shared_names((row["workflow"], row["id"]) for row in rows)
@@ -353,7 +345,7 @@ def print_item_table(console: Console, rows: list[dict[str, Any]]) -> None:
         else:
             phase = row["currentPhase"] or "-"
         running = row.get("running")
-        shown = f"running (pid {running['pid']})" if running else row["status"]
+        shown = f"running (pid {running['pid']})" if running else shown_status(row)
         cells = [row["id"], row["workflow"], shown, phase, row["nextCommand"] or ""]
         lines.append(([printable(cell) for cell in cells], ""))
     console.print(_table_text(lines, console.width if _is_terminal(console) else None))

@@ -10,7 +10,9 @@ Contract
 
 ``list_items(root) -> list[dict]``
     One dict per work item of the repository: ``id``, ``workflow``, ``node``
-    (the current phase or node, as a label), ``status``, ``iterations``
+    (the current phase or node, as a label), ``status``, ``shownStatus`` (what the
+    status table's column reads: ``interrupted``, ``stopped`` or ``blocked`` for an
+    active item its last run left midway or a block holds), ``iterations``
     (review iterations so far), ``calls``, ``tokens`` (in + out), ``costUsd``,
     ``nextCommand``, ``running`` (the run going on now, ``{pid, host, since}``, or
     ``None``, as ``phasegate status`` has it); or ``id``, ``workflow``, ``error``
@@ -72,6 +74,7 @@ from typing import Any
 
 from phasegate.config import load_config
 from phasegate.engine.answers import MAX_NOTE_CHARS as _MAX_NOTE_CHARS
+from phasegate.engine.live_run import shown_status
 from phasegate.engine.status import UNREVIEWED
 from phasegate.errors import (
     BadInputError,
@@ -164,6 +167,8 @@ def _row(status: dict[str, Any]) -> dict[str, Any]:
         "workflow": status["workflow"],
         "node": node,
         "status": status["status"],
+        # What the item's row shows: interrupted or stopped for a node left midway.
+        "shownStatus": shown_status(status),
         # Review iterations, as `phasegate status` counts them (a skipped review adds none).
         "iterations": sum(
             int(p.get("iterations") or 0)
@@ -182,7 +187,7 @@ def _row(status: dict[str, Any]) -> dict[str, Any]:
 
 def list_items(root: Path) -> list[dict[str, Any]]:
     """Every work item of the repository at ``root`` (see the module docstring)."""
-    from phasegate.engine.item_status import with_failed_attempts
+    from phasegate.engine.item_status import with_failed_attempts, with_left_midway
     from phasegate.engine.items import iter_items, locate_item
     from phasegate.engine.live_run import live_runs, with_live_run
     from phasegate.engine.spend import read_spend
@@ -203,7 +208,10 @@ def list_items(root: Path) -> list[dict[str, Any]]:
             status["usage"] = with_failed_attempts(
                 status.get("usage"), read_spend(found.journal.path)
             )
-            status = with_live_run(status, live.get((workflow, name)))
+            running = live.get((workflow, name))
+            # A node its last run left midway: interrupted or stopped, as `status` says.
+            status = with_left_midway(status, running, found.journal.path)
+            status = with_live_run(status, running)
             # The item's redactor: its own names (phases, decisions) are never masked.
             row = _row(status_with_workflow(status) if name in shared else status)
             rows.append(found.redactor.data(row))

@@ -61,6 +61,12 @@ def _status_badge(status: object) -> str:
     return f'<span class="badge status-{escape(text)}">{escape(text)}</span>'
 
 
+def _shown(row: Mapping[str, Any]) -> object:
+    """The status an item's row shows, as ``phasegate status``'s table shows it
+    (``interrupted``, ``stopped``, ``blocked`` for an active item; see ``shownStatus``)."""
+    return row.get("shownStatus") or row.get("status")
+
+
 def _running(row: Mapping[str, Any]) -> str:
     """`` running (pid N)`` while a run of the item goes on, as ``phasegate status`` says."""
     live = row.get("running")
@@ -99,7 +105,7 @@ def items_page(items: Sequence[Mapping[str, Any]], repo: str) -> str:
             f'<tr><td data-label="item">{link}</td>'
             f'<td data-label="workflow">{escape(str(row["workflow"]))}</td>'
             f'<td data-label="node">{escape(str(row["node"]))}</td>'
-            f'<td data-label="status">{_status_badge(row["status"])}{_running(row)}</td>'
+            f'<td data-label="status">{_status_badge(_shown(row))}{_running(row)}</td>'
             f'<td data-label="iterations" class="num">{row["iterations"]}</td>'
             f'<td data-label="tokens" class="num">{row["tokens"]}</td>'
             f'<td data-label="cost" class="num">{_money(row["costUsd"])}</td>'
@@ -133,12 +139,24 @@ def summary_html(detail: Mapping[str, Any]) -> str:
     for line in budget_lines(detail.get("budget"))[1:]:
         who, _, text = line.strip().partition(": ")
         facts.append((f"budget, {escape(who)}", escape(text)))
+    failure = detail.get("lastFailure")
+    if isinstance(failure, Mapping):  # what the run that left the node midway stopped on
+        error = (str(failure.get("error") or "").splitlines() or [""])[0]
+        facts.append(
+            (
+                "last run failed",
+                escape(
+                    f"{failure.get('role')} failed in {failure.get('node')} after "
+                    f"{failure.get('attempts')} attempt(s): {error}"
+                ),
+            )
+        )
     if detail.get("nextCommand"):
         facts.append(("next", f"<code>{escape(str(detail['nextCommand']))}</code>"))
     items = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
     description = detail.get("description") or ""
     return (
-        f"<h1>{escape(str(detail['id']))} {_status_badge(detail.get('status'))}"
+        f"<h1>{escape(str(detail['id']))} {_status_badge(_shown(detail))}"
         f"{_running(detail)}</h1>"
         + (f'<p class="description">{escape(str(description))}</p>' if description else "")
         + f'<dl class="facts">{items}</dl>'
@@ -166,6 +184,11 @@ def phases_html(detail: Mapping[str, Any]) -> str:
         f"<li><b>{escape(c['phase'])}</b>: {escape(c['note'])}</li>"
         for c in detail.get("unresolvedConcerns") or []
     )
+    # Accepted by a person (team: "accept with known issues"), as `phasegate status` lists them.
+    known = "".join(
+        f"<li>{escape((str(issue).splitlines() or [''])[0])}</li>"
+        for issue in detail.get("knownIssues") or []
+    )
     return (
         '<section id="phases"><h2>Phases</h2><table class="phases"><thead><tr>'
         "<th>phase</th><th>status</th><th>iterations</th><th>review</th><th>tokens</th>"
@@ -175,6 +198,7 @@ def phases_html(detail: Mapping[str, Any]) -> str:
             if concerns
             else ""
         )
+        + (f'<h3>Known issues (accepted)</h3><ul class="known">{known}</ul>' if known else "")
         + "</section>"
     )
 

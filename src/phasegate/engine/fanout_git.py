@@ -622,12 +622,22 @@ def task_worktrees(repo: Path, item: str) -> TaskWorktrees:
     prefix = f"{slug(item)}--"
     heads = f"refs/heads/{BRANCH_PREFIX}/{slug(item)}/"
     paths: list[str] = []
-    for path, branch in _listed_worktrees(repo):
+    # No folder in .phasegate/worktrees: no task worktree to list (git is not asked).
+    for path, branch in _listed_worktrees(repo) if _has_folders(folder) else []:
         if path.resolve().parent != folder:
             continue
         if branch.startswith(heads) if branch else path.name.startswith(prefix):
             paths.append(path.resolve().relative_to(repo.resolve()).as_posix())
     return TaskWorktrees(tuple(paths), tuple(_task_branches(repo, heads)))
+
+
+def _has_folders(folder: Path) -> bool:
+    """Whether ``folder`` (where task worktrees are made) holds any folder."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(entry.is_dir(follow_symlinks=False) for entry in entries)
+    except OSError:
+        return False
 
 
 def task_worktree_owner(repo: Path, name: str) -> str | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.budget import budget_status
@@ -46,14 +47,23 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
         for phase in data.get("phases") or []:
             if phase.get("node") == progress.get("node") and progress.get("kind") == "agent":
                 phase["iterations"] = held["iteration"]
+    return with_live_run(with_left_midway(data, live, item.journal.path), live)
+
+
+def with_left_midway(
+    data: dict[str, Any], live: dict[str, Any] | None, journal: Path
+) -> dict[str, Any]:
+    """``data`` (an item's status) with ``lastFailure`` (the agent call its last run stopped
+    on, or ``None``) and, when no run goes on (``live`` ``None``) yet the node it is at was
+    left midway, ``inProgress.interrupted``: its last run was killed, interrupted (Ctrl-C)
+    or stopped on an error; the next run resumes it."""
+    progress = data.get("inProgress") or {}
     active = live is None and data.get("status") == "active"
-    last = last_event(item.journal.path) if active else None
+    last = last_event(journal) if active else None
     data["lastFailure"] = failure_of(last) if last is not None else None
     if active and progress and _ended_midway(data, last):
-        # No run goes on, yet the node it is at was left midway: its last run was killed,
-        # interrupted (Ctrl-C) or stopped on an error; the next run resumes it.
         progress["interrupted"] = True
-    return with_live_run(data, live)
+    return data
 
 
 def _ended_midway(data: dict[str, Any], last: dict[str, Any] | None) -> bool:

@@ -164,8 +164,12 @@ def last_event(journal: Path) -> dict[str, Any] | None:
         with journal.open("rb") as handle:
             handle.seek(0, 2)
             size = handle.tell()
-            handle.seek(max(size - _TAIL_BYTES, 0))
-            tail = handle.read()
+            # A few KiB hold the last event nearly always: more only when they do not.
+            for length in (8192, _TAIL_BYTES):
+                handle.seek(max(size - length, 0))
+                tail = handle.read()
+                if size <= length or len(tail.rstrip().splitlines()) > 1:
+                    break
     except OSError:
         return None
     lines = [line for line in tail.splitlines() if line.strip()]
@@ -194,6 +198,62 @@ def failure_of(event: dict[str, Any]) -> dict[str, Any] | None:
         "attempts": tries,
         "error": event.get("error"),
     }
+
+
+def left_midway(brief: dict[str, Any], journal: Path | None) -> dict[str, Any] | None:
+    """Whether the node an active item is at (``brief``: its index brief or status, no
+    run going on for it) was left midway by its last run: ``None`` when it was not (it
+    waits on a person: a decision, an answer a run acts on, a budget cap, a merge by
+    hand; or it is blocked), ``{}`` when that run was killed or interrupted (Ctrl-C),
+    else the agent call it stopped on (see :func:`failure_of`). ``journal``: the item's
+    journal, whose last event tells (``None``: not read)."""
+    cursor = brief.get("inProgress") or {}
+    if not cursor or brief.get("blocked") or brief.get("decisions"):
+        return None
+    if brief.get("pendingDecisions"):
+        return None
+    if cursor.get("budget") or cursor.get("stage") in ("answered", "conflict"):
+        return None
+    if cursor.get("kind") == "gate":
+        return None
+    if cursor.get("kind") == "foreach":
+        waiting = int(cursor.get("itemsDone") or 0) + int(cursor.get("itemsConflicted") or 0)
+        if waiting >= int(cursor.get("items") or 0):
+            return None  # no item of the loop was left running
+    last = last_event(journal) if journal is not None else None
+    if last is not None and last.get("event") == "decision.answered":
+        return None  # answered since the last run: it waits for a run
+    return (failure_of(last) if last is not None else None) or {}
+
+
+def shown_status(data: dict[str, Any]) -> str:
+    """The status an item's row shows: ``interrupted`` (or ``stopped``, on a failed agent
+    call) for a node its last run left midway with no run going on, ``blocked`` for an
+    active item the next run cannot go on with (``status NAME`` says why), else its
+    status."""
+    if (data.get("inProgress") or {}).get("interrupted") and not data.get("running"):
+        return "stopped" if data.get("lastFailure") else "interrupted"
+    if data.get("blocked") and data.get("status") == "active":
+        return "blocked"
+    return str(data.get("status"))
+
+
+def budget_held(progress: dict[str, Any]) -> str:
+    """What a budget cap holding the next call of the node an item is at (``progress``: its
+    ``inProgress``, with ``budget``) did, and what its answer does: what ``status NAME``
+    and the SessionStart hook say after the phase."""
+    held = progress["budget"]
+    ran = (
+        f"; {progress.get('iteration')} of {progress.get('maxIterations')} iterations ran"
+        if progress.get("kind", "agent") == "agent"
+        else ""
+    )
+    cap = f"the budget cap {held.get('cap')}"
+    if held.get("answer") == "stop":
+        return f"stopped by {cap} (answered stop{ran}); the next run asks again"
+    if held.get("answer") == "raise":
+        return f"{cap} held its next call, raise answered{ran}; the next run raises it"
+    return f"waiting on a decision: {cap} holds its next call{ran}"
 
 
 def watch_command(item: str) -> str:

@@ -707,6 +707,21 @@ def brief_of(
         ],
         "worktree": head.get("worktree"),
         "branch": head.get("branch"),
+        **_known_issues(head.get("knownIssues")),
+    }
+
+
+def _known_issues(issues: Any) -> dict[str, Any]:
+    """The brief's ``knownIssues`` (the first line of each issue a person accepted, team:
+    "accept with known issues") and ``knownIssuesCount``; nothing when there are none."""
+    if not issues:
+        return {}
+    found = [str(issue) for issue in issues]
+    return {
+        "knownIssues": [
+            (issue.splitlines() or [""])[0][:200] for issue in found[:MAX_BRIEF_CONCERNS]
+        ],
+        "knownIssuesCount": len(found),
     }
 
 

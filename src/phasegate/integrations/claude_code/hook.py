@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from phasegate.engine.index import head_brief, read_heads
-from phasegate.engine.live_run import failure_of, last_event, live_runs, watch_command
+from phasegate.engine.live_run import budget_held, left_midway, live_runs, watch_command
 from phasegate.integrations.claude_code import EVENTS as EVENTS
 from phasegate.integrations.claude_code.layout import (
     ENGINE_FILE,
@@ -154,23 +154,13 @@ def _going(
     while a run goes on (or before one started it); ``interrupted`` when no run goes on and
     its last run left the node midway (killed, Ctrl-C); ``stopped`` when that run stopped on
     an agent call that failed every attempt (returned too)."""
-    cursor = brief.get("inProgress") or {}
-    if live is not None or brief.get("blocked") or brief.get("decisions"):
+    if live is not None:
         return " in progress", None
-    if cursor.get("budget") or cursor.get("stage") in ("answered", "conflict"):
-        return " in progress", None
-    if cursor.get("kind") == "gate":
-        return " in progress", None
-    if cursor.get("kind") == "foreach":
-        waiting = int(cursor.get("itemsDone") or 0) + int(cursor.get("itemsConflicted") or 0)
-        if waiting >= int(cursor.get("items") or 0):
-            return " in progress", None  # no item of the loop was left running
     files = workflow.get("files") or []
-    last = last_event(folder / str(files[2])) if len(files) > 2 else None
-    if last is not None and last.get("event") == "decision.answered":
-        return " in progress", None  # answered since the last run: it waits for a run
-    failure = failure_of(last) if last is not None else None
-    return (", stopped" if failure else ", interrupted"), failure or {}
+    failure = left_midway(brief, folder / str(files[2]) if len(files) > 2 else None)
+    if failure is None:
+        return " in progress", None
+    return (", stopped" if failure else ", interrupted"), failure
 
 
 def _resumed(failure: dict[str, Any] | None) -> str:
@@ -231,6 +221,8 @@ def _item_lines(
     elif cursor and cursor.get("stage") == "conflict":  # nothing runs: a merge by hand
         conflicts = "; ".join(str(c) for c in cursor.get("conflicts") or [])
         lines.append(f"- Phase: {cursor['phase']}, waiting on a merge by hand: {conflicts}")
+    elif cursor and cursor.get("budget"):  # a budget cap holds the node's next call
+        lines.append(f"- Phase: {cursor['phase']}, {budget_held(cursor)}")
     elif cursor and cursor.get("kind") == "gate":
         lines.append(f"- Phase: {cursor['phase']}, waiting on a decision")
     elif cursor and cursor.get("kind", "agent") != "agent":
@@ -261,6 +253,13 @@ def _item_lines(
     if concerns:
         lines.append(f"- Unresolved reviewer concerns ({count}):")
         lines += [f"  - {phase}: {note}" for phase, note in concerns[:MAX_CONCERNS]]
+        if count > MAX_CONCERNS:
+            lines.append(f"  - ... {count - MAX_CONCERNS} more: phasegate status {name}")
+    known = brief.get("knownIssues") or []
+    if known:  # accepted by a person (team: "accept with known issues"), as status lists them
+        count = int(brief.get("knownIssuesCount") or len(known))
+        lines.append(f"- Known issues (accepted) ({count}):")
+        lines += [f"  - {issue}" for issue in known[:MAX_CONCERNS]]
         if count > MAX_CONCERNS:
             lines.append(f"  - ... {count - MAX_CONCERNS} more: phasegate status {name}")
     for decision in brief.get("decisions") or []:
