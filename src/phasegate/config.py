@@ -335,7 +335,7 @@ def _message(error: Any) -> str:
     """One validation error in the user's terms (no class names of phasegate's own)."""
     kind = error["type"]
     if kind == "extra_forbidden":
-        return "unknown field"
+        return "unknown field" + _field_meant([str(p) for p in error["loc"]])
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         loc = [str(p) for p in error["loc"]]
         section = loc[0] if loc else ""
@@ -352,6 +352,36 @@ def _message(error: Any) -> str:
     if kind == "value_error":
         return str(error["msg"]).removeprefix("Value error, ")
     return str(error["msg"])
+
+
+def _field_meant(loc: list[str]) -> str:
+    """``; did you mean 'timeouts'?`` for the unknown field at ``loc``: a field spelt alike
+    of the mapping that holds it (roles' and budgets' names are the user's own)."""
+    import difflib
+    import types
+    import typing
+
+    current: Any = Config
+    for part in loc[:-1]:
+        args = [a for a in typing.get_args(current) if a is not type(None)]
+        if isinstance(current, types.UnionType) and len(args) == 1:
+            current = args[0]  # X | None
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            info = current.model_fields.get(part)
+            if info is None:
+                return ""
+            current = info.annotation
+        elif typing.get_origin(current) is dict:
+            current = typing.get_args(current)[1]  # a name of the user's: its value's type
+        else:
+            return ""
+    args = [a for a in typing.get_args(current) if a is not type(None)]
+    if isinstance(current, types.UnionType) and len(args) == 1:
+        current = args[0]
+    if not (isinstance(current, type) and issubclass(current, BaseModel)):
+        return ""
+    close = difflib.get_close_matches(loc[-1], list(current.model_fields), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def detect_test_command(repo: Path) -> str | None:

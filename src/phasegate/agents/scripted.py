@@ -361,6 +361,7 @@ class ScriptedBackend(Backend):
         if visit != "1":  # a later visit of the node: its own replies first (``spec@2``)
             keys = [f"{key}@{visit}" for key in keys] + keys
         replies = None
+        found = ""
         # Most specific first: the role's node (and item), its phase, "*"; then the
         # workflow role it plays (an agent chosen at run time), then "*"'s.
         plays = labels.get("plays")
@@ -371,13 +372,16 @@ class ScriptedBackend(Backend):
             for key in (*keys, "*"):
                 if key in by_role:
                     replies = by_role[key]
+                    found = f"{role_key}.{key}"
                     break
             if replies is not None:
                 break
         if replies is None:
             return None
         iteration = max(1, int(request.labels.get("iteration", "1") or 1))
-        where = f"{self._script_path or 'script'}: {request.role}.{phase or '*'}[{iteration}]"
+        # Named as the script spells it (the keys that matched, "*" included), and the
+        # reply used, counted from 1 (the last one repeats).
+        where = f"{self._script_path or 'script'}: {found}"
         if isinstance(replies, Mapping):
             replies = [replies]
         if not isinstance(replies, list | tuple):
@@ -387,8 +391,8 @@ class ScriptedBackend(Backend):
             )
         if not replies:
             return None
-        entry = replies[min(iteration, len(replies)) - 1]
-        return ScriptedReply.from_mapping(entry, where)
+        number = min(iteration, len(replies))
+        return ScriptedReply.from_mapping(replies[number - 1], f"{where}[{number}]")
 
     def run(self, request: AgentRequest) -> AgentResult:
         started = time.monotonic()

@@ -21,9 +21,11 @@ from phasegate.workflow.example_files import copy_example, example_names
 # that use them: ``phasegate --help`` and the hooks start without them.
 EXIT_CODES_HELP = """\
 Exit codes: 0 done; 1 internal error; 2 bad input (arguments, names, workflow or
-config); 3 waiting on a human decision; 4 blocked (hard prerequisite, failed
-checks, a budget answered stop, a reviewer's stop, a merge conflict); 5 corrupt
-state file (left untouched); 6 agent failure; 7 work item busy (another run);
+config); 3 waiting on a human decision; 4 blocked (a hard prerequisite or a
+required artifact missing, failed checks, a budget answered stop, a reviewer's
+stop, a merge conflict, a change in another phase); 5 corrupt
+state file (left untouched); 6 agent failure (or a backend that cannot run here);
+7 work item busy (another run);
 8 cannot write (disk full, I/O error, read-only file system, no permission);
 129, 130, 143 stopped by SIGHUP, SIGINT or SIGTERM (its agent killed first);
 141 the reader of the output went away (as on SIGPIPE)."""
@@ -115,7 +117,13 @@ def init(
         ),
     ] = None,
 ) -> None:
-    """Write .phasegate/config.yaml in the current git repository."""
+    """Write .phasegate/config.yaml in the current git repository.
+
+    The roles are bound to the agent CLIs found on PATH (claude, codex, gemini); with
+    none, to the scripted backend, which answers from .phasegate/agents.yaml (a script
+    to write), or set roles: {default: {backend: auto}} for placeholder answers. A
+    config that exists is left unchanged (--test-command included).
+    """
     from phasegate.agents.scripted import WITHOUT_A_MODEL
     from phasegate.config import (
         CONFIG_DIR,
@@ -215,7 +223,9 @@ def new(
     plan: Annotated[
         str | None,
         typer.Option(
-            "--plan", help="The PLAN.md an implement item works through (default: spec NAME)."
+            "--plan",
+            help="The PLAN.md an implement item works through (default: the spec NAME's, "
+            "docs/specs/NAME*/PLAN.md).",
         ),
     ] = None,
     repo: RepoOption = None,
@@ -294,16 +304,22 @@ def run(
             "--phase",
             "-p",
             help="Run only this phase (checked against prerequisites; refused once the item "
-            "is complete).",
+            "is complete). phasegate workflows lists each workflow's phases.",
         ),
     ] = None,
     until: Annotated[
         str | None,
-        typer.Option("--until", "-u", help="Stop after this phase completes."),
+        typer.Option(
+            "--until", "-u", help="Stop after this phase completes (one of the workflow's phases)."
+        ),
     ] = None,
     command: Annotated[
         str | None,
-        typer.Option("--command", "-c", help="Run one of the workflow's commands (e.g. plan)."),
+        typer.Option(
+            "--command",
+            "-c",
+            help="Run one of the workflow's commands (e.g. plan; phasegate workflows lists them).",
+        ),
     ] = None,
     no_review: Annotated[
         bool,
@@ -362,6 +378,9 @@ def run(
 
     Running again after an interruption resumes from the recorded state, inside
     a loop too, without calling an agent whose answer is already recorded.
+
+    A decision is asked at the terminal; without one the run stops (exit code 3)
+    printing the command that answers it (phasegate answer), then run again.
     """
     from phasegate.cli.running import parse_answers, run_item
     from phasegate.engine.runner import PARTIAL_CHOICES, RunOptions

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # imported where used: --help starts without the change workf
 
 change_app = typer.Typer(
     name="change",
-    help="The change workflow (seed 002): plan, impl, archive a change; status and list.",
+    help="The change workflow (changes/ID/): plan, impl, archive a change; status and list.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -214,7 +214,7 @@ def status(
     as_json: JsonOption = False,
     repo: RepoOption = None,
 ) -> None:
-    """Show a change's phase and what to run next (or list every change)."""
+    """Show a change's phase and what to run next (or list every change in progress)."""
     from phasegate.change.api import Changes, read_change_state
     from phasegate.change.paths import ARCHIVE_DIR, archived_folder
     from phasegate.change.phases import next_command
@@ -267,7 +267,14 @@ def status(
         write_json(rows[0] if change_id else rows)
         return
     if not rows:
-        out.print('No changes yet. Start one with: phasegate plan ID "what it is about"')
+        start = 'Start one with: phasegate plan ID "what it is about"'
+        archive = changes.changes_root / ARCHIVE_DIR
+        archived = len(list(archive.glob("*/STATE.yaml"))) if archive.is_dir() else 0
+        if archived:
+            where = archive.relative_to(root) if archive.is_relative_to(root) else archive
+            out.print(f"No change in progress ({archived} archived in {where}). {start}")
+        else:
+            out.print(f"No changes yet. {start}")
         return
     from rich.table import Table
 

@@ -136,7 +136,11 @@ def doctor(
     as_json: JsonOption = False,
     repo: RepoOption = None,
 ) -> None:
-    """List the agent backends (usable or not, and why) and the backend of each role."""
+    """List the agent backends (usable or not, and why) and the backend of each role.
+
+    Exits 6 when a role of a workflow in use (feature, and every workflow with work
+    items) is bound to a backend that cannot run here, else 0.
+    """
     from phasegate.config import Config, config_path, find_repo, load_config
 
     if repo is not None and not repo.is_dir():

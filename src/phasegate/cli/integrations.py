@@ -77,7 +77,7 @@ def install_command(
     ] = None,
     repo: RepoOption = None,
 ) -> None:
-    """Add phasegate's hooks, slash commands and MCP server to the repository's .claude/.
+    """Add phasegate's hooks and slash commands to .claude/, its MCP server to .mcp.json.
 
     Merges with what is there, never overwrites a user's own entries, and
     changes nothing when run again.

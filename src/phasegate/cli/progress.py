@@ -333,11 +333,14 @@ class ProgressPrinter:
         tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
         cost = e.get("cost_usd")
         spent = f"{tokens} tokens" + (f", ${cost:.4f}" if cost else "")
-        state = "done" if e.get("ok") else f"[red]failed: {escape(str(e.get('error')))}[/]"
+        # The error last: it is a sentence of its own, which "in 0.2s" would seem to end.
+        state = "done" if e.get("ok") else "[red]failed[/]"
+        error = "" if e.get("ok") else f": [red]{escape(str(e.get('error')))}[/]"
         who = escape(self._who) if self.live and self._rows is None else f"    {e.get('role')}"
         if self._live is not None:
             who = f"  {escape(str(_item_of(e)))}: {e.get('role')}"
-        self._line(f"{who} {state} in {float(e.get('duration_s') or 0):.1f}s ({spent})", e)
+        took = f"{float(e.get('duration_s') or 0):.1f}s"
+        self._line(f"{who} {state} in {took} ({spent}){error}", e)
 
     def _on_agent_violation(self, e: dict[str, Any]) -> None:
         self._stop_drawing()

@@ -81,7 +81,8 @@ def validate(
     """Check a workflow definition and report every problem by file, line and field.
 
     A check node's command name that the repository's config (commands:) lacks is a
-    warning: the check would fail when it runs.
+    warning: the check would fail when it runs. Exits 0 when the workflow is valid
+    (warnings or not), 2 when it is not.
     """
     from phasegate.config import CONFIG_DIR, git_toplevel
     from phasegate.workflow.loader import WorkflowProblems, load_workflow
@@ -141,7 +142,8 @@ def validate(
             }
         )
         return
-    phases = f"{len(wf.label_names)} phases, " if wf.label_names else ""
+    many = len(wf.label_names)
+    phases = f"{many} phase{'' if many == 1 else 's'}, " if many else ""
     if warnings:
         from phasegate.cli.output import warn
 
