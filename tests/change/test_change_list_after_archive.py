@@ -47,3 +47,13 @@ def test_change_list_names_the_archived_changes_when_none_is_in_progress(
     assert 'phasegate plan ID "what it is about"' in listed.stdout
     # The JSON list stays the changes in progress: none.
     assert json.loads(run_cli(tmp_path, "change", "list", "--json").stdout) == []
+
+    # status, with no work item left in progress, says so too (not "No work items yet").
+    for _ in range(2):  # the table from the item index, then the full listing
+        shown = run_cli(tmp_path, "status")
+        assert shown.returncode == 0, shown.stderr
+        assert "No work items yet" not in shown.stdout, shown.stdout
+        text = " ".join(shown.stdout.split())
+        assert "No work items in progress (1 archived change in changes/archive" in text, text
+        assert "phasegate change list" in text, text
+        (tmp_path / ".phasegate" / "index").mkdir(exist_ok=True)

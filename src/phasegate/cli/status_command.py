@@ -41,7 +41,7 @@ def status(
             from phasegate.integrations.claude_code.layout import load_layout
 
             missing = _warn_missing_workflows(root, list(load_layout(root).get("workflows", {})))
-            _print_rows(rows, missing=missing)
+            _print_rows(rows, missing=missing, root=root)
             return
     from phasegate.cli.item_rows import full_status, item_rows, layout_items
     from phasegate.config import load_config
@@ -101,7 +101,7 @@ def status(
     unlisted = _unlisted(registry)
     rows = item_rows(root, registry, config)
     missing = _warn_missing_workflows(root, registry.names())
-    _print_rows(rows, unlisted, missing=missing)
+    _print_rows(rows, unlisted, missing=missing, root=root)
 
 
 def _warn_missing_workflows(root: Path, known: Sequence[str]) -> bool:
@@ -158,7 +158,11 @@ def _no_collection() -> Iterator[None]:
 
 
 def _print_rows(
-    rows: list[dict[str, Any]], unlisted: Sequence[str] = (), *, missing: bool = False
+    rows: list[dict[str, Any]],
+    unlisted: Sequence[str] = (),
+    *,
+    missing: bool = False,
+    root: Path | None = None,
 ) -> None:
     from phasegate.cli.views import print_item_table
 
@@ -176,5 +180,27 @@ def _print_rows(
                 f"No work items listed: {which} {names} {does} not load (see above); "
                 f"{again} (phasegate validate FILE says why)"
             )
+        elif root is not None and (archived := _archived_changes(root)):
+            count, where = archived
+            out.print(
+                f"No work items in progress ({count} archived change"
+                f"{'' if count == 1 else 's'} in {where}: phasegate change list). "
+                "Create one with: phasegate new NAME --description '...'"
+            )
         else:
             out.print("No work items yet. Create one with: phasegate new NAME --description '...'")
+
+
+def _archived_changes(root: Path) -> tuple[int, str] | None:
+    """How many changes the ``change`` workflow archived, and where (the repository has no
+    work item left in progress): ``None`` when there is none."""
+    from phasegate.change.api import Changes
+    from phasegate.change.paths import ARCHIVE_DIR, STATE_FILE
+    from phasegate.config import load_config
+
+    archive = Changes(root, load_config(root)).changes_root / ARCHIVE_DIR
+    if not archive.is_dir():
+        return None
+    count = sum(1 for _ in archive.glob(f"*/{STATE_FILE}"))
+    where = archive.relative_to(root) if archive.is_relative_to(root) else archive
+    return (count, str(where)) if count else None

@@ -132,8 +132,7 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     if status["unresolvedConcerns"]:
         console.print("  [yellow]Unresolved reviewer concerns:[/]")
         for concern in status["unresolvedConcerns"]:
-            first = concern["note"].splitlines()[0] if concern["note"] else ""
-            console.print(f"    - {concern['phase']}: {escape(first)}")
+            console.print(f"    - {concern['phase']}: {escape(_first_line(concern['note']))}")
     if status.get("knownIssues"):  # accepted by a person (team: "accept with known issues")
         console.print("  Known issues (accepted):")
         for issue in status["knownIssues"]:
@@ -141,7 +140,8 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     usage = status["usage"]
     cost = f", ${usage['costUsd']:.4f}" if usage.get("costUsd") else ""
     console.print(
-        f"  Usage: {usage['calls']} agent calls{_failed(usage)}, "
+        f"  Usage: {usage['calls']} agent call{'' if usage['calls'] == 1 else 's'}"
+        f"{_failed(usage)}, "
         f"{usage['inputTokens'] + usage['outputTokens']} tokens in and out"
         f"{_cached(usage)}{cost}"
     )
@@ -184,6 +184,17 @@ def _budget_held(progress: dict[str, Any]) -> str:
     from phasegate.engine.live_run import budget_held
 
     return budget_held(progress)
+
+
+def _first_line(note: str | None) -> str:
+    """A concern's first line; one that only introduces what follows (``checks failed:``)
+    is shown with the first line after it."""
+    lines = [line.strip() for line in (note or "").splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
 
 
 def _failed(usage: dict[str, Any]) -> str:
