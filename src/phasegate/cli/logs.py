@@ -126,6 +126,11 @@ class Replays:
                     p += 1
                 elif matched and self._restarts(q, {sigs[m] for m in matched}):
                     return matched, True  # itself interrupted: the next run replays again
+                elif matched and self._kind(p) == "node.started":
+                    # The node the interrupted run had moved to and started: the replay
+                    # stops there, and the resumed run goes on with it its own way (a
+                    # half-done phase continued, or started afresh).
+                    return matched, True
                 else:
                     break
             else:

@@ -131,9 +131,15 @@ def resolve(
 
 
 def recorded_round(item: WorkItem, round_: CheckRound) -> list[CheckOutcome] | None:
-    """The outcomes of ``round_`` if a run recorded them before it died."""
+    """The outcomes of ``round_`` if a run recorded them before it died, and ran the
+    commands the round has now (one changed since runs again: see :func:`finished_before`)."""
     recorded = item.recorded().checks(round_.key)
     if recorded is None:
+        return None
+    # As journaled: a secret in a command was masked there.
+    now = item.redactor.data([{"name": c.name, "command": c.command} for c in round_.commands])
+    ran = [{"name": o.get("name"), "command": o.get("command")} for o in recorded]
+    if ran != now:
         return None
     return [CheckOutcome(**outcome) for outcome in recorded]
 

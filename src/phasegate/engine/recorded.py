@@ -79,6 +79,18 @@ def _top_move(event: Mapping[str, Any]) -> bool:
     )
 
 
+def _top_start(event: Mapping[str, Any]) -> bool:
+    """Whether ``event`` (a ``node.started``) is a top-level node's, with its visit."""
+    node, visit = event.get("node"), event.get("visit")
+    return (
+        isinstance(node, str)
+        and "/" not in node
+        and isinstance(visit, int)
+        and not isinstance(visit, bool)
+        and isinstance(event.get("ts"), str)
+    )
+
+
 class RecordedCalls:
     """An index of the agent calls, check rounds and actions of a journal's tail."""
 
@@ -93,6 +105,7 @@ class RecordedCalls:
         self._needed: dict[tuple[str, int], Mapping[str, Any]] = {}
         self._items: dict[str, Mapping[str, Any]] = {}
         self._moves: list[tuple[str, int, str]] = []
+        self._started: dict[tuple[str, int], str] = {}
         for event in events:
             self.add(event)
 
@@ -109,6 +122,12 @@ class RecordedCalls:
             self._checks[str(event["key"])] = list(event["outcomes"])
         elif name == "check.finished" and "key" in event:
             self._finished_checks.setdefault(str(event["key"]), {})[event["index"]] = event
+        elif name == "check.abandoned" and "key" in event:
+            # Stopped by a person (Ctrl-C), not killed: what failed may be fixed by now, so
+            # it runs again; a check that passed is still not run again.
+            finished = self._finished_checks.get(str(event["key"]), {})
+            for index in [i for i, done in finished.items() if not done.get("passed")]:
+                del finished[index]
         elif name == "action.done":
             self._actions[str(event["key"])] = str(event["outcome"])
         elif name == "decision.answered":
@@ -119,6 +138,8 @@ class RecordedCalls:
             self._items[str(event["key"])] = event
         elif name == "node.transition" and _top_move(event):
             self._moves.append((str(event["node"]), int(event["visit"]), str(event["to"])))
+        elif name == "node.started" and _top_start(event):
+            self._started.setdefault((str(event["node"]), int(event["visit"])), str(event["ts"]))
 
     def result(self, key: str) -> Mapping[str, Any] | None:
         """The ``agent.finished`` event of a finished call with ``key``, if recorded."""
@@ -178,6 +199,21 @@ class RecordedCalls:
                 break  # not a walk on from there: nothing more is taken from it
             count, at = count + 1, to
         return count
+
+    def started(self, node: str, visit: int) -> str | None:
+        """When the journal's tail says visit ``visit`` of the top-level ``node`` started
+        (a run killed before its state commit said so), if it does."""
+        return self._started.get((node, visit))
+
+    def worked_on(self, node: str, visit: int) -> bool:
+        """Whether the journal's tail holds a result of visit ``visit`` of ``node`` (an
+        agent's answer, a check round or one of its checks) a resumed run would reuse."""
+        prefix = f"{node}#{visit}/"
+        return any(
+            key.startswith(prefix)
+            for found in (self._results, self._checks, self._finished_checks)
+            for key in found
+        )
 
     def move_keys(self) -> list[str]:
         """The keys of the moves of the top level the journal's tail records."""

@@ -103,7 +103,9 @@ class Runner:
         with self.item.run_lock():
             self.item.remove_stale_temp_files()
             state = self.item.load()  # everything is checked before anything is written
-            refusal = self._command_refusal(state)
+            # A state behind its journal is caught up first: the command is judged by
+            # where the interrupted run had got to (see ``_run``).
+            refusal = None if self._moves_behind(state) else self._command_refusal(state)
             if refusal is not None:
                 return refusal
             for label in (self.options.phase, self.options.until):
@@ -242,9 +244,15 @@ class Runner:
             command = self.workflow.commands[options.command]
             run.stop_labels = set(command.stops_at)
             run.started_labels = {current_label(self.workflow, state) or ""}
+        behind = self._moves_behind(state)
         reached = self._catch_up(run)
         if reached is not None:
             return self._finish(run, reached)
+        if behind:
+            run.save()  # where the journal says the item is, whatever the command does now
+            refusal = self._command_refusal(state)
+            if refusal is not None:
+                return refusal
         target = self._top_node(options.phase) if options.phase is not None else None
         at = state.at if state.at is not None and not state.at.startswith("@") else None
         withdraw_warning(run, target or at or self.workflow.start_node(state.mode))
@@ -274,14 +282,8 @@ class Runner:
         this run checks and asks (a phase left half done, a transition warning) is about
         where the interrupted run was. The end reached so, if it was one."""
         state = run.state
-        at = state.at if state.at is not None else self.workflow.start_node(state.mode)
         recorded = self.item.recorded()
-        moves = 0
-        if not at.startswith("@"):
-            found = state.peek(at)
-            # The visit the walk is in (one it enters afresh when none is recorded yet).
-            visit = (found.visit if found is not None else 0) or 1
-            moves = recorded.moves_from(at, visit)
+        moves = self._moves_behind(state)
         reached: End | None = None
         if moves:
             run.replay_moves = moves
@@ -294,7 +296,27 @@ class Runner:
         # Moves made again, or not to be made (the walk is elsewhere): no longer held.
         for key in recorded.move_keys():
             self.item.applied(key)
+        if reached is None and state.at is not None and not state.at.startswith("@"):
+            # The node the walk is at started in the journal only, and did work there: it is
+            # a phase left half done (``--partial`` applies to it), not one to start again
+            # with no question. With no work recorded, going on is starting it afresh.
+            found = state.peek(state.at)
+            if found is not None and not found.get("started") and found.get("outcome") is None:
+                began = recorded.started(state.at, found.visit)
+                if began is not None and recorded.worked_on(state.at, found.visit):
+                    state.node(state.at)["started"] = began
         return reached
+
+    def _moves_behind(self, state: EngineState) -> int:
+        """How many moves of the top level the journal's tail records from the node the
+        state is at (0: the state is not behind its journal)."""
+        at = state.at if state.at is not None else self.workflow.start_node(state.mode)
+        if at.startswith("@"):
+            return 0
+        found = state.peek(at)
+        # The visit the walk is in (one it enters afresh when none is recorded yet).
+        visit = (found.visit if found is not None else 0) or 1
+        return self.item.recorded().moves_from(at, visit)
 
     def _limit(self, run: Run, path: str) -> int | None:
         """The review iterations a node started by ``--phase`` or ``--partial fresh`` may
