@@ -33,7 +33,39 @@ def yaml_error_detail(exc: Exception, first_line: int = 1) -> tuple[int | None, 
         detail += f" ({context} started on line {context_mark.line + first_line})"
     if detail.startswith("found character '\\t'"):
         detail = "found a tab, where YAML takes spaces: indent and separate with spaces"
-    return mark.line + first_line, detail
+    elif detail.startswith("found character '@'"):
+        detail += ": a value that starts with '@' is written in quotes (\"@blocked\")"
+    return mark.line + first_line, detail + _quoting_hint(exc)
+
+
+#: A value that starts with ``{{`` (a placeholder): YAML reads ``{`` as a mapping's start.
+_BRACES_FIRST = re.compile(r"(?:^|[:\[{,-])\s*\{\{")
+#: A value that starts with a quote and goes on after the quote closes (``"a" b``).
+_QUOTED_FIRST = re.compile(r"""(?:^|[:\[{,-])\s*(["'])(?:(?!\1).)*\1[ \t]*[^\s,}\]#]""")
+
+
+def _quoting_hint(exc: Exception) -> str:
+    """How to write the value the error is on, when it is a text written as YAML reads
+    something else: one starting with ``{{`` (a placeholder), or with a quote it goes on
+    after (``"{{ item }}" is ready?``)."""
+    lines: list[str] = []
+    for mark in (getattr(exc, "problem_mark", None), getattr(exc, "context_mark", None)):
+        buffer = getattr(mark, "buffer", None)
+        if mark is not None and isinstance(buffer, str):
+            text = buffer.split("\n")
+            if 0 <= mark.line < len(text) and text[mark.line] not in lines:
+                lines.append(text[mark.line])
+    if any(_BRACES_FIRST.search(line) for line in lines):
+        return (
+            "; a text that starts with '{{' is read as a YAML mapping: put the whole text "
+            'in quotes (e.g. "{{ item }} is ready?")'
+        )
+    if any(_QUOTED_FIRST.search(line) for line in lines):
+        return (
+            "; a text that starts with a quote ends where the quote closes: put the whole "
+            "text in quotes, or start it without one"
+        )
+    return ""
 
 
 def yaml_problem(path: Path | str, exc: Exception) -> str:

@@ -480,7 +480,8 @@ def test_unknown_placeholder_in_a_gate_question_is_refused(
     path = _gated(write_workflow, text)
     problem = only_problem(path)
     assert problem.startswith(
-        f"{path}:{line_number(text, 'question:')}: nodes[1].question: unknown placeholder 'nosuch'"
+        f"{path}:{line_number(text, 'question:')}:55: nodes[1].question: "
+        "unknown placeholder 'nosuch'"
     )
 
 

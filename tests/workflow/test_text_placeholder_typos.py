@@ -48,4 +48,5 @@ def test_a_misspelt_placeholder_of_a_question_names_the_one_meant(
     path.write_text(WORKFLOW.replace("QUESTION", question))
     code, out, err = cli(capsys, "validate", str(path))
     assert code == ExitCode.BAD_INPUT, out + err
-    assert f"{path}:8: nodes[0].question: {message}" in err.splitlines(), err
+    # The line and column of the (first) placeholder: after the opening quote.
+    assert f"{path}:8:21: nodes[0].question: {message}" in err.splitlines(), err

@@ -330,7 +330,7 @@ def test_detail_in_a_question_without_a_detail_predicate_says_what_fills_it(
 ) -> None:
     path, found = problems(tmp_path, capsys, "question: Go on?", "question: '{{ detail }} Go on?'")
     assert found == [
-        f"{path}:{line_of('    question: Go on?')}: nodes[1].question: unknown placeholder "
+        f"{path}:{line_of('    question: Go on?')}:16: nodes[1].question: unknown placeholder "
         "'detail' (known here: description, item, item_dir, label, mode, phase, workflow; "
         "'detail' only with the gate's detail: a predicate plug-in to fill it)"
     ]

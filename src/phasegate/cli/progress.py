@@ -91,7 +91,8 @@ class ProgressPrinter:
             return
         name = str(event.get("event", ""))
         # A person at the prompt hears why an answer was refused; a warning is always said.
-        if self.quiet and name not in ("decision.invalid", "budget.unmeasured"):
+        warnings = ("decision.invalid", "budget.unmeasured", "gate.timeout_unset")
+        if self.quiet and name not in warnings:
             return
         handler = getattr(self, "_on_" + name.replace(".", "_"), None)
         if handler is not None:
@@ -518,6 +519,9 @@ class ProgressPrinter:
 
     def _on_budget_unmeasured(self, e: dict[str, Any]) -> None:
         self._line(f"[yellow]phasegate: warning: {escape(str(e.get('text')))}[/]")
+
+    def _on_gate_timeout_unset(self, e: dict[str, Any]) -> None:
+        self._line(f"[yellow]phasegate: warning: {escape(str(e.get('message')))}[/]")
 
     def _on_budget_raised(self, e: dict[str, Any]) -> None:
         self._line(f"  budget: {escape(str(e.get('text')))}")

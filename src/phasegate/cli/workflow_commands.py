@@ -128,6 +128,9 @@ def validate(
     wf = loaded.workflow
     count = sum(1 for _ in wf.walk())
     warnings = _config_warnings(path, root, wf)
+    from phasegate.workflow.loader import unset_data_names
+
+    warnings += unset_data_names(path.resolve(), wf)
     if as_json:
         write_json(
             {

@@ -36,6 +36,47 @@ def graph_problems(workflow: Workflow, base: Location = ("nodes",)) -> list[Prob
     problems += _top_level(workflow)
     problems += _scope(workflow, tuple(workflow.nodes), base, workflow, top=True)
     problems += _plugin_problems(workflow, base)
+    problems += _decision_problems(workflow, base)
+    return problems
+
+
+#: The decisions the engine asks itself (a transition warning, a half-done phase, a budget
+#: cap): a gate's decision of the same id would be answered by, or answer, the other.
+ENGINE_DECISIONS = ("transition-warning", "partial-phase", "budget")
+
+
+def _decision_problems(workflow: Workflow, base: Location) -> list[Problem]:
+    """Two gates asking under one decision id share its answer: the second is never asked
+    (it takes the first one's answer, a choice of another question). Refused, as is a
+    decision id the engine asks under itself."""
+    problems: list[Problem] = []
+    first: dict[str, str] = {}
+    for where, node in _located(workflow.nodes, base):
+        if not isinstance(node, GateNode):
+            continue
+        template = node.decision_template("body" in where)
+        key = re.sub(r"\{\{\s*(\w+)\s*\}\}", r"{{ \1 }}", template)
+        at: Location = (*where, "decision") if node.decision is not None else (*where, "id")
+        if key in ENGINE_DECISIONS or key.startswith("conflict-"):
+            problems.append(
+                (
+                    at,
+                    f"gate {node.id!r} asks under the decision id {key!r}, which phasegate "
+                    "asks its own decisions under (transition-warning, partial-phase, budget, "
+                    "conflict-*): set another decision id",
+                )
+            )
+        elif key in first:
+            problems.append(
+                (
+                    at,
+                    f"gate {node.id!r} asks under the decision id {key!r}, as gate "
+                    f"{first[key]!r} does: one answer would answer both (the second gate "
+                    "would never be asked); give each gate its own decision id",
+                )
+            )
+        else:
+            first[key] = node.id
     return problems
 
 

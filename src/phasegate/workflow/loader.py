@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -21,7 +21,14 @@ from pydantic import BaseModel, Tag, ValidationError
 from phasegate.errors import WorkflowError
 from phasegate.workflow.graph import graph_problems
 from phasegate.workflow.loaded import LoadedWorkflow as LoadedWorkflow
-from phasegate.workflow.model import AgentNode, CheckNode, ForeachNode, GateNode, Workflow
+from phasegate.workflow.model import (
+    ActionNode,
+    AgentNode,
+    CheckNode,
+    ForeachNode,
+    GateNode,
+    Workflow,
+)
 from phasegate.workflow.node_rules import Location
 from phasegate.workflow.parts import UNION_TAGS
 from phasegate.workflow.phases import LinearWorkflow, linear_problems, node_location, to_nodes
@@ -206,8 +213,8 @@ def load_workflow_data(
         # folders: every one would be reported missing for the one mistake named above.
         problems += _template_problems(path, document, workflow, search, linear)
     problems += [
-        _located(path, document, node_location(loc) if linear else loc, message)
-        for loc, message in placeholder_problems(workflow)
+        _text_located(path, document, node_location(loc) if linear else loc, message, text, at)
+        for loc, message, text, at in placeholder_problems(workflow)
     ]
     if problems:
         raise WorkflowProblems(path, problems)
@@ -324,17 +331,21 @@ def texts_of(workflow: Workflow) -> list[tuple[Location, str, frozenset[str]]]:
     return found
 
 
-def placeholder_problems(workflow: Workflow) -> list[tuple[Location, str]]:
-    """``(location, message)`` of every placeholder of the workflow's texts that is never
-    filled where the text is used (it would be shown empty)."""
-    problems: list[tuple[Location, str]] = []
+def placeholder_problems(
+    workflow: Workflow,
+) -> list[tuple[Location, str, str, tuple[int, int]]]:
+    """``(location, message, text, (line, column))`` of every placeholder of the workflow's
+    texts that is never filled where the text is used (it would be shown empty): the line
+    and column (1-based) are the first such placeholder's in the text."""
+    problems: list[tuple[Location, str, str, tuple[int, int]]] = []
     for loc, text, known in texts_of(workflow):
         if "{{" not in text:
             continue
-        for line, _column, problem in malformed_placeholders(text):
-            problems.append((loc, f"{problem} (line {line})" if "\n" in text else problem))
+        for line, column, problem in malformed_placeholders(text):
+            problems.append((loc, problem, text, (line, column)))
         bad = unknown_placeholders(text, known)
         if bad:
+            first = placeholder_places(text, bad)[0][:2]
             names = ", ".join(repr(name) for name in bad)
             outside = [name for name in bad if name in FOREACH_VARIABLES]
             hint = (
@@ -357,6 +368,8 @@ def placeholder_problems(workflow: Workflow) -> list[tuple[Location, str]]:
                     f"unknown placeholder{'s' if len(bad) > 1 else ''} {names} "
                     f"(known here: {', '.join(sorted(known))}{hint})"
                     + (f"; did you mean {', '.join(guesses)}?" if guesses else ""),
+                    text,
+                    first,
                 )
             )
     return problems
@@ -411,6 +424,46 @@ def unconfigured_checks(path: Path, workflow: Workflow, commands: Collection[str
         _located(path, document, node_location(loc) if linear else loc, message)
         for loc, message in found
     ]
+
+
+def unset_data_names(path: Path, workflow: Workflow) -> list[str]:
+    """One line (file:line: field: why) per gate whose ``timeout.minutes`` names a value of
+    the item's data in a workflow where no plug-in can set one (the generic view, no
+    action): unless the item is created with it, that gate never times out."""
+    if workflow.view.plugin != "generic":
+        return []
+    found: list[tuple[Location, str]] = []
+
+    def visit(nodes: Any, base: Location) -> bool:
+        for index, node in enumerate(nodes):
+            at: Location = (*base, index)
+            if isinstance(node, ActionNode):
+                return False
+            if isinstance(node, AgentNode) and (
+                node.on_enter or node.after_execute or node.after_verdict
+            ):
+                return False
+            if isinstance(node, GateNode) and node.timeout is not None:
+                name = node.timeout.minutes
+                if isinstance(name, str):
+                    found.append(
+                        (
+                            (*at, "timeout", "minutes"),
+                            f"gate {node.id!r} takes its minutes from the item's data "
+                            f"{name!r}, which no plug-in of this workflow sets: unless the "
+                            "item is created with it (Repo.new(data=...)), the gate never "
+                            "times out (write the minutes as a number)",
+                        )
+                    )
+            body = getattr(node, "body", None)
+            if body is not None and not visit(body, (*at, "body")):
+                return False
+        return True
+
+    if not visit(workflow.nodes, ("nodes",)) or not found:
+        return []
+    document = read_yaml(path)
+    return [_located(path, document, loc, message) for loc, message in found]
 
 
 def _template_problems(
@@ -612,15 +665,20 @@ def _without_members(document: Any, loc: Location) -> tuple[Location, bool]:
     node: Any = document
     kept: list[str | int] = []
     dropped = lost = False
-    for part in loc:
+    for position, part in enumerate(loc):
         known = not lost and isinstance(node, (dict, list))
         known = known and (
             part in node if isinstance(node, dict) else isinstance(part, int) and part < len(node)
         )
+        if part in _UNION_TAGS and position and isinstance(loc[position - 1], int):
+            # A union's tag (a node's kind) follows its member's index; what follows the
+            # tag is a field, though it may be named as a tag is (an action's ``action``).
+            dropped = dropped or not known
+            continue
         # Off the file's own keys (a location relocated from phases: to nodes:), a capital
         # may be a verdict word (APPROVED) rather than a model's class name: kept.
-        member = isinstance(part, str) and (
-            part in _UNION_TAGS or bool(_MEMBER.match(part) and not (lost and part[:1].isupper()))
+        member = isinstance(part, str) and bool(
+            _MEMBER.match(part) and not (lost and part[:1].isupper())
         )
         if not known and member:
             dropped = True
@@ -645,10 +703,27 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
         message = "unknown field" + error.get("hint", "")
     elif error["type"] == "missing":
         message = "required field is missing"
+        group = _PLUGIN_FIELDS.get(str(loc[-1])) if loc else None
+        if group is not None:
+            from phasegate import plugins
+
+            installed = ", ".join(plugins.names(group)) or "none"
+            kind = group.removesuffix("s")
+            message += (
+                f" (a{'n' if kind[0] in 'aeiou' else ''} {kind} plug-in; installed: {installed})"
+            )
     elif error["type"] in _LIST_TYPES:
         message = f"should be a list, not {_kind_of(error.get('input'))}"
+        found = error.get("input")
+        if loc and loc[-1] in ("run", "checks") and isinstance(found, str):
+            # A command written as the field's value: the list form that runs it.
+            message += f": [{inline_check_hint(found)}], or a list of configured command names"
     elif error["type"] in _MAPPING_TYPES:
         message = f"should be a mapping (key: value), not {_kind_of(error.get('input'))}"
+        if loc and loc[-1] in ("items", "commands_from", "checks_from"):
+            found = error.get("input")
+            file = found if isinstance(found, str) else "FILE"
+            message += f": a parser plug-in over a file ({{parser: markdown-tasks, file: {file}}})"
     elif error["type"] == "union_tag_invalid":
         kind = error["input"].get("kind")
         kinds = ", ".join(_NODE_KINDS)
@@ -661,6 +736,11 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
             message = f"a node's kind is one of {kinds} (or left out: agent), not {_kind_of(kind)}"
     elif _expected(error) is not None:
         message = f"should be {_expected(error)}, not {_kind_of(error.get('input'))}"
+        if _expected(error) == "a string" and _placeholder_read_as_mapping(document, loc):
+            message += (
+                ": a text that starts with '{{' is read as a YAML mapping; put the whole "
+                'text in quotes (e.g. "{{ item }} is ready?")'
+            )
     elif error["type"] in _BOUNDS:
         bound = next(iter(error.get("ctx", {}).values()), "?")
         message = f"should be {_BOUNDS[error['type']]} {bound}, not {error.get('input')!r}"
@@ -672,10 +752,25 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
             f"(it has {ctx.get('actual_length', 0)})"
         )
     message = message.removeprefix("Value error, ")
-    loc = tuple(p for p in loc if not (isinstance(p, str) and p in _UNION_TAGS))
     if relocate is not None:
         loc = relocate(loc)
     return _located(path, document, loc, message)
+
+
+def _placeholder_read_as_mapping(document: Any, loc: Location) -> bool:
+    """Whether the value at ``loc`` of the round-trip ``document`` is a mapping YAML read
+    from a ``{{ name }}`` written unquoted (a mapping whose key is a mapping)."""
+    node = document
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    return isinstance(node, dict) and any(isinstance(key, Mapping) for key in node)
+
+
+#: Fields that name a plug-in, and its group: a missing one lists those installed.
+_PLUGIN_FIELDS = {"parser": "parsers", "action": "actions"}
 
 
 #: pydantic's error types for a value that is not a list (``tuple`` fields read YAML
@@ -727,6 +822,60 @@ def _located(path: Path, document: Any, loc: Location, message: str) -> str:
     line = _line_of(document, loc)
     where = f"{path}:{line}" if line else str(path)
     return f"{where}: {_dotted(loc)}: {message}" if loc else f"{where}: {message}"
+
+
+def _text_located(
+    path: Path, document: Any, loc: Location, message: str, text: str, at: tuple[int, int]
+) -> str:
+    """:func:`_located` for a problem at line and column ``at`` of the workflow's own
+    ``text`` (a gate's question...): ``file:line:column:`` of that place in the file when
+    the text is written there as it reads (on one line, or a ``|`` block), else the
+    field's line, the text's line said after the message."""
+    found = _place_in_file(path, document, loc, text, at)
+    if found is not None:
+        return f"{path}:{found[0]}:{found[1]}: {_dotted(loc)}: {message}"
+    several = "\n" in text.rstrip("\n")
+    return _located(path, document, loc, f"{message} (line {at[0]})" if several else message)
+
+
+def _place_in_file(
+    path: Path, document: Any, loc: Location, text: str, at: tuple[int, int]
+) -> tuple[int, int] | None:
+    """1-based ``(line, column)`` in ``path`` of line and column ``at`` of ``text``, the
+    value at ``loc`` of the round-trip ``document``; ``None`` when it cannot be told for
+    sure (a folded or quoted text over several lines, escapes before it)."""
+    parent = document
+    for part in loc[:-1]:
+        try:
+            parent = parent[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    lc = getattr(parent, "lc", None)
+    if lc is None or not isinstance(parent, dict) or loc[-1] not in parent:
+        return None
+    try:
+        row, col = lc.value(loc[-1])
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (KeyError, OSError, UnicodeDecodeError, TypeError):
+        return None
+    line, column = at
+    if row >= len(lines):
+        return None
+    if lines[row][col:].startswith("|"):
+        # A literal block: the text's lines are the file's next lines, less their indent.
+        row += line
+        content = next((s for s in lines[row - line + 1 :] if s.strip()), "")
+        column += len(content) - len(content.lstrip(" "))
+    elif line == 1:
+        column += col + (1 if lines[row][col : col + 1] in ("'", '"') else 0)
+    else:
+        return None
+    # Only a place whose file line reads as the text does from there is said (a quoted
+    # text with an escape before the placeholder is not written as it reads).
+    wanted = text.split("\n")[line - 1][at[1] - 1 :]
+    if row >= len(lines) or not lines[row][column - 1 :].startswith(wanted.rstrip()):
+        return None
+    return row + 1, column
 
 
 def _dotted(loc: Location) -> str:

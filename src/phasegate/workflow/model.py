@@ -166,6 +166,27 @@ class GateNode(_Node):
     )
     _show = field_validator("show")(lambda v: tuple(confined_path(x) for x in v))
 
+    @field_validator("question")
+    @classmethod
+    def _asks_something(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a gate's question cannot be empty: it is what a person is asked")
+        return value
+
+    @field_validator("choices")
+    @classmethod
+    def _answerable(cls, value: dict[str, Choice]) -> dict[str, Choice]:
+        """A choice is answered by its name, and ``CHOICE: note`` adds a note: a name that
+        is empty, holds a ``:`` or is padded with spaces could never be answered."""
+        for name in value:
+            if not name.strip() or ":" in name or name != name.strip():
+                raise ValueError(
+                    f"choice {name!r} could never be answered: a choice is answered by its "
+                    "name ('CHOICE: note' adds a note), so it is not empty, holds no ':' and "
+                    "has no spaces around it"
+                )
+        return value
+
     def decision_template(self, in_body: bool) -> str:
         """The decision id before it is filled: ``decision``, else the node id, followed
         inside a foreach body by ``-{{ task }}`` so each item is asked on its own."""

@@ -6,6 +6,7 @@ indices into the YAML document, so the loader can name the file, line and field.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -46,7 +47,21 @@ def _unknown_target(workflow: Workflow, target: str, known: str, in_body: bool) 
             "lead to the foreach"
         )
         return f"unknown node {target!r} in this scope ({known}): {how}"
-    return f"unknown node {target!r} ({known})"
+    if target == BLOCKED_TARGET.removeprefix("@"):
+        return f"unknown node {target!r} ({known}); did you mean {BLOCKED_TARGET!r} (in quotes)?"
+    close = difflib.get_close_matches(target, known.split(", "), n=1)
+    return f"unknown node {target!r} ({known})" + (f"; did you mean {close[0]!r}?" if close else "")
+
+
+def _outcome_hint(node: Any, outcome: str, possible: set[str]) -> str:
+    """What an ``on`` key that is none of the node's outcomes was likely meant as."""
+    if isinstance(node, GateNode) and outcome in node.choices:
+        return (
+            f": {outcome!r} is a choice, and a choice leads to its own node "
+            f"(choices: {{{outcome}: NODE}}), not through on"
+        )
+    close = difflib.get_close_matches(outcome, sorted(possible), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def node_problems(
@@ -78,7 +93,8 @@ def node_problems(
                 (
                     (*where, "on", outcome),
                     f"node {node.id!r} never ends with outcome {outcome!r} "
-                    f"(its outcomes: {', '.join(sorted(possible)) or 'none'})",
+                    f"(its outcomes: {', '.join(sorted(possible)) or 'none'})"
+                    + _outcome_hint(node, outcome, possible),
                 )
             )
     for outcome in node_outcomes(scope, index):
@@ -106,6 +122,7 @@ def node_problems(
                     "a gate needs at least one choice (choice name: the node it leads to)",
                 )
             )
+        by_id = {n.id: n for n in scope}
         for name, choice in node.choices.items():
             if choice.to not in targets_ok:
                 problems.append(
@@ -114,6 +131,23 @@ def node_problems(
                         _unknown_target(workflow, choice.to, known, in_body),
                     )
                 )
+            target = by_id.get(choice.to)
+            if target is None or isinstance(target, AgentNode):
+                continue  # an unknown node is said above; @blocked stops the run
+            for field, what in (
+                ("extend", "continues the revise loop of the node it leads to"),
+                ("start_with", "enters the node it leads to at its reviewers"),
+            ):
+                if getattr(choice, field) is not None:
+                    kind = str(target.kind)
+                    problems.append(
+                        (
+                            (*where, "choices", name, field),
+                            f"{field} {what}, which only an agent node has: {choice.to!r} is "
+                            f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} node (it would do "
+                            "nothing)",
+                        )
+                    )
         for position, needed in enumerate(node.required):
             if needed not in node.choices:
                 problems.append(
@@ -123,11 +157,15 @@ def node_problems(
                     )
                 )
         timeout = node.timeout.choice if node.timeout is not None else None
-        for field, chosen in (("default", node.default), ("timeout", timeout)):
+        named: tuple[tuple[Location, str | None], ...] = (
+            (("default",), node.default),
+            (("timeout", "choice"), timeout),
+        )
+        for place, chosen in named:
             if chosen is not None and chosen not in node.choices:
                 problems.append(
                     (
-                        (*where, field),
+                        (*where, *place),
                         f"{chosen!r} is not one of the choices ({', '.join(node.choices)})",
                     )
                 )

@@ -239,7 +239,17 @@ def not_a_quoted_number(value: object, field: str, unit: str) -> object:
             f"{value!r} is a quoted number: write it without quotes ({field} is a number of "
             f"{unit}, or the name of a number in the item's data)"
         )
+    if isinstance(value, str) and (_LEADING_NUMBER.match(value) or not value.strip()):
+        # "30 minutes", "5m", "1h": a duration written as words, never a data name.
+        raise ValueError(
+            f"{value!r} is neither a number of {unit} nor the name of a number in the "
+            f"item's data: write the number of {unit} alone, without a unit"
+        )
     return value
+
+
+#: A text that starts as a number does (``30 minutes``, ``5m``): no name of the item's data.
+_LEADING_NUMBER = re.compile(r"^\s*[-+]?\.?\d")
 
 
 class Budget(Strict):
@@ -436,7 +446,8 @@ class GateTimeout(Strict):
     """An unanswered gate takes ``choice`` after ``minutes``.
 
     ``minutes`` may name a number in the item's data (a value a state view reads
-    from the configuration); when that value is missing or 0 the gate never times out.
+    from the configuration); when that value is 0 the gate never times out, nor when it
+    is missing or no number, which a run reaching the gate warns of.
     """
 
     minutes: Number | str

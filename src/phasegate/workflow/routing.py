@@ -80,17 +80,19 @@ def outcomes(node: AnyNode, on_cycle: bool = False) -> list[str]:
             found.append("exhausted")
         return list(dict.fromkeys(found))
     exhausted = ["exhausted"] if limited else []
+    # A node its ``when`` skips ends ``pass`` (a foreach ``done``): a gate or an action too.
+    skipped = [PASS] if node.when is not None else []
     if isinstance(node, CheckNode):
         return ["pass", "fail", *exhausted]
     if isinstance(node, ActionNode):
-        return list(dict.fromkeys([*action_outcomes(node.action), *exhausted]))
+        return list(dict.fromkeys([*action_outcomes(node.action), *skipped, *exhausted]))
     if isinstance(node, ForeachNode):
         ends = [n.outcome for n in node.body if isinstance(n, EndNode) and n.outcome != "done"]
         if node.parallel > 1 and node.isolation == "worktree" and node.conflicts.then == "outcome":
             ends.append("merge-conflict")
         return list(dict.fromkeys(["done", *ends, *exhausted]))
     if isinstance(node, GateNode):
-        return ["invalid", *exhausted]
+        return ["invalid", *skipped, *exhausted]
     return []
 
 

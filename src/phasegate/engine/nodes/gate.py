@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.answers import Question
@@ -49,6 +50,28 @@ def timeout_minutes(run: Run, node: GateNode) -> float | None:
             return None
         return float(raw)
     return minutes
+
+
+def timeout_unset(run: Run, node: GateNode) -> str | None:
+    """Why the gate's timeout, naming a value of the item's data, never fires (``None``: it
+    does, or 0 says it should not): nothing set that value, or it is no number of minutes.
+    Said as the gate is reached, for the gate would otherwise wait for ever without a word
+    (a misspelt name, a value the item was never given)."""
+    if node.timeout is None or not isinstance(node.timeout.minutes, str):
+        return None
+    name, data = node.timeout.minutes, run.state.data
+    raw = data.get(name)
+    if name in data and not isinstance(raw, bool) and isinstance(raw, int | float) and raw >= 0:
+        return None
+    workflow = run.item.loaded.path
+    with suppress(ValueError):
+        workflow = workflow.relative_to(run.item.repo)
+    held = "is not set" if name not in data else f"holds {raw!r}, not a number of minutes"
+    return (
+        f"gate {node.id!r} ({workflow}): its timeout.minutes names the item's data {name!r}, "
+        f"which {held}: the decision does not time out (write the minutes as a number, or "
+        f"give the item {name!r}, 0 for no timeout: Repo.new(data=...) or a plug-in sets it)"
+    )
 
 
 def decision_id(
@@ -106,6 +129,10 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         return Outcome("exhausted")
     ctx = run.context(path, node, task, {})
     values = gate_values(run, path, task)
+    unset = timeout_unset(run, node)
+    if unset is not None:
+        minutes = node.timeout.minutes if node.timeout else None
+        run.item.record("gate.timeout_unset", id=node.id, data=minutes, message=unset)
     if node.detail is not None:
         found = plugin("predicates", node.detail)(ctx)
         values["detail"] = str(found) if found else ""
