@@ -168,9 +168,19 @@ def _going(status: dict[str, Any]) -> str:
 
 
 def _resumed(status: dict[str, Any]) -> str:
-    """What follows the progress of a node its last run left midway."""
-    if not (status.get("inProgress") or {}).get("interrupted"):
+    """What follows the progress of a node its last run left midway (and where its journal
+    says that run went on to, when it ended before its state file said so)."""
+    progress = status.get("inProgress") or {}
+    if not progress.get("interrupted"):
         return ""
+    ahead = [str(node) for node in progress.get("journalAhead") or [] if not node.startswith("@")]
+    if ahead:
+        went = ", then ".join(ahead)
+        return (
+            f"; its journal records that the run went on to {escape(went)} before it ended "
+            "(its state file was not saved since): the next run catches up there first, "
+            "reusing the recorded results"
+        )
     return "; no run is going on, the next run resumes it"
 
 

@@ -47,7 +47,32 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
         for phase in data.get("phases") or []:
             if phase.get("node") == progress.get("node") and progress.get("kind") == "agent":
                 phase["iterations"] = held["iteration"]
-    return with_live_run(with_left_midway(data, live, item.journal.path), live)
+    data = with_left_midway(data, live, item.journal.path)
+    progress = data.get("inProgress") or {}
+    if progress.get("interrupted") and (ahead := journal_ahead(item, state)):
+        progress["journalAhead"] = ahead
+    return with_live_run(data, live)
+
+
+def journal_ahead(item: WorkItem, state: EngineState) -> list[str]:
+    """The nodes (top level) the journal's tail records the item went on to from the node
+    its state file is at: a run killed after its journal said so and before its state file
+    did; the next run walks those moves again first (``[]``: the state is not behind)."""
+    from phasegate.engine.recorded import RecordedCalls, event_problem
+
+    at = state.at if state.at is not None else item.workflow.start_node(state.mode)
+    if at.startswith("@"):
+        return []
+    found = state.peek(at)
+    visit = (found.visit if found is not None else 0) or 1
+    from phasegate.errors import StateCorruptError
+
+    try:
+        tail = list(item.journal.tail(state.journal_offset, state.journal_lines + 1))
+    except StateCorruptError:
+        return []  # the run that reads it says so
+    recorded = RecordedCalls(event for _, _, event in tail if event_problem(event) is None)
+    return recorded.path_from(at, visit)
 
 
 def with_left_midway(

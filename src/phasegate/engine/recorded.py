@@ -187,18 +187,23 @@ class RecordedCalls:
         """How many moves of the top level the journal's tail records, one after the other,
         from visit ``visit`` of node ``at`` on (0: none from there): a run killed before its
         state commit said so had moved on that far."""
+        return len(self.path_from(at, visit))
+
+    def path_from(self, at: str, visit: int) -> list[str]:
+        """The nodes those moves (:meth:`moves_from`) went to, in their order."""
         start = next(
             (i for i, (node, seen, _) in enumerate(self._moves) if (node, seen) == (at, visit)),
             None,
         )
         if start is None:
-            return 0
-        count = 0
+            return []
+        path: list[str] = []
         for node, _, to in self._moves[start:]:
             if node != at:
                 break  # not a walk on from there: nothing more is taken from it
-            count, at = count + 1, to
-        return count
+            path.append(to)
+            at = to
+        return path
 
     def started(self, node: str, visit: int) -> str | None:
         """When the journal's tail says visit ``visit`` of the top-level ``node`` started
