@@ -107,9 +107,9 @@ class BudgetGuard:
                 self.withdraw_stale(spec.path)
                 return found.max_usd
             reached = self._reached(found, spec)
-            from phasegate.engine.status import continue_command
+            from phasegate.engine.run_rules import again_command
 
-            again = continue_command(run.workflow, run.item.name, run.label(spec.path))
+            again = again_command(run.workflow, run.item.name, run.label(spec.path))
             if not on_engine_thread:
                 raise BudgetReached(f"{reached} Run again to decide: {again}")
             if answered is not None or self._stopped is not None:

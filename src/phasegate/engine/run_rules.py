@@ -36,6 +36,22 @@ if TYPE_CHECKING:
 RETRIES = "retries"
 
 
+def again_command(workflow: Workflow, item: str, label: str | None) -> str:
+    """The command that runs ``item`` on from ``label``: the label's own ``next`` when it
+    is one that runs the item (``phasegate implement 006``), else ``phasegate run ITEM``
+    (or the workflow's command that runs there)."""
+    from phasegate.engine.status import continue_command
+    from phasegate.workflow.prompts import render
+
+    info = workflow.labels.get(label or "")
+    if not workflow.commands and info is not None and info.next:
+        words = render(info.next, {"item": item, "label": label or ""}).split()
+        runs = len(words) == 3 and words[0] == "phasegate" and words[2] == item
+        if runs and words[1] not in ("decisions", "answer", "status"):
+            return " ".join(words)
+    return continue_command(workflow, item, label)
+
+
 class NodeRules:
     """The rules the walk applies around each node (mixed into ``Run``)."""
 
@@ -228,9 +244,7 @@ class NodeRules:
             sync_now=True,
         )
         self.save(durable=True)
-        from phasegate.engine.status import continue_command
-
-        again = continue_command(self.workflow, self.item.name, self.label(path))
+        again = again_command(self.workflow, self.item.name, self.label(path))
         raise BlockedError(message.rstrip(".") + f". Fix it, then run again: {again}")
 
     def visit_limit_reached(self, path: str) -> str:

@@ -29,6 +29,7 @@ from phasegate.implement.where import (
     plan_path,
     plan_rel,
     refuse_unknown_agents,
+    refuse_unreviewable,
     roster,
     settings_of,
     spec_dir_rel,
@@ -51,6 +52,7 @@ class LoadContext(Action):
         where = plan_rel(ctx.state)
         found = roster(ctx)
         refuse_unknown_agents(plan, found, where)
+        refuse_unreviewable(plan, found, where, settings_of(ctx).default_agent)
         docs = load_documents(ctx.workdir / spec_dir_rel(ctx.state))
         ctx.state.node(ctx.path)["documents"] = docs
         reopened = ctx.state.data.pop(REOPENED, None)

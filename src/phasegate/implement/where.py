@@ -92,6 +92,23 @@ def refuse_unknown_agents(plan: Plan, found: AgentRoster, where: str) -> None:
         )
 
 
+def refuse_unreviewable(plan: Plan, found: AgentRoster, where: str, default: str | None) -> None:
+    """Stop (exit 2) before any agent is called when an open task that is reviewed has no
+    one to review it: its implementer is the only agent here, and never reviews its own
+    work (else the implementer's call would be made, then the run stop at its review)."""
+    for t in plan.tasks():
+        implementer = t.agent or default
+        if t.done or t.checkpoint or not t.review or implementer not in found.agents:
+            continue
+        if not any(name != implementer for name in found.agents):
+            raise BadInputError(
+                f"{where}:{t.line}: task {t.title!r} has no reviewer: its implementer "
+                f"{implementer} is the only agent here, and it never reviews its own work; "
+                "add another agent (.claude/agents/NAME.md or a roles.NAME entry in "
+                ".phasegate/config.yaml) or mark the task [`review: false`], then run again"
+            )
+
+
 def check_plan(root: Path, config: Any, roles: Any, rel: str) -> Plan:
     """PLAN.md at ``rel`` read and its open tasks' agents checked, before an item is made
     for it: an error in it, or an unknown agent, stops (exit 2) and nothing is made."""

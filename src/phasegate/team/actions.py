@@ -18,7 +18,7 @@ from phasegate.engine.prompting import read_file
 from phasegate.errors import StateCorruptError
 from phasegate.state.atomic import atomic_write_text
 from phasegate.state.journal import utc_now
-from phasegate.team.done import unmet
+from phasegate.team.done import open_tasks, unmet
 from phasegate.team.predicates import session_tasks, strategy_on_disk
 from phasegate.team.session import APPROVE_DESIGN
 from phasegate.team.status_file import (
@@ -29,6 +29,7 @@ from phasegate.team.status_file import (
     redacted,
 )
 from phasegate.team.tasks import set_statuses
+from phasegate.team.view import TASK_LOOPS
 
 VERIFY_ATTEMPTS = 3
 SPEC_WORDS = re.compile(
@@ -151,13 +152,44 @@ class CorrectionRoute(Action):
         return route
 
 
+#: The outcome that sends tasks not ``completed`` back through IMPLEMENT_LOOP.
+OPEN_TASKS = "open-tasks"
+
+
+def _loop_ran_for(ctx: PluginContext, keys: list[str]) -> bool:
+    """Whether the task loop already ran again for exactly these open tasks and left
+    them open: sending them to it once more would go round for ever."""
+    sent = False
+    for event in ctx.item.journal.events():
+        name = event.get("event")
+        if name == "tasks.reopened":
+            sent = list(event.get("tasks") or []) == keys
+        elif name == "foreach.items" and event.get("node") in TASK_LOOPS and sent:
+            return True
+    return False
+
+
+def reopened(ctx: PluginContext) -> bool:
+    """Whether tasks.yaml has tasks that are not ``completed`` after IMPLEMENT_LOOP ended
+    (added by a person since): seed 003 enters INTEGRATE only once every task is, so
+    they go through the loop first (once: tasks the loop left open go on to the DoD)."""
+    keys = [t.id for t in open_tasks(ctx)]
+    if not keys or _loop_ran_for(ctx, keys):
+        return False
+    ctx.record("tasks.reopened", tasks=keys, sync_now=True)
+    return True
+
+
 class ModeRoute(Action):
-    """``full`` or ``lean``: where the two modes' paths part."""
+    """``full`` or ``lean``: where the two modes' paths part; ``open-tasks`` when
+    tasks.yaml has tasks not ``completed`` that the task loop has not run."""
 
     name = "team-mode-route"
-    outcomes = ("full", "lean")
+    outcomes = ("full", "lean", OPEN_TASKS)
 
     def run(self, ctx: PluginContext) -> str:
+        if reopened(ctx):
+            return OPEN_TASKS
         return "lean" if ctx.state.mode == "lean" else "full"
 
 
@@ -185,16 +217,17 @@ class PromoteTask(Action):
 
 
 class PromoteAll(Action):
-    """After the combined (single-final) pass: every implemented task becomes ``completed``."""
+    """After the combined (single-final) pass: every implemented task becomes ``completed``;
+    ``open-tasks`` when a task is still not completed (added after the loop ended)."""
 
     name = "team-promote-all"
-    outcomes = ("done",)
+    outcomes = ("done", OPEN_TASKS)
 
     def run(self, ctx: PluginContext) -> str:
         done = {t.id: "completed" for t in session_tasks(ctx) if t.status == "implemented"}
         if done and set_statuses(ctx.item_dir / "tasks.yaml", done):
             ctx.record("task.completed", tasks=sorted(done))
-        return "done"
+        return OPEN_TASKS if reopened(ctx) else "done"
 
 
 class LeanReport(Action):

@@ -9,7 +9,9 @@ DONE only when:
 3. report.md has what was done, how to run, how to test and known issues;
 4. every core agent was dispatched at least once, as the journal shows
    (full mode: SpecAgent, Architect, Planner, Coder, Reviewer, QA, Security,
-   Integrator, Docs; lean mode: Coder and Reviewer).
+   Integrator, Docs; lean mode: Coder and Reviewer);
+5. every task of tasks.yaml is ``completed`` (seed 003 enters INTEGRATE only
+   once every task is: a task added after IMPLEMENT_LOOP ended runs first).
 
 :func:`unmet` names each part that does not hold; an empty list is DONE.
 """
@@ -22,6 +24,7 @@ from phasegate.errors import StateCorruptError
 from phasegate.team.documents import read_acceptance, report_problems
 from phasegate.team.session import AGENT_NAMES, CORE_FULL, CORE_LEAN
 from phasegate.team.status_file import STATUS_FILE, read_status
+from phasegate.team.tasks import TeamTask, read_tasks
 
 DOD_NODE = "dod"
 
@@ -89,6 +92,21 @@ def agents_missing(ctx: PluginContext) -> list[str]:
     return [f"core agents never dispatched: {', '.join(missing)}"]
 
 
+def open_tasks(ctx: PluginContext) -> list[TeamTask]:
+    """The tasks of tasks.yaml that are not ``completed``."""
+    tasks, _ = read_tasks(ctx.item_dir / "tasks.yaml")
+    return [t for t in tasks if t.status != "completed"]
+
+
+def tasks_problems(ctx: PluginContext) -> list[str]:
+    """What tasks.yaml says against DONE: a task that is not ``completed``."""
+    path = ctx.item_dir / "tasks.yaml"
+    _, problems = read_tasks(path)
+    if problems:
+        return [f"tasks.yaml: {p}" for p in problems]
+    return [f"task {t.id} is not completed (status {t.status})" for t in open_tasks(ctx)]
+
+
 def unmet(ctx: PluginContext, *, status: bool = True) -> list[str]:
     """Each part of the Definition of Done that does not hold (empty: DONE).
 
@@ -100,4 +118,5 @@ def unmet(ctx: PluginContext, *, status: bool = True) -> list[str]:
         *(status_problems(ctx) if status else []),
         *report_missing(ctx),
         *agents_missing(ctx),
+        *tasks_problems(ctx),
     ]

@@ -104,6 +104,8 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
             found.append(f"the acceptance criteria ({shown}/{ACCEPTANCE}), kept from the {role}")
         if tasks_was is not None and tasks_was.kind == "file" and _copy(tasks) != tasks_was:
             checks, status = _tasks_changes(owned_was, _owned_fields(tasks))
+            if checks and tasks_was.kind == "file" and _copy(tasks) == ABSENT:
+                checks = ["deleted"]
             if checks or status:
                 _put_back(tasks, tasks_was)
             if checks:

@@ -45,6 +45,8 @@ from phasegate.team.tasks import read_tasks
 COPILOT_INSTRUCTIONS = Path(".github") / "copilot-instructions.md"
 #: IMPLEMENT_LOOP's loops over tasks.yaml (per-batch and lean; single-final).
 TASK_LOOPS = ("tasks", "tasks-single")
+#: Where a session at DONE with tasks not completed goes back to: the strategy's loop.
+REOPEN_NODE = "strategy-route"
 
 
 def copilot_flags(workdir: Path) -> dict[str, Any]:
@@ -98,6 +100,37 @@ class TeamView(StateView):
             team_data(state).pop("runtime_flags", None)  # detected again before the next write
         if state.status == "active" and state.at in TASK_LOOPS and state.mode != "lean":
             self._tasks_added_meanwhile(state, state.at)
+        elif state.status == "completed":
+            self._reopen(state)
+
+    def _reopen(self, state: EngineState) -> None:
+        """A session at DONE whose tasks.yaml has tasks that are not ``completed`` (added,
+        or set back by a person) goes back to IMPLEMENT_LOOP: the run does those tasks
+        (the completed ones are skipped), then the final pass (full mode), INTEGRATE,
+        RELEASE and DONE again (seed 003: DONE needs every task ``completed``).
+
+        Only the state in memory changes here: a run commits it, a ``status`` shows it.
+        """
+        from phasegate.engine.walk import enter_node  # only here: status reads stay light
+
+        tasks, problems = read_tasks(self.item.item_dir / "tasks.yaml")
+        open_tasks = [t.id for t in tasks if t.status != "completed"]
+        if problems or not open_tasks:
+            return
+        state.d.setdefault("history", []).append(
+            {
+                "at": utc_now(),
+                "from": state.data.get("end_label") or "done",
+                "to": REOPEN_NODE,
+                "cause": f"tasks.yaml has task(s) not completed: {', '.join(open_tasks)}",
+            }
+        )
+        state.status = "active"
+        state["completed"] = None
+        state["summary"] = None
+        state.data.pop("end_label", None)
+        state.at = REOPEN_NODE
+        enter_node(self.item.workflow, state, REOPEN_NODE)
 
     def _tasks_added_meanwhile(self, state: EngineState, loop: str) -> None:
         """Tasks added to tasks.yaml while the session was stopped inside IMPLEMENT_LOOP (at

@@ -288,7 +288,7 @@ def _no_verdict(
         ns["review_tries"] = tries
         ns["review_tries_from"] = tries
         run.save()
-        from phasegate.engine.status import continue_command
+        from phasegate.engine.run_rules import again_command
 
         explain = getattr(reader, "missing_message", None)
         detail = (
@@ -297,7 +297,7 @@ def _no_verdict(
             else "without recording a verdict (a tool it had to call was not called), so it "
             "is not approved; fix that"
         )
-        again = continue_command(run.workflow, run.item.name, run.label(path))
+        again = again_command(run.workflow, run.item.name, run.label(path))
         raise AgentError(
             f"the reviewer ({run.backends.describe(reviewer.role or reviewer.key)}) of "
             f"{run.item.name} answered {limit} time{'s' if limit > 1 else ''} {detail}, "
