@@ -40,6 +40,11 @@ CUT_MARGIN = 64 * 1024
 #: Strings up to this long are redacted once per redactor and remembered (at most this many).
 _REMEMBERED_LENGTH = 512
 _REMEMBERED_COUNT = 4096
+#: Longer strings up to this long (artifacts, inputs and templates shown in every prompt,
+#: an agent's answer redacted again when journaled) are remembered too, up to this many
+#: characters in all: scanning a long text costs far more than looking it up.
+_LONG_REMEMBERED_LENGTH = 256 * 1024
+_LONG_REMEMBERED_CHARS = 2 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -211,6 +216,9 @@ class Redactor:
         self._seen: dict[str, str] = {}
         #: The same for :meth:`field`'s values, redacted of token shapes only.
         self._seen_shapes: dict[str, str] = {}
+        #: Longer strings already redacted, and how many characters they hold in all.
+        self._seen_long: dict[str, str] = {}
+        self._seen_long_chars = 0
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -245,7 +253,17 @@ class Redactor:
                     self._seen.clear()
                 self._seen[text] = known
             return known
-        return self._redact(text)
+        if len(text) > _LONG_REMEMBERED_LENGTH:
+            return self._redact(text)
+        known = self._seen_long.get(text)
+        if known is None:
+            known = self._redact(text)
+            if self._seen_long_chars + len(text) > _LONG_REMEMBERED_CHARS:
+                self._seen_long.clear()
+                self._seen_long_chars = 0
+            self._seen_long[text] = known
+            self._seen_long_chars += len(text)
+        return known
 
     def _redact(self, text: str) -> str:
         for value in self._values:

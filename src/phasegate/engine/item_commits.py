@@ -314,6 +314,8 @@ class _LateCommit:
         self._commits = commits
         self._cond = threading.Condition()
         self._deadline: float | None = None
+        #: The deadline the thread's timed wait ends at (None: it waits until notified).
+        self._sleeping_until: float | None = None
         self._busy = False
         self.failure: Exception | None = None
         threading.Thread(target=self._loop, name="phasegate-late-commit", daemon=True).start()
@@ -321,7 +323,11 @@ class _LateCommit:
     def arm(self, deadline: float) -> None:
         with self._cond:
             self._deadline = deadline
-            self._cond.notify()
+            sleeping_until = self._sleeping_until
+            # A thread already waiting until an earlier deadline wakes then and waits on
+            # for the rest: woken only when it would otherwise wake too late.
+            if sleeping_until is None or deadline < sleeping_until:
+                self._cond.notify()
 
     def disarm(self) -> None:
         """No late commit from now on; one being written is waited for."""
@@ -334,10 +340,12 @@ class _LateCommit:
         with self._cond:
             while True:
                 if self._deadline is None:
+                    self._sleeping_until = None
                     self._cond.wait()
                     continue
                 remaining = self._deadline - time.monotonic()
                 if remaining > 0:
+                    self._sleeping_until = self._deadline
                     self._cond.wait(remaining)
                     continue
                 self._deadline = None
