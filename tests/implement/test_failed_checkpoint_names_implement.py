@@ -39,3 +39,11 @@ def test_a_failed_checkpoint_says_phasegate_implement(tmp_path: Path) -> None:
     assert "check 'test' (false) failed with exit code 1" in error
     assert error.endswith("Fix it, then run again: phasegate implement 006"), error
     assert "phasegate run 006" not in result.stdout + result.stderr
+    # status says the same command after the block.
+    shown = cli(root, "status", "006")
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert "fix the block, then: phasegate implement 006" in text, text
+    assert json.loads(cli(root, "status", "006", "--json").stdout)["nextCommand"] == (
+        "fix the block, then: phasegate implement 006"
+    )

@@ -107,7 +107,7 @@ class BudgetGuard:
                 self.withdraw_stale(spec.path)
                 return found.max_usd
             reached = self._reached(found, spec)
-            from phasegate.engine.run_rules import again_command
+            from phasegate.engine.status import again_command
 
             again = again_command(run.workflow, run.item.name, run.label(spec.path))
             if not on_engine_thread:

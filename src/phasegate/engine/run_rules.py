@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from phasegate.engine.item import has_content
 from phasegate.engine.plugin_api import Task, plugin
+from phasegate.engine.status import again_command
 from phasegate.engine.walk import Outcome, definition_path, enter_node
 from phasegate.errors import BackendUnavailable, BlockedError, ConfigError
 from phasegate.state.journal import utc_now
@@ -34,22 +35,6 @@ if TYPE_CHECKING:
 
 #: The state's count of blocked nodes retried (visits are counted since the last one).
 RETRIES = "retries"
-
-
-def again_command(workflow: Workflow, item: str, label: str | None) -> str:
-    """The command that runs ``item`` on from ``label``: the label's own ``next`` when it
-    is one that runs the item (``phasegate implement 006``), else ``phasegate run ITEM``
-    (or the workflow's command that runs there)."""
-    from phasegate.engine.status import continue_command
-    from phasegate.workflow.prompts import render
-
-    info = workflow.labels.get(label or "")
-    if not workflow.commands and info is not None and info.next:
-        words = render(info.next, {"item": item, "label": label or ""}).split()
-        runs = len(words) == 3 and words[0] == "phasegate" and words[2] == item
-        if runs and words[1] not in ("decisions", "answer", "status"):
-            return " ".join(words)
-    return continue_command(workflow, item, label)
 
 
 class NodeRules:

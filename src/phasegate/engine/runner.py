@@ -22,10 +22,10 @@ from phasegate.engine.item import WorkItem
 from phasegate.engine.run import Run
 from phasegate.engine.state import EngineState
 from phasegate.engine.status import (
+    again_command,
     command_for,
     command_runs_in,
     completion_summary,
-    continue_command,
     current_label,
     render_message,
 )
@@ -373,7 +373,7 @@ class Runner:
                 label = current_label(self.workflow, state)
                 message = (
                     f"not starting {run.label(target)}: declined. "
-                    f"Next: {continue_command(self.workflow, self.item.name, label)}"
+                    f"Next: {again_command(self.workflow, self.item.name, label)}"
                 )
                 return RunOutcome("stopped", state, message, label)
         self.item.record(

@@ -108,6 +108,19 @@ def continue_command(workflow: Workflow, item: str, label: str | None) -> str:
     return workflow_command(workflow.name, "NAME", item) + f" (NAME: {names})"
 
 
+def again_command(workflow: Workflow, item: str, label: str | None) -> str:
+    """The command that runs ``item`` on from ``label``: the label's own ``next`` when it
+    is one that runs the item (``phasegate implement 006``), else
+    :func:`continue_command`'s."""
+    info = workflow.labels.get(label or "")
+    if not workflow.commands and info is not None and info.next:
+        words = render(info.next, {"item": item, "label": label or ""}).split()
+        runs = len(words) == 3 and words[0] == "phasegate" and words[2] == item
+        if runs and words[1] not in ("decisions", "answer", "status"):
+            return " ".join(words)
+    return continue_command(workflow, item, label)
+
+
 def command_for(workflow: Workflow, label: str | None) -> str | None:
     """The command that goes on from ``label``: the one that runs in it, else one that runs
     in any label; at a label no command runs in (a gate without a label, say), the command
@@ -610,16 +623,16 @@ def next_command(
     held = budget_hold(state, state.at) if state.at else None
     if held is not None and held["answer"] == "stop":
         # A run stopped at the cap as answered: running again asks again; this raises it.
-        again = continue_command(workflow, state.item, label)
+        again = again_command(workflow, state.item, label)
         if again.startswith(("phasegate run ", "phasegate implement ")) and "(" not in again:
             return f"{again} --answer budget=raise"
         return again
     if blocked:
-        return f"fix the block, then: {continue_command(workflow, state.item, label)}"
+        return f"fix the block, then: {again_command(workflow, state.item, label)}"
     if _answered_gate(workflow, state):
         # Its answer waits for a run to act on it (a label's own next, such as
         # "phasegate decisions", would show nothing waiting).
-        return continue_command(workflow, state.item, label)
+        return again_command(workflow, state.item, label)
     # A gate inside a loop's item answered: the loop's label says how its run goes on
     # (`phasegate implement ID` for an implement item).
     return next_for_label(workflow, state, label)

@@ -288,7 +288,7 @@ def _no_verdict(
         ns["review_tries"] = tries
         ns["review_tries_from"] = tries
         run.save()
-        from phasegate.engine.run_rules import again_command
+        from phasegate.engine.status import again_command
 
         explain = getattr(reader, "missing_message", None)
         detail = (

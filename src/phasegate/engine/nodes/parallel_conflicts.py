@@ -227,7 +227,7 @@ def unresolved(fan: FanOut, where: Path, files: list[str]) -> list[str]:
 def stopped(fan: FanOut, key: str, where: Path, files: list[str]) -> str:
     """The line a merge conflict stopped by a person (or by ``then: outcome``) ends the run
     with: what to fix, where, and how the next run goes on."""
-    from phasegate.engine.run_rules import again_command
+    from phasegate.engine.status import again_command
 
     again = again_command(fan.run.workflow, fan.item.name, fan.run.label(fan.path))
     anew = "" if fan.node.conflicts.then == "outcome" else f" (or to answer conflict-{key} anew)"
