@@ -126,9 +126,16 @@ def _is_secret_assignment_name(name: str) -> bool:
 #: ANTHROPIC_API_KEY`` says where a key is, it is not one).
 _VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 #: A value that is a relative path to a file (``add-oauth: changes/add-oauth/spec.md``
-#: names a file of the change ``add-oauth``): folders, then a name with an extension.
-#: Keys and tokens have no such shape (base64 has no ``.``, a JWT no ``/``).
-_FILE_PATH = re.compile(r"(?:[A-Za-z0-9_\-.]+/)+[A-Za-z0-9_\-]+\.[A-Za-z][A-Za-z0-9]{0,7}")
+#: names a file of the change ``add-oauth``): folders, then a name with the extension of
+#: a common kind of file. Keys and tokens have no such shape (base64 has no ``.``, a JWT
+#: no ``/``); a password may (``Xk9mQ2v/Lp8zR4t.Yw``), which the list of extensions keeps
+#: masked.
+_FILE_PATH = re.compile(
+    r"(?:[A-Za-z0-9_\-.]+/)+[A-Za-z0-9_\-]+\.(?:"
+    r"md|markdown|txt|rst|adoc|ya?ml|json|jsonl|toml|ini|cfg|conf|lock|csv|xml|html?|css|scss"
+    r"|py|pyi|js|mjs|cjs|jsx|ts|tsx|go|rs|rb|java|kt|swift|c|h|cc|cpp|hpp|cs|php|sh|bash"
+    r"|sql|proto|tf|pem|crt|key|env|log|png|svg)"
+)
 
 
 def _mask_assignment(match: re.Match[str]) -> str:
