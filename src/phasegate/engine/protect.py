@@ -43,7 +43,7 @@ from pathlib import Path
 from phasegate.agents.base import AgentResult
 from phasegate.engine.item import WorkItem
 from phasegate.engine.protect_cache import ABSENT, _Copy
-from phasegate.engine.protect_outputs import OutputsRecord, outside_words
+from phasegate.engine.protect_outputs import GitFacts, OutputsRecord, outside_words
 from phasegate.engine.protect_snapshot import (
     ReadCache,
     Snapshot,
@@ -126,6 +126,8 @@ class Guard:
         self._next = 0
         #: Files as last read, from one call's record to the next.
         self._cache = ReadCache()
+        #: What git said of the work trees calls work in (for calls confined to outputs).
+        self.git = GitFacts()
 
     def _sweep(self) -> None:
         """Undo whatever differs from the record; each running call is told."""
@@ -259,7 +261,9 @@ def guarded_call(
     found: list[Violation] = []
     local = WorktreeRecord.of(item, workdir, exempt)
     confined = (
-        OutputsRecord(item, workdir or item.repo, writes, exempt) if writes is not None else None
+        OutputsRecord(item, workdir or item.repo, writes, exempt, guard.git)
+        if writes is not None
+        else None
     )
     # The workflow's files this role may not change (the view says which, and how much).
     watched = item.view.watch_call(role)
@@ -297,7 +301,7 @@ def guarded_call(
                 reverted=True,
                 sync_now=True,
             )
-        violation = _merged([*found, *here])
+        violation = _merged([*found, *here]) if found or here else None
         if violation is not None:
             item.record(
                 "agent.violation",

@@ -112,7 +112,10 @@ class _JournalRecord:
         need = min(JOURNAL_TAIL - len(own), length)
         if len(found) != need + len(own):
             return False
-        return found[need:] == own and found[:need] == held[end - need : end]
+        # Compared in place (no copies of the up to JOURNAL_TAIL bytes): ``found`` is exactly
+        # ``need`` bytes then ``own``.
+        with memoryview(held) as view:
+            return found.endswith(own) and found.startswith(view[end - need : end])
 
 
 @dataclass(frozen=True)
@@ -152,14 +155,14 @@ class ReadCache:
 
     def read(self, path: str | Path) -> _Copy:
         """``path`` as it is now (a link's target, never what it points at)."""
-        key = os.fspath(path)
+        key = path if type(path) is str else os.fspath(path)
         try:
             info = os.lstat(key)
         except FileNotFoundError:
             self._files.pop(key, None)
             return ABSENT
-        signature = (info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         known = self._files.get(key)
+        signature = (info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         if known is not None and known.signature == signature:
             return known.copy
         copy = _read(key, info)
@@ -288,8 +291,9 @@ def _read_on(path: str, known: bytearray, info: os.stat_result) -> _JournalRecor
         found = read_bytes(path, start, info.st_size - start)
     except FileNotFoundError:
         return None
-    if len(found) < end - start or found[: end - start] != known[start:]:
-        return None
+    with memoryview(known) as view:
+        if not found.startswith(view[start:]):
+            return None
     known += found[end - start :]
     return _JournalRecord(len(known), info.st_ino, None, known)
 

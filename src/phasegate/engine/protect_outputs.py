@@ -25,12 +25,14 @@ is checked.
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from phasegate.engine.item import WorkItem
-from phasegate.engine.protect_cache import ABSENT, ReadCache, _Copy
+from phasegate.engine.protect_cache import ABSENT, SETTLED_NS, ReadCache, _Copy
 from phasegate.engine.protect_snapshot import _put_back, item_files
 from phasegate.engine.state import ENGINE_FILE
 from phasegate.repo_paths import CONFIG_DIR
@@ -43,11 +45,17 @@ class OutputsRecord:
     """The files a call may not change, as they were when it began."""
 
     def __init__(
-        self, item: WorkItem, workdir: Path, allowed: Iterable[Path], skip: Iterable[Path]
+        self,
+        item: WorkItem,
+        workdir: Path,
+        allowed: Iterable[Path],
+        skip: Iterable[Path],
+        git: GitFacts | None = None,
     ) -> None:
         self.item = item
         self.item_dir = os.path.abspath(item.item_dir)
-        self.top = _toplevel(workdir)
+        self.git = git if git is not None else GitFacts()
+        self.top = self.git.toplevel(workdir)
         self.allowed = frozenset(os.path.abspath(p) for p in allowed)
         self.skip = frozenset(
             os.path.abspath(p)
@@ -68,11 +76,8 @@ class OutputsRecord:
         self.unrecorded = frozenset(p for p in watched if _size(p) > RECORD_LIMIT)
         self.files = {p: self.cache.read(p) for p in watched if p not in self.unrecorded}
 
-    def _tracked_states(self) -> list[str]:
-        if self.top is None:
-            return []
-        out = _git(self.top, ["ls-files", "-z", "--", f":(glob)**/{ENGINE_FILE}"])
-        return [os.path.join(self.top, os.fsdecode(n)) for n in out.split(b"\0") if n]
+    def _tracked_states(self) -> tuple[str, ...]:
+        return () if self.top is None else self.git.tracked_states(self.top)
 
     def _listed(self, whole_tree: bool) -> list[str]:
         """The files to keep on record now: the work tree's changed and untracked ones (when
@@ -168,6 +173,81 @@ def _size(path: str) -> int:
         return 0
 
 
+class GitFacts:
+    """What git said of the work trees calls work in, kept from one call to the next
+    (one run's) while what it was found from is unchanged.
+
+    The top of a folder's work tree: a folder that is itself its work tree's top (its own
+    ``.git`` is there) stays so while that ``.git`` is the same entry; a ``.git`` made,
+    removed or replaced there is asked again, and so is any folder that is not its work
+    tree's top. The engine state files git tracks: kept while the index (``.git/index`` of a
+    ``.git`` folder) keeps its signature, and only when it had not changed for
+    :data:`~phasegate.engine.protect_cache.SETTLED_NS` when git was asked (as files are kept,
+    :class:`~phasegate.engine.protect_cache.ReadCache`); git writes a new index file for
+    each change."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[tuple[int, int], str]] = {}
+        self._tracked: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {}
+
+    def tracked_states(self, top: str) -> tuple[str, ...]:
+        """The engine state files in the index of the work tree at ``top``."""
+        signature = _index_signature(top)
+        known = self._tracked.get(top)
+        if known is not None and signature is not None and known[0] == signature:
+            return known[1]
+        out = _git_answer(top, ["ls-files", "-z", "--", f":(glob)**/{ENGINE_FILE}"])
+        found = tuple(os.path.join(top, os.fsdecode(n)) for n in (out or b"").split(b"\0") if n)
+        if (  # what git failed to say is asked again
+            signature is not None
+            and out is not None
+            and time.time_ns() - max(signature[2:]) >= SETTLED_NS
+        ):
+            self._tracked[top] = (signature, found)
+        else:
+            self._tracked.pop(top, None)
+        return found
+
+    def toplevel(self, workdir: Path) -> str | None:
+        """The top folder of ``workdir``'s git work tree (``None``: not in one)."""
+        folder = os.path.abspath(workdir)
+        marker = _git_entry(folder)
+        known = self._known.get(folder)
+        if known is not None and marker is not None and known[0] == marker:
+            return known[1]
+        found = _toplevel(workdir)
+        if marker is not None and found == folder:
+            self._known[folder] = (marker, found)
+        else:
+            self._known.pop(folder, None)
+        return found
+
+
+def _index_signature(top: str) -> tuple[int, ...] | None:
+    """The signature of the index of the work tree at ``top`` when git is sure to read it
+    there (``None`` otherwise: a worktree's ``.git`` file, an index named elsewhere)."""
+    if "GIT_INDEX_FILE" in os.environ or "GIT_DIR" in os.environ:
+        return None
+    try:
+        if not stat.S_ISDIR(os.lstat(os.path.join(top, ".git")).st_mode):
+            return None
+        info = os.lstat(os.path.join(top, ".git", "index"))
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    return (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def _git_entry(folder: str) -> tuple[int, int] | None:
+    """The inode and kind of ``folder``'s own ``.git`` (``None`` when it has none)."""
+    try:
+        info = os.lstat(os.path.join(folder, ".git"))
+    except OSError:
+        return None
+    return (info.st_ino, stat.S_IFMT(info.st_mode))
+
+
 def _toplevel(workdir: Path) -> str | None:
     found = _git(str(workdir), ["rev-parse", "--show-toplevel"]).strip()
     return os.path.abspath(os.fsdecode(found)) if found else None
@@ -183,12 +263,18 @@ def _changed(top: str) -> list[str]:
 
 
 def _git(cwd: str, args: list[str]) -> bytes:
+    found = _git_answer(cwd, args)
+    return found if found is not None else b""
+
+
+def _git_answer(cwd: str, args: list[str]) -> bytes | None:
+    """What git printed (``None`` when it failed)."""
     out = subprocess.run(
         ["git", "-C", cwd, "-c", "core.quotePath=false", *args],
         capture_output=True,
         check=False,
     )
-    return out.stdout if out.returncode == 0 else b""
+    return out.stdout if out.returncode == 0 else None
 
 
 def _shown(repo: Path, path: str) -> str:
