@@ -45,15 +45,22 @@ worker:
 HINT = "a command it runs was not found: is it installed and on PATH?"
 
 
-def test_a_check_command_missing_from_path_is_named_as_such(tmp_path: Path) -> None:
-    root = init_repo(tmp_path / "repo")
+def checked_repo(root: Path, config: str = CONFIG) -> Path:
+    """A repository whose workflow ``missing`` is one agent node with the check ``test``
+    (the command ``config`` gives it), and its item ``m``, not run yet."""
+    init_repo(root)
     prompts = root / ".phasegate" / "workflows" / "prompts" / "missing"
     prompts.mkdir(parents=True)
     (prompts / "build.md").write_text("Build {{ item }}.\n")
-    (root / ".phasegate" / "config.yaml").write_text(CONFIG)
+    (root / ".phasegate" / "config.yaml").write_text(config)
     (root / ".phasegate" / "agents.yaml").write_text(SCRIPT)
     (root / ".phasegate" / "workflows" / "missing.yaml").write_text(WORKFLOW)
     assert _cli(root, "new", "m", "--workflow", "missing", "--description", "x").returncode == 0
+    return root
+
+
+def test_a_check_command_missing_from_path_is_named_as_such(tmp_path: Path) -> None:
+    root = checked_repo(tmp_path / "repo")
     done = _cli(root, "run", "m")
     assert done.returncode == 4, done.stdout + done.stderr
     shown = done.stdout + done.stderr
