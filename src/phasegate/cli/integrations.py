@@ -137,10 +137,12 @@ def worktree_remove(
     repo: RepoOption = None,
 ) -> None:
     """Remove a work item's worktree once its branch is merged (its branch is kept), and the
-    worktrees and branches its parallel items left behind."""
+    worktrees, branches and refs its parallel items left behind."""
     from phasegate.config import load_config
     from phasegate.engine.fanout_git import (
+        remove_task_refs,
         remove_task_worktrees,
+        task_refs,
         task_worktree_owner,
         task_worktrees,
     )
@@ -160,10 +162,23 @@ def worktree_remove(
             f"{name!r} is a worktree of the parallel items of work item {owner!r}, not a work "
             f"item; remove them with: phasegate worktree remove {owner}"
         ) from None
+    if item.running():
+        from phasegate.engine.live_run import watch_command
+        from phasegate.errors import BusyError
+
+        # Its agents work in those worktrees now: removing them would lose their work.
+        raise BusyError(
+            f"not removing the worktrees of {name!r}: another phasegate process is running "
+            f"it and its agents work there; wait for it to finish (follow it with "
+            f"{watch_command(item.name)})"
+        )
     state = item.load()
     ended = state.status in ("completed", "stopped") or state.at == "@end"  # blocked end too
     tasks = task_worktrees(root, item.name)
-    if not state.worktree and not tasks:
+    # The refs its parallel loops keep (refs/phasegate/ITEM/...): a next run resumes from
+    # them; once the item has ended, a loop it left unfinished left them for nothing.
+    refs = task_refs(root, item.name) if ended else []
+    if not state.worktree and not tasks and not refs:
         raise BadInputError(f"work item {name!r} has no worktree")
     if tasks:
         if not ended and not force:
@@ -179,8 +194,11 @@ def worktree_remove(
             f"{len(tasks.branches)} branch(es).",
             markup=False,
         )
-        if not state.worktree:
-            return
+    if refs:
+        remove_task_refs(root, refs)
+        out.print(f"Removed the refs its parallel loops left: {', '.join(refs)}.", markup=False)
+    if (tasks or refs) and not state.worktree:
+        return
     assert state.worktree is not None
     check = check_worktree(root, state.worktree, state.get("branch"))
     branch = state.get("branch")

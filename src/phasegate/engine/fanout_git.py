@@ -654,6 +654,21 @@ def task_worktree_owner(repo: Path, name: str) -> str | None:
     return None
 
 
+def task_refs(repo: Path, item: str) -> list[str]:
+    """The refs the parallel loops of ``item`` keep while under way
+    (``refs/phasegate/ITEM/NODE/base`` and ``.../merged``): left behind by a loop its
+    item never finished (the item went on past it, or ended), hidden from ``git branch``."""
+    return _for_each_ref(repo, "%(refname)", f"{REF_PREFIX}/{slug(item)}/").split()
+
+
+def remove_task_refs(repo: Path, refs: list[str]) -> None:
+    """Delete ``refs`` (see :func:`task_refs`)."""
+    for ref in refs:
+        subprocess.run(
+            ["git", "-C", str(repo), "update-ref", "-d", ref], capture_output=True, check=False
+        )
+
+
 def remove_task_worktrees(repo: Path, found: TaskWorktrees) -> None:
     """Remove the worktrees and branches of ``found`` (and git's records of them)."""
     for rel in found.paths:

@@ -82,11 +82,14 @@ def resolve_conflict(
             crash_point("fanout.conflict_resolved")
             fan.git.remove_worktree(name)
             return str(record["commit"])
-        if int(record["repairs"]) < fan.node.conflicts.attempts:
+        retries = int(record.get("retries", 0))
+        # After a person's retry the agent is asked again (once, with attempts: 0).
+        allowed = max(fan.node.conflicts.attempts, 1 if retries else 0)
+        if int(record["repairs"]) < allowed:
             # Counted once the call has returned: a run killed before or during it
             # makes (or reuses the journaled answer of) that same call, never skips it.
             attempt = int(record["repairs"]) + 1
-            repair(fan, key, name, where, left, attempt)
+            repair(fan, key, name, where, left, attempt, retries)
             record["repairs"] = attempt
             fan.save()
             continue
@@ -95,7 +98,10 @@ def resolve_conflict(
         else:
             choice = ask_person(fan, key, record, where, left)
         if choice == "retry":
+            # A new round of calls, keyed apart from the earlier ones (whose journaled
+            # answers would otherwise be reused: the agent never asked again).
             record["repairs"] = 0
+            record["retries"] = int(record.get("retries", 0)) + 1
             fan.save()
             continue
         if choice == "stop":
@@ -114,8 +120,11 @@ def resolve_conflict(
         # "resolved": a person resolved it in the worktree; checked on the next turn.
 
 
-def repair(fan: FanOut, key: str, name: str, where: Path, files: list[str], attempt: int) -> None:
-    """One agent call to resolve the conflicts left in ``where``."""
+def repair(
+    fan: FanOut, key: str, name: str, where: Path, files: list[str], attempt: int, retries: int
+) -> None:
+    """One agent call to resolve the conflicts left in ``where`` (``retries``: how many
+    times a person answered retry before it)."""
     from phasegate.agents.base import PromptPart
 
     role = fan.node.conflicts.role or next(
@@ -132,7 +141,7 @@ def repair(fan: FanOut, key: str, name: str, where: Path, files: list[str], atte
     )
     visit = fan.run.state.node(fan.path).visit
     spec = CallSpec(
-        key=f"{fan.path}#{visit}/{name}/{attempt}",
+        key=f"{fan.path}#{visit}/{name}/{attempt}" + (f"-retry{retries}" if retries else ""),
         role=str(role),
         path=f"{fan.prefix(key)}merge",
         label=fan.run.label(fan.path),
@@ -163,6 +172,7 @@ def ask_person(fan: FanOut, key: str, record: dict[str, Any], where: Path, files
     if found is None or found.get("status") != "pending":
         visit += 1
     last = (found.get("answer") or {}).get("choice") if found is not None else None
+    asked_before = bool(record["repairs"] or record.get("retries"))
     if last == "resolved":
         why = "; ".join(unresolved(fan, where, files))
         text = (
@@ -170,16 +180,20 @@ def ask_person(fan: FanOut, key: str, record: dict[str, Any], where: Path, files
             f"'resolved' was not accepted: {why}. The merge is in {where}."
         )
     else:
+        tried = (
+            "the agent did not resolve it"
+            if asked_before
+            else "no agent was asked to resolve it, conflicts.attempts being 0"
+        )
         text = (
-            f"Merging {key} conflicts with the work merged before it, and the agent did "
-            f"not resolve it (still conflicted: {', '.join(files)}). The merge is in "
-            f"{where}."
+            f"Merging {key} conflicts with the work merged before it, and {tried} "
+            f"(still conflicted: {', '.join(files)}). The merge is in {where}."
         )
     question = Question(
         id=decision,
         question=text,
         choices={
-            "retry": "ask the agent to resolve it again",
+            "retry": "ask the agent to resolve it" + (" again" if asked_before else ""),
             "resolved": (
                 f"resolved by hand in {where}: fix each file there and git add (or git rm) "
                 "it, no commit needed"
