@@ -103,10 +103,11 @@ def _ended_midway(data: dict[str, Any], last: dict[str, Any] | None) -> bool:
     if last is not None and last.get("event") == "decision.answered":
         return False  # answered by phasegate answer since the last run: it waits for a run
     if progress.get("kind") == "foreach":
-        # A loop whose items all wait (on a decision, a merge) was not interrupted.
-        phase = [p for p in data.get("phases") or [] if p.get("node") == progress.get("node")]
-        items = (phase[0].get("items") or []) if phase else []
-        return any(entry.get("status") == "running" for entry in items)
+        # A loop whose items are all done or wait on a merge was not interrupted; one with
+        # an item not done (running, or not started: a run killed between two items) was
+        # (the rule the table and the hook apply: live_run.left_midway).
+        done = int(progress.get("itemsDone") or 0) + int(progress.get("itemsConflicted") or 0)
+        return done < int(progress.get("items") or 0)
     return True
 
 
