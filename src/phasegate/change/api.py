@@ -104,6 +104,16 @@ def read_change_state(path: Path) -> ChangeState:
     return ChangeState.from_document(parse_state(data, path, "yaml"), path)
 
 
+def next_for_change(item: WorkItem) -> str | None:
+    """The command ``phasegate status`` names next for change ``item`` (``impl ID
+    --review-only`` after a review stop...); ``None`` when its STATE.yaml cannot be read."""
+    try:
+        state = read_change_state(ChangePaths(item.repo, item.name, item.item_dir).state_path)
+    except PhasegateError:
+        return None
+    return next_command(state.phase, item.name, state)
+
+
 #: Commands that only read a work item: they find an archived change in the archive.
 READS_ARCHIVED = frozenset({"status", "decisions", "logs"})
 

@@ -6,8 +6,10 @@ one of the change's protected files (see :class:`~phasegate.change.view.ChangeVi
 it is open to writes only while a reviewer's call runs, so any other agent's
 edit is put back. A REVIEW.md already there before the call is set aside under
 ``reviews/`` first, named for the round phasegate recorded it under (the
-``review.recorded`` journal event with the same content), or ``unrecorded``
-when phasegate never recorded that content (a hand edit).
+``review.recorded`` journal event with the same content), ``<round>-interrupted``
+when it is a review of the round under way that phasegate, killed during its
+call, never read back, or ``unrecorded`` when phasegate never recorded that
+content (a hand edit).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from phasegate.verdicts.readers import ReadContext, ToolCall, VerdictReader
 RECORDED_EVENT = "review.recorded"
 #: The name an earlier REVIEW.md whose content phasegate never recorded is filed under.
 UNRECORDED = "unrecorded"
+
+#: The suffix of a review of the round under way whose call phasegate never read back.
+INTERRUPTED = "interrupted"
 
 _open_lock = threading.Lock()
 #: REVIEW.md files (absolute paths) a reviewer's call may write now: from just before the
@@ -73,6 +78,17 @@ def recorded_round(paths: ChangePaths, data: bytes, journal_file: str = ".journa
     return round_id if round_id and all(c.isalnum() or c in ".-" for c in round_id) else UNRECORDED
 
 
+def _of_round(path: Path, ctx: ReadContext) -> bool:
+    """Whether REVIEW.md at ``path`` is a review of this change for the round ``ctx`` runs."""
+    try:
+        review = read_review(path)
+    except StateCorruptError:
+        return False
+    if not ctx.round or not all(c.isalnum() or c in ".-" for c in ctx.round):
+        return False
+    return review is not None and review.round == ctx.round and review.change_id == ctx.item
+
+
 class ChangeReviewReader(VerdictReader):
     """APPROVED / NEEDS_FIX / MAJOR_ISSUES from REVIEW.md (seed 002 WF-R4)."""
 
@@ -91,6 +107,10 @@ class ChangeReviewReader(VerdictReader):
         if path.exists():
             data = path.read_bytes()
             round_id = recorded_round(paths, data)
+            if round_id == UNRECORDED and _of_round(path, ctx):
+                # create_review wrote it during this round's call, and phasegate was killed
+                # before reading it back: the call is made again, its review kept by name.
+                round_id = f"{ctx.round}-{INTERRUPTED}"
             kept = paths.reviews_dir / f"REVIEW.{round_id}.md"
             number = 2
             while kept.exists():

@@ -64,7 +64,21 @@ class ChangeView(StateView):
         review = self.paths.review_path
         if not review_open(review):
             files.append(review)
+        if self._planned():
+            # The challenged plan is what archive merges: no agent rewrites it after planning.
+            paths = self.paths
+            files += [paths.proposal_path, *(paths.specs_dir / n for n in paths.spec_files())]
         return files
+
+    def _planned(self) -> bool:
+        """Whether STATE.yaml says planning is over (implementing or complete)."""
+        try:
+            document = parse_state(
+                self.paths.state_path.read_bytes(), self.paths.state_path, "yaml"
+            )
+        except (OSError, StateCorruptError):
+            return False
+        return document.get("phase") in (ChangePhase.IMPLEMENTING.value, ChangePhase.COMPLETE.value)
 
     @property
     def paths(self) -> ChangePaths:

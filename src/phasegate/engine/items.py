@@ -27,10 +27,13 @@ from phasegate.workflow.model import Workflow
 from phasegate.workflow.registry import WorkflowRegistry
 
 
-def refuse_own_commands(workflow: Workflow, name: str, *, creating: bool) -> None:
+def refuse_own_commands(
+    workflow: Workflow, name: str, *, creating: bool, next_command: str | None = None
+) -> None:
     """Items of a workflow with commands are run through those commands, and created by
     the command that names a ``start`` node when there is one (the ``change`` workflow's
-    ``plan``); otherwise ``phasegate new`` creates them."""
+    ``plan``); otherwise ``phasegate new`` creates them. ``next_command``: the one
+    ``phasegate status`` names for the item, named after the commands."""
     if not workflow.commands:
         return
     creators = [c for c, command in workflow.commands.items() if command.start is not None]
@@ -45,9 +48,10 @@ def refuse_own_commands(workflow: Workflow, name: str, *, creating: bool) -> Non
                 f"run with its own commands ({commands}); create them with "
                 f"phasegate {creators[0]}"
             )
+        then = f". Next: {next_command}" if next_command else ""
         raise BadInputError(
             f"{name!r} belongs to workflow {workflow.name!r}, whose items are run with its own "
-            f"commands: {commands}"
+            f"commands: {commands}{then}"
         )
     if creating:
         raise BadInputError(
@@ -193,7 +197,9 @@ def locate_item(
         )
     if matches:
         if command is None and not _ended_outside_command_line(matches[0]):
-            refuse_own_commands(matches[0].workflow, name, creating=False)
+            refuse_own_commands(
+                matches[0].workflow, name, creating=False, next_command=_next_of(matches[0])
+            )
         return matches[0]
     if "change" in names:  # an archived change is in the change archive, not its items folder
         from phasegate.change.api import archived_change
@@ -231,6 +237,16 @@ def locate_item(
     raise NotFoundError(
         f"no work item named {name!r} in {repo}; create it with 'phasegate new {name}'"
     )
+
+
+def _next_of(item: WorkItem) -> str | None:
+    """What ``phasegate status`` names next for a change (``None`` for another workflow's
+    item, or a STATE.yaml that cannot be read)."""
+    if item.workflow.name != "change":
+        return None
+    from phasegate.change.api import next_for_change
+
+    return next_for_change(item)
 
 
 def _ended_outside_command_line(item: WorkItem) -> bool:
