@@ -80,6 +80,9 @@ def _claude(stub: StubLLMServer, home: Path, binary: Path) -> dict[str, Any]:
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             "CLAUDE_CODE_MAX_RETRIES": "0",
+            # Claude Code's own set offers Bash: measured as before, without its sandbox
+            # (which needs bwrap and socat on Linux).
+            "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB": "0",
         },
     }
 

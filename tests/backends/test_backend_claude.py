@@ -257,10 +257,11 @@ def test_writer_is_offered_exactly_the_default_tool_set(
 
 
 def test_tools_setting_chooses_what_a_writer_is_offered(
-    claude_bin: Path, home: Path, work: Path
+    claude_bin: Path, home: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``tools`` (per backend or per role) plus what ``allowed_tools`` pre-approves is the
     set offered: an allowed Bash rule adds Bash."""
+    monkeypatch.setenv("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB", "0")  # runs without bwrap too
     script = Script(default=Reply(text="ok"))
     narrowed = {"tools": ["Read", "Edit"], "allowed_tools": ["Read"]}
     _, (narrow,) = _first_writer_request(home, work, script, **narrowed)
@@ -271,10 +272,11 @@ def test_tools_setting_chooses_what_a_writer_is_offered(
 
 
 def test_explicit_tool_set_makes_the_request_smaller(
-    claude_bin: Path, home: Path, work: Path
+    claude_bin: Path, home: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The stub's request log: the default writer set sends well under 60% of the bytes
     Claude Code's full set (``tools: [default]``) sends."""
+    monkeypatch.setenv("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB", "0")  # runs without bwrap too
     script = Script(default=Reply(text="ok"))
     _, (explicit,) = _first_writer_request(home, work, script)
     _, (full,) = _first_writer_request(home, work, script, tools=["default"])

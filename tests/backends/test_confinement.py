@@ -169,10 +169,12 @@ def test_claude_reads_inside_the_tree_unasked(
 @pytest.mark.cli_e2e
 @pytest.mark.parametrize("route", SHELL_ROUTES)
 def test_claude_writer_shell_cannot_write_outside_the_tree(
-    claude_bin: Path, home: Path, layout: Layout, route: str
+    claude_bin: Path, home: Path, layout: Layout, route: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Even with a shell command pre-approved (``Bash(echo:*)``), a redirect out of the
-    tree is denied."""
+    tree is denied (in acceptEdits, the key left visible: test_claude_bash_env_scrub.py
+    checks the same with Claude Code's sandbox)."""
+    monkeypatch.setenv("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB", "0")
     call = ToolCall("Bash", {"command": f"echo x > {layout.target(route)}"})
     allowed = ["Read", "Glob", "Grep", "Bash(echo:*)"]
     with StubLLMServer(_call_then_done("anthropic", call)) as stub:

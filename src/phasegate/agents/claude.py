@@ -23,6 +23,12 @@ Permissions, least privilege first:
   all, whatever Claude Code would auto-approve (it runs read-only shell
   commands such as ``uname`` or ``git log``, and in ``acceptEdits`` file
   writes inside the tree such as ``echo hi > file``, without asking);
+* a writer offered Bash also gets ``CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1`` (unless
+  ``env`` sets it), so its commands run in Claude Code's sandbox without the
+  provider key; Claude Code then leaves acceptEdits for its default mode, so
+  edits inside the tree and the ``--add-dir`` folders are pre-approved instead
+  (``Edit(./**)``). On Linux the sandbox needs ``bwrap`` and ``socat``: without
+  them such a call fails before it starts;
 * ``bypass_permissions: true`` (explicit opt-in) runs writers with
   ``--permission-mode bypassPermissions`` (still only the offered tools);
   read-only roles stay read-only.
@@ -41,13 +47,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from phasegate.agents.base import Access, AgentRequest, AgentResult, TokenUsage
+from phasegate.agents.base import Access, AgentRequest, AgentResult, Availability, TokenUsage
 from phasegate.agents.cli_probe import FlagCheck
 from phasegate.agents.cli_support import CliBackend, CliSettings, is_macos, tail
 from phasegate.process import ProcessResult
@@ -62,6 +70,11 @@ WRITER_TOOLS = ("Read", "Glob", "Grep", "Edit", "Write")
 #: ``--add-dir`` folders need no approval anyway, and reads elsewhere are refused.
 PRE_APPROVED_TOOLS = ("Read(./**)",)
 CLOUD_SWITCHES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
+#: Set to 1, Claude Code removes its provider key from the environment of the commands
+#: its Bash tool runs (in its sandbox: on Linux that needs ``bwrap`` and ``socat``).
+ENV_SCRUB = "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB"
+#: What Claude Code's sandbox needs on Linux (the Debian packages ``bubblewrap`` and ``socat``).
+LINUX_SANDBOX_COMMANDS = ("bwrap", "socat")
 
 
 class ClaudeSettings(CliSettings):
@@ -141,8 +154,58 @@ class ClaudeBackend(CliBackend):
         assert isinstance(self.cfg, ClaudeSettings)
         return self.cfg
 
+    def offers_bash(self, request: AgentRequest | None) -> bool:
+        """Whether a call (a writer's, for ``None``) is offered Bash, in acceptEdits mode."""
+        if request is not None and request.access is Access.READ_ONLY:
+            return False
+        cfg = self.claude_settings
+        tools = cfg.writer_tools()
+        return not cfg.bypass_permissions and ("Bash" in tools or "default" in tools)
+
+    def scrubs_env(self, request: AgentRequest | None) -> bool:
+        """Whether the Bash commands of a call run without the provider key.
+
+        On whenever Bash is offered, unless ``CLAUDE_CODE_SUBPROCESS_ENV_SCRUB`` is set in
+        ``env`` (or phasegate's environment): ``"0"`` there lets commands see the key.
+        """
+        chosen = self.cfg.env.get(ENV_SCRUB, os.environ.get(ENV_SCRUB))
+        if chosen is not None:
+            return chosen.strip().lower() not in ("", "0", "false", "no")
+        return self.offers_bash(request)
+
+    def missing_sandbox(self, request: AgentRequest | None) -> str | None:
+        """Why the key cannot be kept from a call's Bash commands here, or ``None``."""
+        if not self.scrubs_env(request) or not sys.platform.startswith("linux"):
+            return None
+        missing = [name for name in LINUX_SANDBOX_COMMANDS if shutil.which(name) is None]
+        if not missing:
+            return None
+        return (
+            f"Bash is offered to Claude Code, whose sandbox keeps the provider key out of "
+            f"its commands, but {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} "
+            f"not installed (apt-get install bubblewrap socat); or set "
+            f"{ENV_SCRUB}: '0' in backends.claude.env to let commands see the key"
+        )
+
+    def availability(self) -> Availability:
+        found = super().availability()
+        why = self.missing_sandbox(None)
+        if not found.usable or why is None:
+            return found
+        return Availability(False, f"{found.detail}; but {why}")
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        why = self.missing_sandbox(request)
+        if why is not None:
+            # Retrying cannot help: the run stops as on a bad setting.
+            return AgentResult(text="", exit_status=1, error=f"claude: {why}", bad_setting=True)
+        return super().run(request)
+
     def forced_env(self, request: AgentRequest | None) -> dict[str, str]:
         env: dict[str, str] = {}
+        chosen = ENV_SCRUB in self.cfg.env or ENV_SCRUB in os.environ
+        if not chosen and self.scrubs_env(request):
+            env[ENV_SCRUB] = "1"
         config_dir = self.config_dir()
         if config_dir is not None:
             env["CLAUDE_CONFIG_DIR"] = str(config_dir)
@@ -178,6 +241,10 @@ class ClaudeBackend(CliBackend):
         else:
             args += ["--permission-mode", "acceptEdits", "--tools", ",".join(cfg.writer_tools())]
             allowed += cfg.allowed_tools
+            if self.scrubs_env(request):
+                # Claude Code then runs in its default mode, not acceptEdits: edits inside
+                # the work tree and the extra folders are pre-approved instead.
+                allowed += edit_rules(request.extra_dirs)
         for directory in request.extra_dirs:
             args += ["--add-dir", str(directory)]
         if request.mcp_servers:
@@ -299,6 +366,12 @@ def read_rules(extra_dirs: Sequence[Path]) -> list[str]:
     """Permission rules that allow reading inside the work tree and ``extra_dirs`` only
     (``//`` starts an absolute path in Claude Code's rules)."""
     return ["Read(./**)", *(f"Read(/{Path(d).resolve()}/**)" for d in extra_dirs)]
+
+
+def edit_rules(extra_dirs: Sequence[Path]) -> list[str]:
+    """Permission rules that allow editing (and writing) inside the work tree and
+    ``extra_dirs`` only: what ``acceptEdits`` accepts."""
+    return ["Edit(./**)", *(f"Edit(/{Path(d).resolve()}/**)" for d in extra_dirs)]
 
 
 #: The argument of a denied tool call that says what it was for (the first one present).

@@ -48,6 +48,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,11 @@ from phasegate.agents.cli_support import CliBackend, CliSettings, CliWatch, exit
 from phasegate.errors import ConfigError
 from phasegate.process import ProcessResult
 from phasegate.redact import secret_values
+
+#: Codex's warning when it will not put its helper executables in a temporary folder...
+_HELPER_REFUSED = "Refusing to create helper binaries under temporary dir"
+#: ...and what a sandboxed command then fails with, when a system bwrap runs it.
+_HELPER_MISSING = "execvp codex-linux-sandbox"
 
 #: The model provider phasegate defines when ``base_url`` is set.
 PROVIDER_ID = "phasegate"
@@ -268,6 +274,18 @@ class CodexBackend(CliBackend):
     ) -> dict[str, str]:
         private_tmp = scratch / PRIVATE_TMP
         return {"TMPDIR": str(private_tmp)} if private_tmp.is_dir() else {}
+
+    def crash(self, proc: ProcessResult, what: str) -> AgentResult:
+        result = super().crash(proc, what)
+        if result.error and _HELPER_REFUSED in proc.stderr and _HELPER_MISSING in proc.stderr:
+            # Codex then names only bwrap's failure: say what to change.
+            hint = (
+                "; Codex would not create its sandbox helper because its CODEX_HOME "
+                f"({self.config_dir() or 'config_dir'}) is in the temporary folder "
+                "($TMPDIR or /tmp) and a bwrap is installed: set config_dir elsewhere"
+            )
+            return replace(result, error=result.error + hint)
+        return result
 
     def parse(self, request: AgentRequest, proc: ProcessResult) -> AgentResult:
         events = _events(proc.stdout)

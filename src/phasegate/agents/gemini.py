@@ -57,6 +57,8 @@ EXIT_MEANINGS = {
 READ_ONLY_TOOLS = ("list_directory", "read_file", "glob", "grep_search")
 #: The built-in tools writers are offered (``tools``): reading and editing files, no shell.
 WRITER_TOOLS = (*READ_ONLY_TOOLS, "replace", "write_file")
+#: Gemini's shell tool (``run_shell_command(git)`` offers it for ``git`` commands only).
+SHELL_TOOL = "run_shell_command"
 
 
 class GeminiSettings(CliSettings):
@@ -119,11 +121,14 @@ class GeminiBackend(CliBackend):
     ) -> dict[str, str]:
         assert isinstance(self.cfg, GeminiSettings)
         core = self.cfg.offered(request.access)
-        if not request.mcp_servers and core is None:
-            return {}
+        # Gemini's own set (``default``) includes the shell too.
+        shell = core is None or any(t.split("(")[0].strip() == SHELL_TOOL for t in core)
         base = env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.path.expanduser("~")
         home = scratch / "gemini-home"
-        overlay_home(Path(base), home, request.mcp_servers, scratch, core)
+        # The shell's commands would otherwise see GEMINI_API_KEY: only pass_env
+        # names are kept from Gemini's redaction of secret-looking variables.
+        allowed = list(self.cfg.pass_env) if shell else None
+        overlay_home(Path(base), home, request.mcp_servers, scratch, core, allowed)
         return {"GEMINI_CLI_HOME": str(home)}
 
     def arguments(self, request: AgentRequest, scratch: Path) -> list[str]:

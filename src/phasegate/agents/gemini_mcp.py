@@ -80,9 +80,14 @@ def overlay_home(
     servers: Sequence[McpServer],
     policy_dir: Path,
     core_tools: Sequence[str] | None = None,
+    shell_env_allowed: Sequence[str] | None = None,
 ) -> None:
     """Build the overlay home at ``overlay`` for the real home ``base`` (see module doc);
-    ``core_tools`` ``None`` leaves the built-in tools as the user's settings have them."""
+    ``core_tools`` ``None`` leaves the built-in tools as the user's settings have them.
+    ``shell_env_allowed`` not ``None`` turns on Gemini's redaction of secret-looking
+    variables (``*KEY*``, ``*TOKEN*``...) in what its shell commands see, unless the
+    user's settings turn it off; the names listed there are kept if they do not look
+    secret (Gemini hides those whatever is allowed)."""
     real = base / GEMINI_DIR
     if base.is_dir():
         for name in RUNTIME_DIRS:
@@ -96,6 +101,20 @@ def overlay_home(
     if core_tools is not None:
         tools = settings.get("tools")
         settings["tools"] = {**(tools if isinstance(tools, dict) else {}), "core": list(core_tools)}
+    if shell_env_allowed is not None:
+        security = settings.get("security")
+        security = security if isinstance(security, dict) else {}
+        redaction = security.get("environmentVariableRedaction")
+        redaction = redaction if isinstance(redaction, dict) else {}
+        allowed = redaction.get("allowed")
+        allowed = [str(a) for a in allowed] if isinstance(allowed, list) else []
+        redaction = {
+            **redaction,
+            # An explicit ``false`` in the user's settings is their opt-out.
+            "enabled": redaction.get("enabled") is not False,
+            "allowed": [*allowed, *(n for n in shell_env_allowed if n not in allowed)],
+        }
+        settings["security"] = {**security, "environmentVariableRedaction": redaction}
     if servers:
         policy = policy_dir / POLICY_FILE
         _write_private(policy, policy_toml(servers))
