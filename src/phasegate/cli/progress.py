@@ -91,7 +91,12 @@ class ProgressPrinter:
             return
         name = str(event.get("event", ""))
         # A person at the prompt hears why an answer was refused; a warning is always said.
-        warnings = ("decision.invalid", "budget.unmeasured", "gate.timeout_unset")
+        warnings = (
+            "decision.invalid",
+            "budget.unmeasured",
+            "gate.timeout_unset",
+            "review.timeout_unset",
+        )
         if self.quiet and name not in warnings:
             return
         handler = getattr(self, "_on_" + name.replace(".", "_"), None)
@@ -522,6 +527,8 @@ class ProgressPrinter:
 
     def _on_gate_timeout_unset(self, e: dict[str, Any]) -> None:
         self._line(f"[yellow]phasegate: warning: {escape(str(e.get('message')))}[/]")
+
+    _on_review_timeout_unset = _on_gate_timeout_unset
 
     def _on_budget_raised(self, e: dict[str, Any]) -> None:
         self._line(f"  budget: {escape(str(e.get('text')))}")

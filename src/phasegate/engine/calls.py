@@ -259,11 +259,27 @@ def call_agent(
             )
         if asked:
             _wait(asked, stopping, spec.key)
+    # Out of time: which setting gives it more (the limit is not always timeouts.agent).
+    longer = f"; to give it longer, raise {_limit_setting(backends, spec)}"
     raise AgentError(
         f"{spec.role} ({backends.describe(spec.role, spec.plays)}) failed in phase "
         f"{_where(spec)} "
         f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
+        f"{longer if result.timed_out else ''}"
     )
+
+
+def _limit_setting(backends: Backends, spec: CallSpec) -> str:
+    """Where the time limit of ``spec``'s call is set: the review's own ``timeout`` in
+    the workflow, the role's ``timeout`` in the config, else ``timeouts.agent``."""
+    if spec.timeout:
+        return "the reviewer's timeout in the workflow (seconds, or the item's data it names)"
+    binding = backends.binding(spec.role, spec.plays)
+    if binding is not None and binding.timeout:
+        bound = backends._bound(spec.role, spec.plays)
+        key = bound if bound in backends.config.roles else "default"
+        return f"roles.{key}.timeout in .phasegate/config.yaml"
+    return "timeouts.agent in .phasegate/config.yaml"
 
 
 def _wait(seconds: float, stopping: Callable[[], bool] | None, key: str) -> None:
@@ -284,6 +300,10 @@ def recover_call(item: WorkItem, spec: CallSpec) -> AgentResult | None:
     """A result an earlier run journaled for this very call, if any."""
     recorded = item.recorded()
     found = recorded.result(spec.key)
+    if found is not None and _timed_out_sooner(found, spec):
+        # A review that ran out of a limit raised since is asked again, in the time it has now.
+        recorded.forget(spec.key)
+        found = None
     if found is not None:
         item.record(
             "agent.recovered",
@@ -307,6 +327,18 @@ def recover_call(item: WorkItem, spec: CallSpec) -> AgentResult | None:
             reason="the run stopped before this call returned",
         )
     return None
+
+
+def _timed_out_sooner(found: Mapping[str, Any], spec: CallSpec) -> bool:
+    """Whether ``found``, a call's journaled result, ran out of a smaller time limit than
+    the call is given now (a reviewer's ``timeout``, raised since: ``review_timeout_minutes``)."""
+    limit = found.get("timeout_s")
+    return (
+        bool(found.get("timed_out"))
+        and isinstance(limit, int | float)
+        and spec.timeout is not None
+        and limit < spec.timeout
+    )
 
 
 def _visit(key: str) -> str:
@@ -429,6 +461,8 @@ def _attempt(
     # Written to the OS now (a killed process keeps it) and fsync'd by the
     # commit that applies it, before the state file is replaced.
     final_timeout = spec.timeout_ends and result.timed_out
+    # The limit it ran out of: raised since, a resumed run asks again (recover_call).
+    limit: dict[str, Any] = {"timeout_s": spec.timeout} if final_timeout and spec.timeout else {}
     item.record_result(
         "agent.finished",
         spec.key if result.ok or final_timeout else None,
@@ -439,6 +473,7 @@ def _attempt(
         phase=spec.label,
         iteration=spec.iteration,
         **({"timed_out": True, "final": True} if final_timeout else {}),
+        **limit,
     )
     # The result is journaled but not yet applied: where a resumed run must recover it.
     crash_point("agent.returned")

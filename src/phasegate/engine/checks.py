@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,8 +81,9 @@ EXIT_HINTS: dict[int | None, tuple[str, str]] = {
 
 
 def timed_out_text(seconds: float | None) -> str:
-    """``timed out after 2s`` (``timed out`` when the limit is not known)."""
-    return f"timed out after {seconds:g}s" if seconds else "timed out"
+    """``timed out after 2s (timeouts.check)``, naming the setting that gives it longer
+    (``timed out`` when the limit is not known)."""
+    return f"timed out after {seconds:g}s (timeouts.check)" if seconds else "timed out"
 
 
 def _timed_out_fields(outcome: CheckOutcome) -> dict[str, Any]:
@@ -139,9 +140,21 @@ def recorded_round(item: WorkItem, round_: CheckRound) -> list[CheckOutcome] | N
     # As journaled: a secret in a command was masked there.
     now = item.redactor.data([{"name": c.name, "command": c.command} for c in round_.commands])
     ran = [{"name": o.get("name"), "command": o.get("command")} for o in recorded]
-    if ran != now:
+    if ran != now or any(_timed_out_sooner(item, o) for o in recorded):
         return None
     return [CheckOutcome(**outcome) for outcome in recorded]
+
+
+def _timed_out_sooner(item: WorkItem, recorded: Mapping[str, Any]) -> bool:
+    """Whether a recorded check ran out of a smaller time limit than ``timeouts.check`` is
+    now: raised since, the check runs again (its outcome said only that it did not finish
+    in time, not how it ends in the time it has now)."""
+    limit = recorded.get("timeout_s")
+    return (
+        bool(recorded.get("timed_out"))
+        and isinstance(limit, int | float)
+        and limit < item.config.timeouts.check
+    )
 
 
 def run_check_round(
@@ -216,6 +229,8 @@ def finished_before(item: WorkItem, round_: CheckRound) -> dict[int, CheckOutcom
         # As journaled: a secret in the command was masked there.
         written = item.redactor.data({"check": command.name, "command": command.command})
         if (event.get("check"), event.get("command")) != (written["check"], written["command"]):
+            continue
+        if _timed_out_sooner(item, event):
             continue
         timeout = event.get("timeout_s")
         found[index] = CheckOutcome(

@@ -278,7 +278,8 @@ class DefaultAction(Action):
 
     def run(self, ctx: PluginContext) -> str:
         assert ctx.task is not None
-        escalation = settings_of(ctx).escalation
+        settings = settings_of(ctx)
+        escalation = settings.escalation
         node = agent_node(ctx)
         timed_out = node is not None and node.get("outcome") == "review-timeout"
         entry = cycles.task_entry(ctx.state, ctx.task.key, ctx.task.title)
@@ -289,9 +290,15 @@ class DefaultAction(Action):
             if timed_out:
                 cycles.reviewer_timed_out(entry, node.visit, node.iteration, _why(ctx))
         cause = "review timed out" if timed_out else "escalation not answered in time"
+        # The limit and the setting that gives it: a person wanting longer knows what to raise.
+        limit = (
+            f"review_timeout_minutes: {settings.review_timeout_minutes:g}"
+            if timed_out
+            else f"escalation.timeout_minutes: {escalation.timeout_minutes or 0:g}"
+        )
         message = (
-            f"{ctx.item.name}: task {ctx.task.title!r}: {cause}; "
-            f"default action {escalation.default_action}"
+            f"{ctx.item.name}: task {ctx.task.title!r}: {cause} ({limit} in "
+            f"workflows.implement.settings); default action {escalation.default_action}"
         )
         ctx.record(
             "implement.escalation",

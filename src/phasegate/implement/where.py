@@ -111,9 +111,12 @@ def refuse_unreviewable(plan: Plan, found: AgentRoster, where: str, default: str
 
 def check_plan(root: Path, config: Any, roles: Any, rel: str) -> Plan:
     """PLAN.md at ``rel`` read and its open tasks' agents checked, before an item is made
-    for it: an error in it, or an unknown agent, stops (exit 2) and nothing is made."""
+    for it: an error in it, an unknown agent, or a reviewed task no other agent can review
+    stops (exit 2) and nothing is made."""
     plan = read_plan(root / rel, rel)
-    refuse_unknown_agents(plan, find_agents(root, config, roles), rel)
+    found = find_agents(root, config, roles)
+    refuse_unknown_agents(plan, found, rel)
+    refuse_unreviewable(plan, found, rel, implement_settings(config, root).default_agent)
     return plan
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from phasegate.agents.base import Access, AgentResult
@@ -174,6 +176,7 @@ def review(
     )
     pass_word = next((w for w, a in reviewer.on.items() if a == PASS), words[0] if words else "")
     approving = reader.approving(pass_word, rctx)
+    _warn_timeout_unset(run, node, reviewer, role)
     spec = CallSpec(
         key=key,
         role=role,
@@ -208,6 +211,40 @@ def review(
     run_hooks(run, node.after_verdict, path, node, task, verdict)
     action = reviewer.on.get(verdict.word) or reviewer.on["UNCLEAR"]
     return conclude(run, path, node, verdict, action, reviewer.key, index, role=role)
+
+
+#: The reviewers (node id, reviewer key) each run has warned of: one warning a run.
+_timeout_warned: weakref.WeakKeyDictionary[Run, set[tuple[str, str]]] = weakref.WeakKeyDictionary()
+
+
+def _warn_timeout_unset(run: Run, node: AgentNode, reviewer: Reviewer, role: str) -> None:
+    """Say, once a run, that a reviewer's timeout naming a value of the item's data takes
+    the default limit: nothing set that value, or it is no number of seconds (0 asks for
+    the default and is said nothing about). A gate's timeout is warned of the same way."""
+    name, data = reviewer.timeout, run.state.data
+    if not isinstance(name, str):
+        return
+    raw = data.get(name)
+    if name in data and not isinstance(raw, bool) and isinstance(raw, int | float) and raw >= 0:
+        return
+    warned = _timeout_warned.setdefault(run, set())
+    if (node.id, reviewer.key) in warned:
+        return
+    warned.add((node.id, reviewer.key))
+    workflow = run.item.loaded.path
+    with suppress(ValueError):
+        workflow = workflow.relative_to(run.item.repo)
+    held = "is not set" if name not in data else f"holds {raw!r}, not a number of seconds"
+    limit = run.backends.timeout(role, plays(role, reviewer.role))
+    message = (
+        f"reviewer {reviewer.key!r} of node {node.id!r} ({workflow}): its timeout names the "
+        f"item's data {name!r}, which {held}: the review takes the default limit, {limit:g}s "
+        f"(write the seconds as a number, or give the item {name!r}, 0 for the default: "
+        "Repo.new(data=...) or a plug-in sets it)"
+    )
+    run.item.record(
+        "review.timeout_unset", node=node.id, reviewer=reviewer.key, data=name, message=message
+    )
 
 
 def reader_part(reader: VerdictReader, rctx: ReadContext) -> Any:
