@@ -150,6 +150,12 @@ class NotifySettings(BaseModel):
     on: tuple[NotifyEvent, ...] = ("waiting", "failed", "stopped", "completed")
     timeout: float = Field(default=30.0, gt=0)
 
+    @field_validator("on", mode="before")
+    @classmethod
+    def _one_event(cls, value: object) -> object:
+        # `on: waiting` names one event, as `on: [waiting]` does.
+        return (value,) if isinstance(value, str) else value
+
 
 class Config(BaseModel):
     """The whole configuration file."""

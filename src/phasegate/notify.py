@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -116,6 +118,33 @@ def notify_run_end(
         warn(f"notify command failed (exit {result.exit_code})" + (f": {said}" if said else ""))
         return False
     return True
+
+
+def command_problem(root: Path, config: Config) -> str | None:
+    """Why the configured notify command could not run here (its program is not found),
+    for ``doctor``; ``None`` when it looks runnable or cannot be told without running it."""
+    settings = config.notify
+    if settings is None:
+        return None
+    try:
+        words = shlex.split(settings.command)
+    except ValueError:
+        return None  # the shell reports a quoting problem when it runs
+    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0], flags=re.DOTALL):
+        words.pop(0)  # VAR=value before the program
+    if not words or not re.fullmatch(r"[\w./+-]+", words[0]):
+        return None  # a subshell, a group or a redirection: the shell's to judge
+    program = words[0]
+    try:
+        found = run_process(["sh", "-c", 'command -v "$1"', "sh", program], cwd=root, timeout=10)
+    except (OSError, ValueError):
+        return None
+    if found.ok or found.timed_out:
+        return None
+    return (
+        f"notify.command: {program!r} is not found here (not on PATH nor a shell "
+        "command), so every notification would fail"
+    )
 
 
 @dataclass

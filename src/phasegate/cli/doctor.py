@@ -165,6 +165,12 @@ def doctor(
 
     for line in _unmeasured_caps(config, root):
         warn(line)
+    if root is not None:
+        from phasegate.notify import command_problem
+
+        notify_problem = command_problem(root, config)
+        if notify_problem is not None:
+            warn(notify_problem)
     broken = [r for r in roles if r["needed"] and not r["usable"]]
     if broken:
         names = ", ".join(f"{r['role']} ({r['backend'] or 'no backend'})" for r in broken)

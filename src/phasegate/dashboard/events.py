@@ -274,6 +274,17 @@ class EventReader:
             what += f": {_first_line(e.get('note'))}"
         return EventEntry(kind="gate", what=what, **base)
 
+    def _budget_raised(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"budget: {e.get('text') or e.get('cap')} for this item"
+        return EventEntry(kind="gate", what=what, **base)
+
+    def _budget_stopped(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        what = f"stopped by the budget cap {e.get('cap')} before calling an agent"
+        return EventEntry(kind="gate", what=what, ok=False, **base)
+
+    def _budget_unmeasured(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        return EventEntry(kind="gate", what=f"warning: {_first_line(e.get('text'))}", **base)
+
     def _item_created(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
         what = f"created (workflow {e.get('workflow')}, mode {e.get('mode')})"
         return EventEntry(kind="item", what=what, **base)

@@ -297,6 +297,7 @@ def answer_decision(
             raise AlreadyAnsweredError(
                 f"decision {decision} of {item.name} was already answered: "
                 f"{earlier.get('choice')!r} by {earlier.get('by', 'someone')}; nothing changed"
+                + _asked_again(item, state, decision, journaled)
             )
         given = canonical(record, classified(item, state, record, raw), note)
         item.record(
@@ -320,6 +321,27 @@ def answer_decision(
             # What takes the answer: the command that asked (run --phase P for a warning).
             "next": _next_after(item, decision, record, given.choice),
         }
+
+
+def _asked_again(
+    item: WorkItem, state: EngineState, decision: str, journaled: Mapping[str, Any] | None
+) -> str:
+    """What a refused answer to a ``budget`` question a run stopped at (``stop``, acted on)
+    may do instead: the next run asks again, and ``--answer budget=raise`` raises it there."""
+    from phasegate.engine.budget import BUDGET_DECISION, budget_record
+    from phasegate.engine.status import again_command, current_label
+
+    record = state.decisions.get(decision) or {}
+    answer = (record.get("answer") or {}) if journaled is None else journaled
+    visit = int(record.get("visit", 0))
+    if decision != BUDGET_DECISION or answer.get("choice") != "stop":
+        return ""
+    if int(budget_record(state).get("acted", 0)) < visit:
+        return ""  # the stop waits for the next run, which stops
+    again = again_command(item.workflow, item.name, current_label(item.workflow, state))
+    if again.startswith(("phasegate run ", "phasegate implement ")) and "(" not in again:
+        again += " --answer budget=raise"
+    return f"; a run stopped on it, and the next one asks again: {again}"
 
 
 def _refuse_withdrawn(item: WorkItem, decision: str, visit: int | None) -> None:

@@ -186,7 +186,30 @@ def raises_of(state: EngineState) -> dict[str, float]:
     if waiting is not None:
         key, extra, _ = waiting
         raises[key] = raises.get(key, 0.0) + extra
+    for key, extra in raised_too(state):
+        raises[key] = raises.get(key, 0.0) + extra
     return raises
+
+
+def raised_too(state: EngineState) -> list[tuple[str, float]]:
+    """The other caps that held the call an answered ``raise`` without an amount raises
+    too, each by its configured amount, not added yet: ``(cap key, amount)``."""
+    from phasegate.engine.answers import parse_amount
+
+    found = unacted_answer(state)
+    if found is None or found[0] != "raise":
+        return []
+    asked = budget_record(state)["asked"]
+    if parse_amount(found[1], whole=asked.get("unit") == "tokens") is not None:
+        return []  # an amount is in the asked cap's unit: that cap alone
+    also = asked.get("also")
+    if not isinstance(also, list):
+        return []
+    return [
+        (str(other["cap"]), float(other["step"]))
+        for other in also
+        if isinstance(other, Mapping) and isinstance(other.get("step"), int | float)
+    ]
 
 
 def caps_of(config: Config, workflow: str, state: EngineState) -> list[Cap]:
@@ -221,6 +244,18 @@ class Allowed:
     """The call may go out; ``max_usd`` is the least USD any of its caps has left."""
 
     max_usd: float | None
+
+
+def holding(caps: list[Cap], spend: Spend, role: str, plays: str | None = None) -> list[Reached]:
+    """Every cap that holds a call of ``role`` (:func:`check` stops at the first)."""
+    found = []
+    for cap in caps:
+        if cap.applies_to(role, plays):
+            spent = spend.spent(cap.role, cap.metric)
+            estimate = spend.estimate(role, cap.metric, plays)
+            if spent >= cap.limit - _EPS or spent + estimate > cap.limit + _EPS:
+                found.append(Reached(cap, spent, estimate))
+    return found
 
 
 def check(caps: list[Cap], spend: Spend, role: str, plays: str | None = None) -> Reached | Allowed:

@@ -35,7 +35,9 @@ from phasegate.engine.budget import (
     check,
     check_role_keys,
     configured,
+    holding,
     pending_raise,
+    raised_too,
     unacted_answer,
     unmeasured_usd,
 )
@@ -98,7 +100,8 @@ class BudgetGuard:
                 self.add_raise(answered[2])
                 answered = None
             caps = caps_of(run.item.config, run.item.workflow.name, run.state)
-            found = check(caps, read_spend(run.item.journal.path), spec.role, spec.plays)
+            spend = read_spend(run.item.journal.path)
+            found = check(caps, spend, spec.role, spec.plays)
             if isinstance(found, Allowed):
                 if answered is not None and self._asked_for(spec):
                     self.acted(answered[2])  # a stop no longer needed (the cap was changed)
@@ -106,7 +109,12 @@ class BudgetGuard:
                     self.went_on(spec)
                 self.withdraw_stale(spec.path)
                 return found.max_usd
-            reached = self._reached(found, spec)
+            others = [
+                other
+                for other in holding(caps, spend, spec.role, spec.plays)
+                if other.cap.key != found.cap.key
+            ]
+            reached = self._reached(found, spec, others)
             from phasegate.engine.status import again_command
 
             again = again_command(run.workflow, run.item.name, run.label(spec.path))
@@ -122,7 +130,7 @@ class BudgetGuard:
                     f"{reached} Stopped at the budget cap as answered ({self._stopped}); run "
                     f"again to be asked again: {again}"
                 )
-            self.ask(found, spec, reached)
+            self.ask(found, spec, reached, others)
 
     def _asked_for(self, spec: CallSpec) -> bool:
         """Whether the budget question was asked for ``spec``'s node (in a parallel loop,
@@ -141,7 +149,7 @@ class BudgetGuard:
             return False
         return not read_spend(self.run.item.journal.path).known(spec.role, spec.plays)
 
-    def _reached(self, found: Reached, spec: CallSpec) -> str:
+    def _reached(self, found: Reached, spec: CallSpec, others: list[Reached]) -> str:
         cap, unit = found.cap, found.cap.metric
         line = (
             f"{self.run.item.name}: the budget cap of {cap.scope} ({cap.key}) is "
@@ -150,10 +158,14 @@ class BudgetGuard:
         )
         if found.spent < cap.limit and found.estimate:
             line += f"; the next call is estimated at {amount(found.estimate, unit)}"
+        if others:
+            keys = ", ".join(other.cap.key for other in others)
+            line += f" ({keys} {'hold' if len(others) > 1 else 'holds'} it too)"
         return line + f". The {spec.role} call of {spec.path} was not started."
 
-    def ask(self, found: Reached, spec: CallSpec, reached: str) -> None:
-        """Ask whether to raise ``found``'s cap (the caller acts on the answer)."""
+    def ask(self, found: Reached, spec: CallSpec, reached: str, others: list[Reached]) -> None:
+        """Ask whether to raise ``found``'s cap, and ``others`` (the caps that hold the call
+        too) with it when no amount is given (the caller acts on the answer)."""
         run = self.run
         cap, unit = found.cap, found.cap.metric
         visit = _visit(run)
@@ -164,6 +176,10 @@ class BudgetGuard:
             "unit": unit,
             "step": cap.configured,
             "node": spec.path,
+            "also": [
+                {"cap": other.cap.key, "unit": other.cap.metric, "step": other.cap.configured}
+                for other in others
+            ],
         }
         run.state["budget"] = record  # saved with the pending decision, before it is asked
         question = Question(
@@ -171,9 +187,14 @@ class BudgetGuard:
             question=f"{reached} Raise the cap for this item, or stop?",
             choices={
                 "raise": (
-                    f"raise it by {amount(cap.configured, unit)} for this item (another "
+                    f"raise it by {amount(cap.configured, unit)}"
+                    + "".join(
+                        f", and {o.cap.key} by {amount(o.cap.configured, o.cap.metric)}"
+                        for o in others
+                    )
+                    + " for this item (another "
                     f"amount as a note, in {'whole tokens' if unit == 'tokens' else 'USD'}: "
-                    "'raise: AMOUNT')"
+                    f"'raise: AMOUNT'{f', for {cap.key} alone' if others else ''})"
                 ),
                 "stop": "stop here; no agent is called",
             },
@@ -237,24 +258,29 @@ class BudgetGuard:
         """Add the raise the answer of ``visit`` gave, once (``budget.acted`` records it)."""
         run = self.run
         waiting = pending_raise(run.state)
+        too = raised_too(run.state)  # the other caps that held the call, by their amount
         self.acted(visit)
         if waiting is None:
             return
         key, extra, _ = waiting
         record = budget_record(run.state)
+        asked = record.get("asked") or {}
+        units = {key: str(asked.get("unit", "usd"))}
+        units.update({str(o.get("cap")): str(o.get("unit")) for o in asked.get("also") or []})
         raises = dict(record.get("raises") or {})
-        raises[key] = round(float(raises.get(key, 0.0)) + extra, 6)
+        for cap, by in [(key, extra), *too]:
+            raises[cap] = round(float(raises.get(cap, 0.0)) + by, 6)
+            said = amount(by, "tokens") if units.get(cap) == "tokens" else amount(by, "usd")
+            run.item.record(
+                "budget.raised",
+                cap=cap,
+                by=by,
+                raised=raises[cap],
+                text=f"{cap} raised by {said}",
+                sync_now=True,
+            )
         record["raises"] = raises
         run.state["budget"] = record
-        unit = str((record.get("asked") or {}).get("unit", "usd"))
-        run.item.record(
-            "budget.raised",
-            cap=key,
-            by=extra,
-            raised=raises[key],
-            text=f"{key} raised by {amount(extra, 'tokens' if unit == 'tokens' else 'usd')}",
-            sync_now=True,
-        )
         run.save(durable=True)
 
 

@@ -3,8 +3,9 @@
 Each ``agent.finished`` event (failed attempts too) adds the cost and the
 tokens (input plus output) its backend reported, to the role that made the
 call. An attempt dispatched that never reported (phasegate was killed during
-it, or it is still running) counts as the mean of the role's reported calls
-(nothing while the role has none). An agent chosen at run time that plays a
+it, it is still running, or phasegate's timeout killed it before it reported
+anything) counts as the mean of the role's reported calls (nothing while the
+role has none). An agent chosen at run time that plays a
 workflow role (its ``agent.dispatched`` event has ``plays``) counts for that
 role too, as the role->backend binding does (``roles.reviewer`` serves it).
 A journal is read once: each later read takes only the lines added since.
@@ -22,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from phasegate.agents.base import TIMEOUT_EXIT
+
 Metric = Literal["usd", "tokens"]
 
 
@@ -34,7 +37,8 @@ class RoleSpend:
     reported: int = 0
     usd: float = 0.0
     tokens: int = 0
-    #: Attempts dispatched that never reported (killed, or still running).
+    #: Attempts dispatched that never reported (killed, timed out before reporting
+    #: anything, or still running).
     open: set[str] = field(default_factory=set)
     #: What the failed attempts reported (a subset of ``usd`` and ``tokens``).
     failed_usd: float = 0.0
@@ -189,19 +193,31 @@ class SpendLedger:
         elif name == "agent.finished":
             role = self._owner.get(attempt, str(event.get("role")))
             spend = self._roles.setdefault(role, RoleSpend())
-            spend.open.discard(attempt)
-            spend.reported += 1
-            spend.failed += 0 if event.get("ok") else 1
             usage = event.get("usage") if isinstance(event.get("usage"), dict) else {}
             assert isinstance(usage, dict)
             given, taken = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
-            spend.tokens += given + taken
             cost = event.get("cost_usd")
             usd = (
                 float(cost)
                 if isinstance(cost, int | float) and not isinstance(cost, bool) and cost > 0
                 else 0.0
             )
+            spend.failed += 0 if event.get("ok") else 1
+            if (
+                not event.get("ok")
+                and event.get("exit_status") == TIMEOUT_EXIT
+                and given + taken == 0
+                and usd == 0.0
+            ):
+                # Killed at phasegate's timeout before it reported: it spent all the same,
+                # unknown how much, so it stays an unreported attempt (the role's mean call).
+                self._owner.setdefault(attempt, role)
+                spend.open.add(attempt)
+                spend.failed_used += 1 if event.get("final") else 0
+                return
+            spend.open.discard(attempt)
+            spend.reported += 1
+            spend.tokens += given + taken
             spend.usd += usd
             if cost is None and given + taken > 0:
                 spend.uncosted += 1
