@@ -24,6 +24,9 @@ Contract
     where the workflow has it).
 ``running(root, item, workflow=None) -> dict | None``
     The item's ``running`` alone, cheap enough to ask several times a second.
+``state_mark(root, item, workflow=None) -> tuple``
+    A fingerprint of the item's journal and state files (names, times, sizes):
+    it changes when they do, read with a few ``stat`` calls.
 ``journal_events(root, item, offset=0, workflow=None) -> (events, new_offset)``
     The journal's complete events from byte ``offset`` on, and the offset to
     read from next. A torn last line (a write cut short) is not an event and
@@ -42,8 +45,9 @@ Contract
     The artifact a URL's key names (its real name or its digest key).
 ``decisions(root, item, workflow=None) -> list[dict]``
     The item's human decisions (gates), oldest first, each ``{id, item,
-    question, choices: [str], files: [str], status: "pending" | "answered",
-    asked_at, answer?: {choice, note, by, at}}``.
+    question, choices: [str], descriptions: {choice: text}, notes_required:
+    [str], recommendation, files: [str], status: "pending" | "answered",
+    asked_at, visit, answer?: {choice, note, by, at}}``.
 ``answer(root, item, decision_id, choice, note, by, workflow=None) -> dict``
     Record the answer (persisted before anything acts on it) and return the
     decision. Raises :class:`BadInputError` for an unknown id, a choice that
@@ -66,6 +70,7 @@ under the item's lock, exactly as ``phasegate answer`` does.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from dataclasses import dataclass
@@ -246,6 +251,23 @@ def running(root: Path, item: str, workflow: str | None = None) -> dict[str, Any
     return live_runs(root).get((located.workflow, located.name))
 
 
+def state_mark(root: Path, item: str, workflow: str | None = None) -> tuple[Any, ...]:
+    """A fingerprint of the item's own files (its journal and state: the dot files of its
+    folder), changed by whatever changes its decisions; a few ``stat`` calls, so an open page
+    asks it several times a second instead of loading the item."""
+    folder = _locate(root, item, workflow).item_dir
+    marks = []
+    try:
+        for path in folder.iterdir():
+            if path.name.startswith("."):
+                with contextlib.suppress(FileNotFoundError):  # removed meanwhile
+                    found = path.stat()
+                    marks.append((path.name, found.st_mtime_ns, found.st_size))
+    except FileNotFoundError:
+        pass
+    return tuple(sorted(marks))
+
+
 # -- journal and artifacts ----------------------------------------------------------
 
 
@@ -359,6 +381,8 @@ def decisions(root: Path, item: str, workflow: str | None = None) -> list[dict[s
             "descriptions": dict(record.get("choices") or {}),
             "files": list(record.get("files") or []),
             "recommendation": record.get("recommendation"),
+            # The choices refused without a note (the page marks them).
+            "notes_required": list(record.get("notes_required") or []),
             "status": "answered" if answered is not None else record.get("status"),
             "asked_at": record.get("asked_at"),
             # Which time the decision was asked: an answer naming it answers that question.

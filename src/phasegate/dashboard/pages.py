@@ -76,6 +76,15 @@ def _running(row: Mapping[str, Any]) -> str:
     return f' <span class="badge status-running">running (pid {pid})</span>'
 
 
+def _waiting(row: Mapping[str, Any], url: str) -> str:
+    """A link to the decisions of an item that waits for a person (answerable there)."""
+    count = int(row.get("decisions") or 0)
+    if not count:
+        return ""
+    text = f"{count} decision{'s' if count > 1 else ''} waiting"
+    return f' <a class="badge waiting" href="{escape(url)}#decisions">{text}</a>'
+
+
 # -- the item list ------------------------------------------------------------------
 
 
@@ -83,8 +92,8 @@ def items_page(items: Sequence[Mapping[str, Any]], repo: str) -> str:
     """Every work item, one row each."""
     if not items:
         body = (
-            "<h1>Work items</h1><p class=empty>No work items yet. Create one with "
-            "<code>phasegate new NAME --description '...'</code>.</p>"
+            '<section id="items"><h1>Work items</h1><p class=empty>No work items yet. Create '
+            "one with <code>phasegate new NAME --description '...'</code>.</p></section>"
         )
         return layout("Work items", body, repo=repo)
     # A name two workflows have: its links say which workflow's item they open.
@@ -105,7 +114,8 @@ def items_page(items: Sequence[Mapping[str, Any]], repo: str) -> str:
             f'<tr><td data-label="item">{link}</td>'
             f'<td data-label="workflow">{escape(str(row["workflow"]))}</td>'
             f'<td data-label="node">{escape(str(row["node"]))}</td>'
-            f'<td data-label="status">{_status_badge(_shown(row))}{_running(row)}</td>'
+            f'<td data-label="status">{_status_badge(_shown(row))}{_running(row)}'
+            f"{_waiting(row, url)}</td>"
             f'<td data-label="iterations" class="num">{row["iterations"]}</td>'
             f'<td data-label="tokens" class="num">{row["tokens"]}</td>'
             f'<td data-label="cost" class="num">{_money(row["costUsd"])}</td>'
@@ -116,9 +126,10 @@ def items_page(items: Sequence[Mapping[str, Any]], repo: str) -> str:
         f"<th>{h}</th>"
         for h in ("item", "workflow", "phase / node", "status", "iterations", "tokens", "cost")
     )
+    # The page's script reads the list again every few seconds (a run that starts or ends).
     body = (
-        f"<h1>Work items</h1><table class=items><thead><tr>{header}<th>next</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table>"
+        f'<section id="items"><h1>Work items</h1><table class=items><thead><tr>{header}'
+        f"<th>next</th></tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
     )
     return layout("Work items", body, repo=repo)
 
@@ -139,6 +150,11 @@ def summary_html(detail: Mapping[str, Any]) -> str:
     for line in budget_lines(detail.get("budget"))[1:]:
         who, _, text = line.strip().partition(": ")
         facts.append((f"budget, {escape(who)}", escape(text)))
+    if detail.get("blocked"):  # what holds it, as `phasegate status` says on its Blocked line
+        facts.append(("blocked", escape(str(detail["blocked"]))))
+    ended = " ".join(str(detail.get(k)) for k in ("summary", "endMessage") if detail.get(k))
+    if ended and detail.get("status") in ("completed", "stopped", "blocked"):
+        facts.append(("ended", escape(ended)))
     failure = detail.get("lastFailure")
     if isinstance(failure, Mapping):  # what the run that left the node midway stopped on
         error = (str(failure.get("error") or "").splitlines() or [""])[0]
@@ -152,7 +168,10 @@ def summary_html(detail: Mapping[str, Any]) -> str:
             )
         )
     if detail.get("nextCommand"):
-        facts.append(("next", f"<code>{escape(str(detail['nextCommand']))}</code>"))
+        command = f"<code>{escape(str(detail['nextCommand']))}</code>"
+        if detail.get("pendingDecisions"):  # or here: the decisions below take an answer
+            command += ' or <a href="#decisions">answer below</a>'
+        facts.append(("next", command))
     items = "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in facts)
     description = detail.get("description") or ""
     return (
@@ -174,10 +193,12 @@ def phases_html(detail: Mapping[str, Any]) -> str:
         tokens = int(usage.get("inputTokens", 0)) + int(usage.get("outputTokens", 0))
         rows.append(
             f'<tr class="phase-{escape(str(phase["status"]))}">'
-            f'<td data-label="phase">{escape(str(phase["name"]))}</td>'
+            f'<td data-label="phase">{_phase_name(phase)}</td>'
             f'<td data-label="status">{escape(str(phase["status"]))}</td>'
             f'<td data-label="iterations" class="num">{phase_iterations(phase)}</td>'
-            f'<td data-label="review">{escape(str(phase.get("review") or ""))}</td>'
+            # A gate's answer, a check's result, as `phasegate status` shows them.
+            f'<td data-label="review">'
+            f"{escape(str(phase.get('review') or phase.get('outcome') or ''))}</td>"
             f'<td data-label="tokens" class="num">{tokens or ""}</td></tr>'
         )
     concerns = "".join(
@@ -193,6 +214,8 @@ def phases_html(detail: Mapping[str, Any]) -> str:
         '<section id="phases"><h2>Phases</h2><table class="phases"><thead><tr>'
         "<th>phase</th><th>status</th><th>iterations</th><th>review</th><th>tokens</th>"
         f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        + _loop_items_html(phases)
+        + _tasks_html(detail.get("tasks") or [])
         + (
             f'<h3>Unresolved reviewer concerns</h3><ul class="concerns">{concerns}</ul>'
             if concerns
@@ -200,6 +223,63 @@ def phases_html(detail: Mapping[str, Any]) -> str:
         )
         + (f'<h3>Known issues (accepted)</h3><ul class="known">{known}</ul>' if known else "")
         + "</section>"
+    )
+
+
+def _phase_name(phase: Mapping[str, Any]) -> str:
+    """A phase's name, and its node's id where several nodes share the label."""
+    name, node = str(phase["name"]), phase.get("node")
+    if node in (None, name):
+        return escape(name)
+    return f'{escape(name)} <span class="node-id">{escape(str(node))}</span>'
+
+
+#: The states of a loop's items, in the order their counts are listed (as `status` does).
+_ITEM_STATES = (
+    "done",
+    "running",
+    "interrupted",
+    "waiting",
+    "answered",
+    "failed",
+    "pending",
+    "skipped",
+)
+
+
+def _loop_items_html(phases: Sequence[Mapping[str, Any]]) -> str:
+    """Each loop's items counted by status: ``implementing items: 1 done, 2 running``."""
+    lines = []
+    for phase in phases:
+        items = phase.get("items") or []
+        if not items:
+            continue
+        counts: dict[str, int] = {}
+        for item in items:
+            counts[str(item.get("status"))] = counts.get(str(item.get("status")), 0) + 1
+        known = [s for s in _ITEM_STATES if counts.get(s)]
+        known += sorted(s for s in counts if s not in _ITEM_STATES)
+        summary = ", ".join(f"{counts[s]} {s}" for s in known)
+        lines.append(f"<li><b>{escape(str(phase['name']))}</b> items: {escape(summary)}</li>")
+    return f'<ul class="loop-items">{"".join(lines)}</ul>' if lines else ""
+
+
+def _tasks_html(tasks: Sequence[Mapping[str, Any]]) -> str:
+    """The tasks of a workflow that has them (the implement workflow's plan), as
+    ``phasegate status`` lists them: title, state, agent."""
+    if not tasks:
+        return ""
+    from phasegate.cli.views import task_state  # the state's words, as `status` has them
+
+    rows = "".join(
+        f'<tr><td data-label="task">{escape(str(task.get("title", "")))}</td>'
+        f'<td data-label="state">{escape(task_state(dict(task)))}</td>'
+        f'<td data-label="agent">{escape(str(task.get("implementer") or ""))}</td></tr>'
+        for task in tasks
+    )
+    return (
+        '<h3>Tasks</h3><table class="tasks"><thead><tr><th>task</th><th>state</th>'
+        f"<th>agent</th></tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
@@ -264,13 +344,18 @@ def decisions_html(
             else f"<li><code>{escape(f)}</code></li>"
             for f in decision.get("files") or []
         )
+        choices = [str(c) for c in decision.get("choices") or []]
+        recommended = decision.get("recommendation")
         buttons = "".join(
-            f'<button type="submit" name="choice" value="{escape(c)}">{escape(c)}</button>'
-            for c in decision.get("choices") or []
+            f'<button type="submit" name="choice" value="{escape(c)}"'
+            + (' class="recommended"' if c == recommended else "")
+            + f">{escape(c)}</button>"
+            for c in choices
         )
         parts.append(
             f'<div class="decision pending" data-id="{escape(did)}">'
             f'<p class="question">{escape(str(decision.get("question") or ""))}</p>'
+            + _choices_html(choices, decision)
             + (f'<ul class="files">{files}</ul>' if files else "")
             + '<form class="answer" method="post" '
             f'action="{escape(item_url(item, "decisions", did, workflow=workflow))}">'
@@ -295,6 +380,25 @@ def decisions_html(
             f"{escape(str(given.get('by')))} at {escape(str(given.get('at')))}{note}</p></div>"
         )
     return "".join(parts)
+
+
+def _choices_html(choices: Sequence[str], decision: Mapping[str, Any]) -> str:
+    """What each choice of a pending decision does, which need a note, which is
+    recommended: what ``phasegate decisions`` and the terminal's question say too."""
+    descriptions = decision.get("descriptions") or {}
+    needs_note = set(decision.get("notes_required") or [])
+    recommended = decision.get("recommendation")
+    if not any(descriptions.get(c) for c in choices) and not needs_note and not recommended:
+        return ""
+    rows = "".join(
+        f"<li><b>{escape(c)}</b>"
+        + (f": {escape(str(descriptions[c]))}" if descriptions.get(c) else "")
+        + (' <span class="needs-note">(needs a note)</span>' if c in needs_note else "")
+        + (' <span class="recommended">(recommended)</span>' if c == recommended else "")
+        + "</li>"
+        for c in choices
+    )
+    return f'<ul class="choice-list">{rows}</ul>'
 
 
 def fragment_version(html: str) -> str:
@@ -355,9 +459,11 @@ def artifact_page(item: str, name: str, text: str, repo: str, workflow: str | No
     return layout(f"{name} · {item}", body, repo=repo)
 
 
-def error_page(status: int, message: str, repo: str) -> str:
-    """A page saying what went wrong."""
+def error_page(status: int, message: str, repo: str, back: str | None = None) -> str:
+    """A page saying what went wrong; ``back``: the page to go back to (an item's)."""
+    link = f'<a href="{escape(back)}">Back to the item</a> · ' if back else ""
     body = (
-        f'<h1>{status}</h1><p class="error">{escape(message)}</p><p><a href="/">All items</a></p>'
+        f'<h1>{status}</h1><p class="error">{escape(message)}</p>'
+        f'<p>{link}<a href="/">All items</a></p>'
     )
     return layout(str(status), body, repo=repo)

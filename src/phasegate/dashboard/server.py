@@ -14,6 +14,7 @@ Who may use it is checked by :class:`~phasegate.dashboard.guard.Guard`.
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 import secrets
@@ -53,6 +54,8 @@ from phasegate.redact import message_redactor
 STATIC_DIR = Path(__file__).parent / "static"
 #: How often an open page's event stream looks at the journal (seconds).
 POLL_SECONDS = 0.25
+#: How often an open page's decisions are built again when the item's files did not change.
+DECISIONS_SECONDS = 5.0
 #: A comment line this often keeps proxies from closing an idle stream.
 KEEPALIVE_SECONDS = 15.0
 
@@ -158,6 +161,9 @@ def create_app(
         item: str, workflow: str | None, offset: int, reader: EventReader
     ) -> AsyncIterator[str]:
         shown_decisions: str | None = None
+        fragment: str | None = None
+        decisions_mark: tuple[Any, ...] | None = None
+        decisions_read = 0.0
         # The run the page's summary shows going on: once it ends (after its last event,
         # or killed), the summary is sent again, not left saying it runs.
         shown_running = _pid(await anyio.to_thread.run_sync(data.running, root, item, workflow))
@@ -190,8 +196,15 @@ def create_app(
                 summary = {"html": pages.summary_html(detail), "phases": pages.phases_html(detail)}
                 yield _sse("summary", summary)
                 quiet_since = time.monotonic()
-            fragment = await anyio.to_thread.run_sync(_decisions_fragment, item, workflow)
-            if fragment != shown_decisions:
+            # The decisions are built again only when the item's files changed (building them
+            # loads the item: far too much for every poll of every open page), and now and
+            # then whatever happened.
+            mark = await anyio.to_thread.run_sync(data.state_mark, root, item, workflow)
+            due = time.monotonic() - decisions_read > DECISIONS_SECONDS
+            if mark != decisions_mark or due:
+                decisions_mark, decisions_read = mark, time.monotonic()
+                fragment = await anyio.to_thread.run_sync(_decisions_fragment, item, workflow)
+            if fragment is not None and fragment != shown_decisions:
                 shown_decisions = fragment
                 version = pages.fragment_version(fragment)
                 yield _sse("decisions", {"html": fragment, "version": version})
@@ -215,7 +228,8 @@ def create_app(
         except PhasegateError as exc:
             if wants_json:
                 return _json_error(exc)
-            return page(pages.error_page(_status_of(exc), str(exc), repo), _status_of(exc))
+            back = pages.item_url(item, workflow=workflow) + "#decisions"
+            return page(pages.error_page(_status_of(exc), str(exc), repo, back), _status_of(exc))
         if wants_json:
             fragment = await anyio.to_thread.run_sync(_decisions_fragment, item, workflow)
             version = pages.fragment_version(fragment)
@@ -380,7 +394,15 @@ def listen(host: str, port: int) -> socket.socket:
         sock.listen(128)
     except OSError as exc:
         sock.close()
-        raise BadInputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        advice = (
+            " (another program, or a dashboard already started, listens there): pick "
+            "another with --port P (--port 0: any free port)"
+            if exc.errno == errno.EADDRINUSE
+            else ""
+        )
+        raise BadInputError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}{advice}"
+        ) from None
     sock.set_inheritable(True)
     return sock
 

@@ -87,8 +87,9 @@ def canonical(
     """Check ``raw`` is one of the decision's choices (a note may follow after ``:``).
 
     ``given_as`` is where the answer came from, for the advice on a missing note:
-    ``answer`` (``phasegate answer``, which has ``--note``) or ``--answer`` (``run
-    --answer ID=CHOICE``, whose note follows the choice)."""
+    ``answer`` (``phasegate answer``, which has ``--note``), ``--answer`` (``run
+    --answer ID=CHOICE``, whose note follows the choice) or ``dashboard`` (its form's
+    Note field, the API's ``note``)."""
     choice, inline_note = split_choice(raw)
     choices = list(question.get("choices") or {})
     if choice not in choices:
@@ -105,13 +106,15 @@ def canonical(
     text = note or inline_note
     if choice in (question.get("notes_required") or []) and not text:
         example = (
-            f'--answer "{question.get("id")}={choice}: what to change"'
+            f'e.g. --answer "{question.get("id")}={choice}: what to change"'
             if given_as == "--answer"
-            else f"'{choice}: what to change', or --note TEXT"
+            else 'write it in the Note field (the API: "note")'
+            if given_as == "dashboard"
+            else f"e.g. '{choice}: what to change', or --note TEXT"
         )
         raise BadInputError(
             f"choice {choice!r} of decision {question.get('id')!r} needs a note saying what "
-            f"(e.g. {example})"
+            f"({example})"
         )
     if text and choice in (question.get("amount_notes") or []):
         # The choice's advice ('raise: AMOUNT') given as the note itself: the amount is its note.
@@ -299,7 +302,8 @@ def answer_decision(
                 f"{earlier.get('choice')!r} by {earlier.get('by', 'someone')}; nothing changed"
                 + _asked_again(item, state, decision, journaled)
             )
-        given = canonical(record, classified(item, state, record, raw), note)
+        where = "dashboard" if by == "dashboard" else "answer"  # its advice on a missing note
+        given = canonical(record, classified(item, state, record, raw), note, given_as=where)
         item.record(
             "decision.answered",
             id=decision,

@@ -5,6 +5,7 @@
 (function () {
   const timeline = document.getElementById("timeline");
   const decisions = document.getElementById("decisions");
+  const LIST_REFRESH_MS = 3000;
 
   function replaceDecisions(html, version) {
     if (!decisions || decisions.dataset.version === version) return;  // unchanged
@@ -101,5 +102,27 @@
       });
   });
 
+  // The list of items: read again every few seconds, so runs that start or end, items
+  // created and decisions asked show without a reload.
+  function refreshList() {
+    const list = document.getElementById("items");
+    if (!list || !window.fetch || !window.DOMParser) return;
+    let reading = false;  // one read at a time, however slow a long list is to build
+    window.setInterval(function () {
+      if (document.hidden || reading) return;
+      reading = true;
+      fetch(window.location.pathname + window.location.search, { credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.text() : null; })
+        .then(function (text) {
+          if (!text) return;
+          const fresh = new DOMParser().parseFromString(text, "text/html").getElementById("items");
+          if (fresh && fresh.innerHTML !== list.innerHTML) list.innerHTML = fresh.innerHTML;
+        })
+        .catch(function () { /* the server is gone for now: try again later */ })
+        .then(function () { reading = false; });
+    }, LIST_REFRESH_MS);
+  }
+
   follow();
+  refreshList();
 })();
