@@ -357,6 +357,12 @@ def _message(error: Any) -> str:
         return f"must be {expected}{got}"
     if kind == "value_error":
         return str(error["msg"]).removeprefix("Value error, ")
+    loc = [str(p) for p in error["loc"]]
+    if kind == "float_parsing" and ("timeouts" in loc[:1] or loc[-1:] == ["timeout"]):
+        # ``10m``, ``90s``: the value is a number of seconds, written alone.
+        value = error.get("input")
+        got = f" (got {value!r})" if isinstance(value, str) else ""
+        return f"must be a number of seconds, without a unit: 600, not 10m{got}"
     return str(error["msg"])
 
 

@@ -367,7 +367,8 @@ def run(
             min=1,
             max=64,
             help="How many items of a parallel foreach run at once (overrides its "
-            "'parallel'; 1 runs them one at a time).",
+            "'parallel'; 1 runs them one at a time, in the work tree unless a run left "
+            "the loop under way in worktrees).",
         ),
     ] = None,
     workflow: WorkflowOption = None,

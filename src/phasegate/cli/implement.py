@@ -141,7 +141,8 @@ def implement(
             min=1,
             max=64,
             help="How many of a phase's parallel tasks run at once (default 3, or "
-            "concurrency.jobs); 1 runs every task one after another in the work tree.",
+            "concurrency.jobs); 1 runs every task one after another in the work tree (a "
+            "phase a run left under way in worktrees goes on in them, one at a time).",
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,

@@ -427,9 +427,10 @@ def unconfigured_checks(path: Path, workflow: Workflow, commands: Collection[str
 
 
 def unset_data_names(path: Path, workflow: Workflow) -> list[str]:
-    """One line (file:line: field: why) per gate whose ``timeout.minutes`` names a value of
-    the item's data in a workflow where no plug-in can set one (the generic view, no
-    action): unless the item is created with it, that gate never times out."""
+    """One line (file:line: field: why) per gate whose ``timeout.minutes`` (reviewer whose
+    ``timeout``) names a value of the item's data in a workflow where no plug-in can set
+    one (the generic view, no action): unless the item is created with it, that gate never
+    times out (that review takes the default limit)."""
     if workflow.view.plugin != "generic":
         return []
     found: list[tuple[Location, str]] = []
@@ -443,6 +444,20 @@ def unset_data_names(path: Path, workflow: Workflow) -> list[str]:
                 node.on_enter or node.after_execute or node.after_verdict
             ):
                 return False
+            if isinstance(node, AgentNode):
+                for number, reviewer in enumerate(node.reviewers):
+                    if isinstance(reviewer.timeout, str):
+                        found.append(
+                            (
+                                (*at, "reviewers", number, "timeout"),
+                                f"reviewer {reviewer.key!r} of node {node.id!r} takes its "
+                                f"timeout from the item's data {reviewer.timeout!r}, which no "
+                                "plug-in of "
+                                "this workflow sets: unless the item is created with it "
+                                "(Repo.new(data=...)), the review takes the default limit "
+                                "(write the seconds as a number)",
+                            )
+                        )
             if isinstance(node, GateNode) and node.timeout is not None:
                 name = node.timeout.minutes
                 if isinstance(name, str):
