@@ -26,6 +26,11 @@ class ExitCode(IntEnum):
     STORAGE = 8  # cannot write: disk full, I/O error, read-only file system or no permission
 
 
+#: The exit status of an agent call phasegate stopped at its timeout (the one ``timeout(1)``
+#: uses): kept here, not with the agents' models, so ``status`` reads it without them.
+TIMEOUT_EXIT = 124
+
+
 class PhasegateError(Exception):
     """Base class of errors a user can cause or fix; ``str()`` is one line."""
 

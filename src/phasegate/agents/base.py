@@ -16,6 +16,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
+from phasegate.errors import TIMEOUT_EXIT as TIMEOUT_EXIT
+
 
 class Access(StrEnum):
     """What an agent may do in its working directory."""
@@ -112,10 +114,6 @@ class TokenUsage:
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
         )
-
-
-#: The exit status of a call phasegate stopped at its timeout (the one ``timeout(1)`` uses).
-TIMEOUT_EXIT = 124
 
 
 @dataclass(frozen=True)

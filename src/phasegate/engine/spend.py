@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from phasegate.agents.base import TIMEOUT_EXIT
+from phasegate.errors import TIMEOUT_EXIT
 
 Metric = Literal["usd", "tokens"]
 
