@@ -21,6 +21,10 @@ item does (``--until``, ``--phase``, a command stopping at its ``stops_at``, a c
 ``plan`` or ``impl``): ``completed`` is the run that completed its item (a change's
 ``archive``). A notify command that fails or hangs is
 reported on stderr and never changes how the run ended.
+
+``waiting`` is also sent while a run goes on waiting for a person: as a gate's
+question is asked at the terminal, or waited for with ``run --wait``
+(:func:`notify_waiting`, ``exit_code`` ``null``).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +80,40 @@ def notify_run_end(
     ``stopped``: the run ended its item stopped. ``warn`` receives one line when the
     command fails; nothing here raises.
     """
-    settings = config.notify
     event = event_for(exit_code, stopped=stopped)
-    if settings is None or event is None or event not in settings.on:
+    if event is None:
+        return False
+    return _send(root, config, event, item, workflow, command, exit_code, message, warn)
+
+
+def notify_waiting(
+    root: Path,
+    config: Config,
+    *,
+    item: str,
+    workflow: str,
+    command: str,
+    message: str,
+    warn: Warn,
+) -> bool:
+    """Send ``waiting`` while the run goes on waiting for a person (at its terminal's
+    prompt, or ``run --wait``): ``exit_code`` is ``null`` (``PHASEGATE_EXIT_CODE`` empty)."""
+    return _send(root, config, "waiting", item, workflow, command, None, message, warn)
+
+
+def _send(
+    root: Path,
+    config: Config,
+    event: NotifyEvent,
+    item: str,
+    workflow: str,
+    command: str,
+    exit_code: int | None,
+    message: str,
+    warn: Warn,
+) -> bool:
+    settings = config.notify
+    if settings is None or event not in settings.on:
         return False
     redactor = message_redactor()  # the item's own names (phases, labels) are never masked
     payload: dict[str, Any] = redactor.data(
@@ -95,7 +130,10 @@ def notify_run_end(
     )
     env = {
         **os.environ,
-        **{f"PHASEGATE_{key.upper()}": str(value) for key, value in payload.items()},
+        **{
+            f"PHASEGATE_{key.upper()}": "" if value is None else str(value)
+            for key, value in payload.items()
+        },
     }
     try:
         result = run_process(
@@ -157,16 +195,52 @@ class RunEnd:
     #: False when the run had nothing to do (its item had already ended), or ended
     #: before its item did (``--until``, ``--phase``, a command's stop): not announced.
     announce: bool = True
+    #: Announces ``waiting`` now: the run waits for a person, who answers as the text
+    #: says (the run's asker calls it; see :func:`notifying`).
+    waiting: Callable[[str], None] = field(default=lambda text: None)
 
 
 @contextmanager
 def notifying(
     root: Path, config: Config, *, item: str, workflow: str, command: str, warn: Warn
 ) -> Iterator[RunEnd]:
-    """Call :func:`notify_run_end` when the body ends, however it ends (exceptions go on)."""
+    """Call :func:`notify_run_end` when the body ends, however it ends (exceptions go on).
+
+    ``end.waiting(text)`` sends ``waiting`` while the run waits for a person, on a
+    thread of its own so a slow notify command does not hold the question back;
+    the body's end waits for those threads before it announces the end.
+    """
+    import threading
+
     end = RunEnd()
+    sending: list[threading.Thread] = []
+
+    def waiting(text: str) -> None:
+        settings = config.notify
+        if settings is None or "waiting" not in settings.on:
+            return
+        thread = threading.Thread(
+            target=notify_waiting,
+            args=(root, config),
+            kwargs={
+                "item": item,
+                "workflow": workflow,
+                "command": command,
+                "message": text,
+                "warn": warn,
+            },
+            name="phasegate-notify",
+        )
+        thread.start()
+        sending.append(thread)
+
+    end.waiting = waiting
     try:
-        yield end
+        try:
+            yield end
+        finally:
+            for thread in sending:
+                thread.join()
     except ItemRunningError:
         raise  # another process runs the item and announces its end: this run did nothing
     except PhasegateError as exc:

@@ -101,7 +101,9 @@ def plan(
             outcome = changes.plan(
                 change_id,
                 backends=None,
-                asker=TerminalAsker() if interactive else NoTerminal(),
+                asker=TerminalAsker(on_waiting=end.waiting)
+                if interactive
+                else NoTerminal(end.waiting),
                 options=options,
                 sink=printer,
             )
@@ -161,7 +163,9 @@ def impl(
                 change_id,
                 options=ImplOptions(review_only=review_only),
                 sink=printer,
-                asker=TerminalAsker() if sys.stdin.isatty() else NoTerminal(),
+                asker=TerminalAsker(on_waiting=end.waiting)
+                if sys.stdin.isatty()
+                else NoTerminal(end.waiting),
             )
         finally:
             printer.close()

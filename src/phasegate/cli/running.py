@@ -35,9 +35,14 @@ class TerminalAsker:
     #: How often a waiting prompt asks whether it may stop waiting (see choose_watching).
     poll_seconds = 0.5
 
-    def __init__(self, later: str | None = None) -> None:
+    def __init__(
+        self, later: str | None = None, on_waiting: Callable[[str], None] | None = None
+    ) -> None:
         #: The command that does later what :meth:`choose` or :meth:`confirm` offers.
         self.later = later
+        #: Told when a gate's question is about to be asked here (the ``waiting``
+        #: notification), with how it can be answered.
+        self.on_waiting = on_waiting
 
     def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
         from rich.markup import escape
@@ -334,6 +339,7 @@ def run_item(
         try:
             # An item that had already ended is not run again: nothing to announce.
             end.announce = not _ended_before(item)
+            asker.on_waiting = end.waiting
             outcome = Runner(item, Backends(config, root), asker, options).run()
             if shared:
                 named = with_workflow(outcome.message, name, item.workflow.name)

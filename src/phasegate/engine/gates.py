@@ -125,14 +125,16 @@ def ask(run: Run, q: Question) -> Answer:
     if q.timeout_minutes is not None and q.timeout_choice and _expired(record, q.timeout_minutes):
         return _persist(run, q, Answer(q.timeout_choice, "no answer in time", "timeout"))
     asker = run.asker
+    how = answer_command(item.name, q.id, list(q.choices), q.recommendation, list(q.notes_required))
     if q.ask_at_terminal and asker.interactive:
+        _announce(run, f"{q.question} Answer at the terminal or with: {how}")
         given, elsewhere = _prompt(run, q, record)
         return _persist(run, q, given, journal=not elsewhere)
     if q.default is not None:
         return _persist(run, q, Answer(q.default, "", "default"))
     if run.options.wait:
+        _announce(run, f"{q.question} Answer with: {how}")
         return _persist(run, q, _wait(run, q, record), journal=False)
-    how = answer_command(item.name, q.id, list(q.choices), q.recommendation, list(q.notes_required))
     message = q.unanswered_message or f"{q.question}"
     text = f"{message} Answer with: {how} (choices: {', '.join(q.choices)})"
     if q.unanswered_exit == "blocked":
@@ -177,6 +179,14 @@ def _journaled_answer(run: Run, q: Question) -> Answer | None:
     return Answer(
         str(found["choice"]), str(found.get("note") or ""), str(found.get("by") or "command")
     )
+
+
+def _announce(run: Run, text: str) -> None:
+    """Tell whoever the run's asker tells (its ``on_waiting``: the ``waiting``
+    notification) that the run now waits for a person, who answers as ``text`` says."""
+    on_waiting = getattr(run.asker, "on_waiting", None)
+    if callable(on_waiting):
+        on_waiting(text)
 
 
 def _tell(run: Run, text: str) -> None:

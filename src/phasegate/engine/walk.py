@@ -36,9 +36,16 @@ class Asker(Protocol):
 
 
 class NoTerminal:
-    """The asker used without a terminal: it never waits on stdin."""
+    """The asker used without a terminal: it never waits on stdin.
+
+    ``on_waiting`` is told when the run waits for an answer given elsewhere
+    (``run --wait``), with how it can be answered (the ``waiting`` notification).
+    """
 
     interactive = False
+
+    def __init__(self, on_waiting: Callable[[str], None] | None = None) -> None:
+        self.on_waiting = on_waiting
 
     def choose(self, question: str, choices: Sequence[str], default: str | None) -> str:
         return default or ""
