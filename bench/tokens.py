@@ -235,7 +235,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", action="append", help="run only this backend (repeatable)")
     args = parser.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="bench-tokens-"))
+    # Outside the temporary folder: with a system bwrap (which `make test` installs),
+    # Codex will not make its sandbox helper in a CODEX_HOME under $TMPDIR or /tmp.
+    (REPO / ".bench").mkdir(exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="tokens-", dir=REPO / ".bench"))
     # The CLIs read the provider key from phasegate's environment: a dummy one, so a
     # real key is never handed to anything; the CLI probe cache stays in the scratch dir.
     for name in PROVIDER_KEYS:
