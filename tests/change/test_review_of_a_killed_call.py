@@ -1,7 +1,6 @@
 """A run killed during the reviewer's call, after `create_review` wrote REVIEW.md: the
-resumed run asks the reviewer again (the review was never read back) and keeps the
-first review under `reviews/` named for the round under way and the interruption, not
-as `REVIEW.unrecorded.md`, the name of a hand edit."""
+resumed run reads that review (see test_review_submitted_before_a_kill.py), never
+filing it as `REVIEW.unrecorded.md`, the name of a hand edit."""
 
 from __future__ import annotations
 
@@ -34,7 +33,9 @@ def _phasegate(
     )
 
 
-def test_the_review_of_a_killed_call_is_kept_as_interrupted(repo: Path, tmp_path: Path) -> None:
+def test_the_review_of_a_killed_call_is_not_taken_for_a_hand_edit(
+    repo: Path, tmp_path: Path
+) -> None:
     call = {"server": "phasegate", "tool": "create_review", "arguments": REVIEW}
     configure(repo, tmp_path, script([call]))
     planned = run_cli(repo, "plan", "oauth", "Add OAuth")
@@ -47,6 +48,5 @@ def test_the_review_of_a_killed_call_is_kept_as_interrupted(repo: Path, tmp_path
     assert first is not None and first.round == "1.1"
     resumed = _phasegate(repo, "impl", "oauth")
     assert resumed.returncode == 0, resumed.stderr
-    kept = sorted(p.name for p in (folder / "reviews").iterdir())
-    assert kept == ["REVIEW.1.1-interrupted.md"], kept
-    assert read_review(folder / "reviews" / kept[0]) == first
+    assert read_review(folder / "REVIEW.md") == first
+    assert not (folder / "reviews" / "REVIEW.unrecorded.md").exists()

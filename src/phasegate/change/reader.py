@@ -7,9 +7,10 @@ it is open to writes only while a reviewer's call runs, so any other agent's
 edit is put back. A REVIEW.md already there before the call is set aside under
 ``reviews/`` first, named for the round phasegate recorded it under (the
 ``review.recorded`` journal event with the same content), ``<round>-interrupted``
-when it is a review of the round under way that phasegate, killed during its
-call, never read back, or ``unrecorded`` when phasegate never recorded that
-content (a hand edit).
+when it is a review of the round under way that phasegate never read back, or
+``unrecorded`` when phasegate never recorded that content (a hand edit). The
+review of a reviewer's call phasegate was killed in is read on resume instead
+(:meth:`ChangeReviewReader.recover`): the call is not made again.
 """
 
 from __future__ import annotations
@@ -108,8 +109,8 @@ class ChangeReviewReader(VerdictReader):
             data = path.read_bytes()
             round_id = recorded_round(paths, data)
             if round_id == UNRECORDED and _of_round(path, ctx):
-                # create_review wrote it during this round's call, and phasegate was killed
-                # before reading it back: the call is made again, its review kept by name.
+                # A review of this round phasegate never read back, and no call of it to
+                # recover: the call is made again, this review kept by name.
                 round_id = f"{ctx.round}-{INTERRUPTED}"
             kept = paths.reviews_dir / f"REVIEW.{round_id}.md"
             number = 2
@@ -121,6 +122,26 @@ class ChangeReviewReader(VerdictReader):
             atomic_write_bytes(kept, data)
             remove_file(path)
         _open_review(path)
+
+    def recover(self, ctx: ReadContext) -> str | None:
+        """Why the REVIEW.md of a reviewer's call phasegate died in is its answer, or
+        ``None`` (asked again). Only such a call could write it: ``prepare`` removed the
+        last one before that call, and only a reviewer's call may write it; so a complete
+        review of this change and round that phasegate never read back is the one
+        ``create_review`` recorded, and asking again would only pay for it twice."""
+        paths = self._paths(ctx)
+        path = paths.review_path
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        if recorded_round(paths, data) != UNRECORDED or not _of_round(path, ctx):
+            return None
+        return (
+            f"the reviewer's call was interrupted after create_review recorded its review "
+            f"of round {ctx.round} ({paths.rel(path)}): that review is read, the reviewer "
+            "is not asked again"
+        )
 
     def read(self, result: AgentResult, ctx: ReadContext) -> Verdict | None:
         paths = self._paths(ctx)

@@ -10,7 +10,7 @@ A STATE.yaml written by hand with no engine state behind it is adopted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from phasegate.change.phases import (
     manual_fix_command,
     next_command,
 )
+from phasegate.change.plan_guard import watch_added_specs, watch_tasks
 from phasegate.change.reader import close_review, review_open
 from phasegate.change.state import ChangeState
 from phasegate.engine.answers import record_command
@@ -64,11 +65,24 @@ class ChangeView(StateView):
         review = self.paths.review_path
         if not review_open(review):
             files.append(review)
+        # The merge bases archive merges against: phasegate writes each once, no agent.
+        base = self.paths.base_dir
+        if base.is_dir():
+            files += sorted(p for p in base.rglob("*") if p.is_file() or p.is_symlink())
         if self._planned():
             # The challenged plan is what archive merges: no agent rewrites it after planning.
             paths = self.paths
             files += [paths.proposal_path, *(paths.specs_dir / n for n in paths.spec_files())]
         return files
+
+    def watch_call(self, role: str) -> Callable[[], list[str]] | None:
+        """After planning: a spec file an agent adds to the challenged plan is removed, and
+        a tasks.md it dropped a challenged task from put back."""
+        if not self._planned():
+            return None
+        paths, repo = self.paths, self.item.repo
+        watches = (watch_added_specs(paths.specs_dir, repo), watch_tasks(paths.tasks_path, repo))
+        return lambda: [words for undo in watches for words in undo()]
 
     def _planned(self) -> bool:
         """Whether STATE.yaml says planning is over (implementing or complete)."""

@@ -120,6 +120,8 @@ class EventReader:
 
     def _agent_recovered(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
         what = f"recorded result {e.get('attempt')} reused; not dispatched again"
+        if e.get("reason"):  # a result read back from what the interrupted call left
+            what = f"call {e.get('attempt')} not dispatched again: {e.get('reason')}"
         return EventEntry(kind="agent", what=what, **base)
 
     def _agent_abandoned(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:

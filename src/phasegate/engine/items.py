@@ -45,8 +45,8 @@ def refuse_own_commands(
         if creating:
             raise BadInputError(
                 f"{name!r} belongs to workflow {workflow.name!r}, whose items are created and "
-                f"run with its own commands ({commands}); create them with "
-                f"phasegate {creators[0]}"
+                f"run with its own commands ({commands}); create it with: "
+                f'phasegate {creators[0]} {name} "DESCRIPTION"'
             )
         then = f". Next: {next_command}" if next_command else ""
         raise BadInputError(
@@ -236,7 +236,23 @@ def locate_item(
         )
     raise NotFoundError(
         f"no work item named {name!r} in {repo}; create it with 'phasegate new {name}'"
+        + _or_own_creators(registry, name)
     )
+
+
+def _or_own_creators(registry: WorkflowRegistry, name: str) -> str:
+    """``, or for a change: phasegate plan NAME "DESCRIPTION"``: the workflows whose items
+    ``phasegate new`` refuses, created by a command of the command line instead."""
+    found: list[str] = []
+    for other in registry.names():
+        try:
+            workflow = registry.get(other).workflow
+        except PhasegateError:
+            continue  # a broken workflow file is reported where it is used
+        creators = [c for c, command in workflow.commands.items() if command.start is not None]
+        if creators and creators[0] in COMMAND_LINE.get(workflow.name, frozenset()):
+            found.append(f'for a {workflow.name}: phasegate {creators[0]} {name} "DESCRIPTION"')
+    return "".join(f", or {words}" for words in found)
 
 
 def _next_of(item: WorkItem) -> str | None:

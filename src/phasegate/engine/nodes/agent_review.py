@@ -159,13 +159,18 @@ def review(
         answer = reader_part(reader, rctx)
     iteration, tries = ns.iteration, int(ns.get("review_tries", 0))
     key = f"{path}#{ns.visit}/{iteration}/review:{reviewer.key}/{tries}"
+    recovered = False
     if reader.channel == "file" and run.item.recorded().result(key) is None:
-        # The verdict will be read from a file a tool writes during the call: whatever
-        # is there now is set aside, and the state the tool checks is on disk. (A call
-        # whose result was recorded before a crash is not made again: its file stays.)
-        prepare = getattr(reader, "prepare", None)
-        if callable(prepare):
-            prepare(rctx)
+        # A call a run died in whose tool had already written its review (the reader
+        # says why it can be used): read it, not a second paid call.
+        recovered = _recover_file_review(run, reader, rctx, path, key, role)
+        if not recovered:
+            # The verdict will be read from a file a tool writes during the call: whatever
+            # is there now is set aside, and the state the tool checks is on disk. (A call
+            # whose result was recorded before a crash is not made again: its file stays.)
+            prepare = getattr(reader, "prepare", None)
+            if callable(prepare):
+                prepare(rctx)
         run.save()
     previous = _previous_issues(run, path, reviewer.key)
     expectations = reviewer.expectations or node.expectations
@@ -197,7 +202,7 @@ def review(
         plays=plays(role, reviewer.role),
         timeout_ends=reviewer.on_timeout is not None,
     )
-    result: AgentResult = yield Call(spec)
+    result: AgentResult = AgentResult(text="") if recovered else (yield Call(spec))
     ns = run.state.node(path)
     run.state.add_usage(path, role, usage_of(result))
     if result.timed_out and reviewer.on_timeout is not None:
@@ -215,6 +220,30 @@ def review(
 
 #: The reviewers (node id, reviewer key) each run has warned of: one warning a run.
 _timeout_warned: weakref.WeakKeyDictionary[Run, set[tuple[str, str]]] = weakref.WeakKeyDictionary()
+
+
+def _recover_file_review(
+    run: Run, reader: VerdictReader, rctx: ReadContext, path: str, key: str, role: str
+) -> bool:
+    """Whether the review file of call ``key``, which a run died in, is used as its answer
+    (the reader's ``recover`` gives the reason, journaled; ``None``: ask again)."""
+    recover = getattr(reader, "recover", None)
+    attempt = run.item.recorded().abandoned(key)
+    if attempt is None or not callable(recover):
+        return False
+    reason = recover(rctx)
+    if not reason:
+        return False
+    run.item.record(
+        "agent.recovered",
+        key=key,
+        attempt=attempt,
+        role=role,
+        phase=run.label(path),
+        iteration=run.state.node(path).iteration,
+        reason=str(reason),
+    )
+    return True
 
 
 def _warn_timeout_unset(run: Run, node: AgentNode, reviewer: Reviewer, role: str) -> None:
