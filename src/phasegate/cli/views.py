@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -160,8 +161,12 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
 
 def _going(status: dict[str, Any]) -> str:
     """How the node the item is at goes: ``in progress`` while a run goes on (or before
-    one started it), else what ended its last run midway (``interrupted``: killed, Ctrl-C;
-    ``stopped``: on the failed agent call said below)."""
+    one started it), ``blocked`` (a loop one of whose items is: the Blocked line says why),
+    else what ended its last run midway (``interrupted``: killed, Ctrl-C; ``stopped``: on
+    the failed agent call said below)."""
+    if status.get("blocked") and status.get("status") == "active" and not status.get("running"):
+        checks = (status.get("blockedBy") or {}).get("by") == "checks"
+        return "blocked (checks failed)" if checks else "blocked"
     if not (status.get("inProgress") or {}).get("interrupted"):
         return "in progress"
     return "stopped" if status.get("lastFailure") else "interrupted"
@@ -276,23 +281,34 @@ def print_tasks(console: Console, tasks: list[dict[str, Any]]) -> None:
 ITEMS_LISTED = 30
 
 
-def _print_items(console: Console, name: str, items: list[dict[str, Any]]) -> None:
-    """A loop's items: counts by status, then each item with where it stands."""
+#: The states of a loop's items, in the order their counts are listed (here and on the
+#: dashboard's item page).
+ITEM_STATES = (
+    "done",
+    "running",
+    "interrupted",
+    "waiting",
+    "answered",
+    "failed",
+    "pending",
+    "skipped",
+)
+
+
+def items_summary(items: Sequence[Mapping[str, Any]]) -> str:
+    """A loop's items counted by status, in :data:`ITEM_STATES`' order (any other status
+    after them): ``1 done, 2 running``."""
     counts: dict[str, int] = {}
     for item in items:
-        counts[item["status"]] = counts.get(item["status"], 0) + 1
-    order = (
-        "done",
-        "running",
-        "interrupted",
-        "waiting",
-        "answered",
-        "failed",
-        "pending",
-        "skipped",
-    )
-    summary = ", ".join(f"{counts[s]} {s}" for s in order if counts.get(s))
-    console.print(f"  {escape(name)} items: {summary}")
+        counts[str(item.get("status"))] = counts.get(str(item.get("status")), 0) + 1
+    known = [s for s in ITEM_STATES if counts.get(s)]
+    known += sorted(s for s in counts if s not in ITEM_STATES)
+    return ", ".join(f"{counts[s]} {s}" for s in known)
+
+
+def _print_items(console: Console, name: str, items: list[dict[str, Any]]) -> None:
+    """A loop's items: counts by status, then each item with where it stands."""
+    console.print(f"  {escape(name)} items: {escape(items_summary(items))}")
     if len(items) > ITEMS_LISTED:
         return
     for item in items:

@@ -234,32 +234,17 @@ def _phase_name(phase: Mapping[str, Any]) -> str:
     return f'{escape(name)} <span class="node-id">{escape(str(node))}</span>'
 
 
-#: The states of a loop's items, in the order their counts are listed (as `status` does).
-_ITEM_STATES = (
-    "done",
-    "running",
-    "interrupted",
-    "waiting",
-    "answered",
-    "failed",
-    "pending",
-    "skipped",
-)
-
-
 def _loop_items_html(phases: Sequence[Mapping[str, Any]]) -> str:
-    """Each loop's items counted by status: ``implementing items: 1 done, 2 running``."""
+    """Each loop's items counted by status, as `status` counts them:
+    ``implementing items: 1 done, 2 running``."""
+    from phasegate.cli.views import items_summary
+
     lines = []
     for phase in phases:
         items = phase.get("items") or []
         if not items:
             continue
-        counts: dict[str, int] = {}
-        for item in items:
-            counts[str(item.get("status"))] = counts.get(str(item.get("status")), 0) + 1
-        known = [s for s in _ITEM_STATES if counts.get(s)]
-        known += sorted(s for s in counts if s not in _ITEM_STATES)
-        summary = ", ".join(f"{counts[s]} {s}" for s in known)
+        summary = items_summary(items)
         lines.append(f"<li><b>{escape(str(phase['name']))}</b> items: {escape(summary)}</li>")
     return f'<ul class="loop-items">{"".join(lines)}</ul>' if lines else ""
 

@@ -202,7 +202,7 @@ def call_agent(
     run must not try (again): :class:`CallStopped` is raised instead.
     """
     if not in_worker:
-        recovered = recover_call(item, spec)
+        recovered = recover_call(item, spec, backends)
         if recovered is not None:
             return recovered
     try:
@@ -296,11 +296,15 @@ def _where(spec: CallSpec) -> str:
     return spec.path
 
 
-def recover_call(item: WorkItem, spec: CallSpec) -> AgentResult | None:
-    """A result an earlier run journaled for this very call, if any."""
+def recover_call(
+    item: WorkItem, spec: CallSpec, backends: Backends | None = None
+) -> AgentResult | None:
+    """A result an earlier run journaled for this very call, if any (``backends``: where the
+    limit of a call without a ``timeout`` of its own is read, the role's or the default)."""
     recorded = item.recorded()
     found = recorded.result(spec.key)
-    if found is not None and _timed_out_sooner(found, spec):
+    now = spec.timeout or (backends.timeout(spec.role, spec.plays) if backends else None)
+    if found is not None and _timed_out_sooner(found, now):
         # A review that ran out of a limit raised since is asked again, in the time it has now.
         recorded.forget(spec.key)
         found = None
@@ -329,15 +333,16 @@ def recover_call(item: WorkItem, spec: CallSpec) -> AgentResult | None:
     return None
 
 
-def _timed_out_sooner(found: Mapping[str, Any], spec: CallSpec) -> bool:
+def _timed_out_sooner(found: Mapping[str, Any], now: float | None) -> bool:
     """Whether ``found``, a call's journaled result, ran out of a smaller time limit than
-    the call is given now (a reviewer's ``timeout``, raised since: ``review_timeout_minutes``)."""
+    the call is given now, ``now`` (a reviewer's ``timeout``, raised since:
+    ``review_timeout_minutes``; or its role's, or ``timeouts.agent``)."""
     limit = found.get("timeout_s")
     return (
         bool(found.get("timed_out"))
         and isinstance(limit, int | float)
-        and spec.timeout is not None
-        and limit < spec.timeout
+        and now is not None
+        and limit < now
     )
 
 
@@ -462,7 +467,8 @@ def _attempt(
     # commit that applies it, before the state file is replaced.
     final_timeout = spec.timeout_ends and result.timed_out
     # The limit it ran out of: raised since, a resumed run asks again (recover_call).
-    limit: dict[str, Any] = {"timeout_s": spec.timeout} if final_timeout and spec.timeout else {}
+    ran_out = spec.timeout or backends.timeout(spec.role, spec.plays)
+    limit: dict[str, Any] = {"timeout_s": ran_out} if final_timeout else {}
     item.record_result(
         "agent.finished",
         spec.key if result.ok or final_timeout else None,

@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.budget import budget_status
 from phasegate.engine.live_run import failure_of as failure_of
-from phasegate.engine.live_run import last_event, live_path, read_live, with_live_run
+from phasegate.engine.live_run import (
+    last_event,
+    last_failure,
+    live_path,
+    read_live,
+    with_live_run,
+)
 from phasegate.engine.spend import Spend, read_spend
 
 if TYPE_CHECKING:
@@ -85,7 +91,7 @@ def with_left_midway(
     progress = data.get("inProgress") or {}
     active = live is None and data.get("status") == "active"
     last = last_event(journal) if active else None
-    data["lastFailure"] = failure_of(last) if last is not None else None
+    data["lastFailure"] = last_failure(journal) if last is not None else None
     if active and progress and _ended_midway(data, last):
         progress["interrupted"] = True
     return data

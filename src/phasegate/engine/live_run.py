@@ -182,6 +182,71 @@ def last_event(journal: Path) -> dict[str, Any] | None:
     return event if isinstance(event, dict) else None
 
 
+def _tail_events(journal: Path) -> list[dict[str, Any]]:
+    """The events of ``journal``'s last ``_TAIL_BYTES`` (a line cut by that edge dropped)."""
+    try:
+        with journal.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(size - _TAIL_BYTES, 0))
+            tail = handle.read()
+    except OSError:
+        return []
+    lines = tail.splitlines()
+    if size > _TAIL_BYTES:
+        lines = lines[1:]  # it may have begun before what was read
+    events: list[dict[str, Any]] = []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def _event_path(event: dict[str, Any]) -> str:
+    """The node path an event is about (a loop's item event: ``LOOP[KEY]``), or ``""``."""
+    node = str(event.get("node") or "")
+    name = str(event.get("event") or "")
+    if name.startswith("foreach.") and name != "foreach.items" and event.get("key") is not None:
+        return f"{node}[{event['key']}]"
+    return node or str(event.get("key") or "").split("#", 1)[0]
+
+
+def last_failure(journal: Path) -> dict[str, Any] | None:
+    """The agent call the item's last run stopped on (see :func:`failure_of`), if it stopped
+    on one: the journal's last event is that call's last attempt failing, or, when the call
+    was a loop item's and the loop ran items at once, only the other items' events (the
+    work they finished before the run stopped) and its own item's being set aside follow."""
+    last = last_event(journal)
+    if last is None:
+        return None
+    found = failure_of(last)
+    if found is not None or "[" not in _event_path(last):
+        return found
+    events = _tail_events(journal)
+    for index in range(len(events) - 1, -1, -1):
+        found = failure_of(events[index])
+        if found is None:
+            continue
+        path = _event_path(events[index])
+        if "[" not in path or "]" not in path:
+            return None  # not a loop item's call: another event followed it
+        item = path[: path.rindex("]") + 1]  # LOOP[KEY]
+        loop = item[: item.rindex("[") + 1]  # LOOP[
+        for later in events[index + 1 :]:
+            where = _event_path(later)
+            if where.startswith(item):
+                if later.get("event") != "foreach.item" or later.get("status") != "parked":
+                    return None  # its item went on (a later run took it up again)
+            elif not where.startswith(loop):
+                return None  # not the loop's other items: a later run, or a person
+        return found
+    return None
+
+
 def failure_of(event: dict[str, Any]) -> dict[str, Any] | None:
     """The agent call the item's last run stopped on, when ``event`` (its journal's last) is
     that call's last attempt failing: ``{role, node, iteration, attempts, error}``."""
@@ -223,7 +288,7 @@ def left_midway(brief: dict[str, Any], journal: Path | None) -> dict[str, Any] |
     last = last_event(journal) if journal is not None else None
     if last is not None and last.get("event") == "decision.answered":
         return None  # answered since the last run: it waits for a run
-    return (failure_of(last) if last is not None else None) or {}
+    return (last_failure(journal) if journal is not None else None) or {}
 
 
 def shown_status(data: dict[str, Any]) -> str:

@@ -360,8 +360,11 @@ def item_head(
                 by = "checks" if cursor.get("review") == "checks-failed" else "outcome"
                 blocked_by = {"by": by, "node": at}
             elif started and isinstance(node, ForeachNode):
-                blocked = blocked_inside(state, f"{at}[")
-                blocked_by = {"by": "outcome", "node": at} if blocked else None
+                stuck = _blocked_node_inside(state, f"{at}[")
+                blocked = str(stuck.get("blocked")) if stuck is not None else None
+                if stuck is not None:  # an item's node: its checks, or another outcome
+                    by = "checks" if stuck.get("review") == "checks-failed" else "outcome"
+                    blocked_by = {"by": by, "node": at}
             elif not started and (
                 node.prerequisites.hard
                 or node.prerequisites.soft
@@ -479,16 +482,20 @@ def end_message(workflow: Workflow, state: EngineState) -> str | None:
 
 
 def budget_hold(state: EngineState, at: str) -> dict[str, Any] | None:
-    """The budget cap that holds the next call of the node at ``at``, if one does:
-    ``{cap, answer}``, ``answer`` ``None`` while the ``budget`` question waits, ``raise``
-    while a raise waits for the next run, ``stop`` once a run stopped on that answer (the
-    next run asks again)."""
+    """The budget cap that holds the next call of the node at ``at`` (of a loop: of one of
+    its items), if one does: ``{cap, answer}``, ``answer`` ``None`` while the ``budget``
+    question waits, ``raise`` while a raise waits for the next run, ``stop`` once a run
+    stopped on that answer (the next run asks again)."""
     decision = state.decisions.get(BUDGET_DECISION)
     record = state.get("budget")
     asked = record.get("asked") if isinstance(record, Mapping) else None
     if not isinstance(decision, Mapping) or not isinstance(asked, Mapping):
         return None
-    if decision.get("context") != at or asked.get("node") != at:
+    inside = f"{at}["  # the nodes of a loop's items: ``LOOP[KEY]/NODE``
+    if not all(
+        str(node) == at or str(node).startswith(inside)
+        for node in (decision.get("context"), asked.get("node"))
+    ):
         return None
     if int(decision.get("visit", 0)) != asked.get("visit"):
         return None
@@ -511,11 +518,17 @@ def budget_hold(state: EngineState, at: str) -> dict[str, Any] | None:
 def blocked_inside(state: EngineState, prefix: str) -> str | None:
     """Why a node under ``prefix`` (a foreach's items) stopped the run, if one did: a node
     that ended in an outcome mapped to ``@blocked`` keeps it until it is run again."""
+    found = _blocked_node_inside(state, prefix)
+    return str(found.get("blocked")) if found is not None else None
+
+
+def _blocked_node_inside(state: EngineState, prefix: str) -> NodeState | None:
+    """The node under ``prefix`` that stopped the run on an outcome mapped to ``@blocked``."""
     for path in state.paths():
         if path.startswith(prefix):
             found = state.peek(path)
             if found is not None and found.get("blocked") and found.get("outcome") is not None:
-                return str(found.get("blocked"))
+                return found
     return None
 
 
@@ -668,6 +681,8 @@ def _answered_inside(state: EngineState, prefix: str) -> list[Mapping[str, Any]]
         context = str(record.get("context") or "")
         if record.get("status") != "answered" or not context.startswith(prefix):
             continue
+        if record.get("id") == BUDGET_DECISION and unacted_answer(state) is None:
+            continue  # a run acted on it (a raise added, or it stopped there)
         gate = state.peek(context)
         if gate is None or not gate.get("started") or gate.get("outcome") is not None:
             continue

@@ -45,6 +45,7 @@ def run_check(run: Run, path: str, node: CheckNode, task: Task | None) -> Steps:
         label=run.label(path),
         iteration=1,
         commands=tuple(commands),
+        workdir=run.workspace_dir(path),  # a parallel loop's item: its worktree
     )
     outcomes = yield Checks(round_)
     failures = [o for o in outcomes if not o.passed]

@@ -275,7 +275,7 @@ class FanOut:
         from phasegate.engine.walk import Call
 
         if isinstance(effect, Call):
-            found = recover_call(self.item, effect.spec)
+            found = recover_call(self.item, effect.spec, self.run.backends)
         else:
             found = recorded_round(self.item, effect.round)  # type: ignore[assignment]
         return (found,) if found is not None else None
