@@ -116,8 +116,9 @@ def next_step(
         maker = kept.get("madeBy")
         again = f": phasegate run {name} --phase {maker}" if not workflow.get("commands") else ""
         blocked = (
-            f"cannot start {at}: {kept.get('file')}, which the completed {maker} phase "
-            f"made, is missing or empty; put it back, or run the {maker} phase again{again}"
+            f"cannot start {at}: {kept.get('file')}, which the {maker} phase makes, is "
+            f"missing or empty though that phase completed; put it back, or run the {maker} "
+            f"phase again{again}"
         )
     command = str(brief.get("nextCommand") or f"phasegate run {name}")
     if blocked and not brief.get("decisions") and not command.startswith("fix the block"):
@@ -227,6 +228,11 @@ def _item_lines(
         lines.append(f"- Phase: {cursor['phase']}, waiting on a decision")
     elif cursor and cursor.get("kind", "agent") != "agent":
         going, failure = _going(workflow, brief, folder, live)
+        if step["blocked"] and live is None and brief.get("status") in (None, "active"):
+            # A loop one of whose items is blocked: the Blocked line says why.
+            blocked_by = brief.get("blockedBy")
+            checks = isinstance(blocked_by, dict) and blocked_by.get("by") == "checks"
+            going, failure = (", blocked (checks failed)" if checks else ", blocked"), None
         lines.append(
             f"- Phase: {cursor['phase']}{going} ({cursor.get('stage')}){_resumed(failure)}"
         )
