@@ -48,6 +48,19 @@ class EventEntry:
         return ", ".join(parts)
 
 
+def _node_of(event: Mapping[str, Any]) -> str:
+    """Where ``event`` happened: a loop item's node (``tasks[T1]/code``, so the calls of
+    items running at once are told apart), else its phase or node."""
+    for name in ("path", "node"):
+        value = event.get(name)
+        if isinstance(value, str) and "[" in value:
+            return value
+    key = event.get("key")
+    if isinstance(key, str) and "[" in key.split("#", 1)[0]:
+        return key.split("#", 1)[0]  # a call's key: tasks[T1]/code#1/1/execute/0
+    return str(event.get("phase") or event.get("node") or event.get("to") or "")
+
+
 def _first_line(text: object) -> str:
     lines = str(text or "").strip().splitlines()
     return lines[0] if lines else ""
@@ -67,7 +80,7 @@ class EventReader:
         base: dict[str, Any] = {
             "event": name,
             "time": str(event.get("ts", "")),
-            "node": str(event.get("phase") or event.get("node") or event.get("to") or ""),
+            "node": _node_of(event),
             "role": str(event.get("role") or ""),
         }
         handler = getattr(self, "_" + name.replace(".", "_"), None)
@@ -269,6 +282,11 @@ class EventReader:
     def _decision_needed(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
         what = f"waiting on a decision ({e.get('id')}): {_first_line(e.get('question'))}"
         return EventEntry(kind="gate", what=what, **base)
+
+    def _decision_invalid(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
+        # As the prompt said it when the answer was typed.
+        what = f"answer refused: {_first_line(e.get('reason'))}"
+        return EventEntry(kind="gate", what=what, ok=False, **base)
 
     def _decision(self, e: Mapping[str, Any], base: dict[str, Any]) -> EventEntry:
         what = f"decision {e.get('id')}: {e.get('answer')} (by {e.get('by')})"
