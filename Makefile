@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench venv node chromium clean
+.PHONY: demo test lint typecheck unit bench venv node chromium sandbox clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,17 @@ chromium:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq chromium; \
 	}
 
+# Claude Code's sandbox, which keeps the provider key from its Bash commands
+# (CLAUDE_CODE_SUBPROCESS_ENV_SCRUB), needs bwrap and socat on Linux; the tests
+# of it and of Codex under a system bwrap need them. Installed when missing.
+sandbox:
+	@[ "$$(uname -s)" != Linux ] || { command -v bwrap && command -v socat; } >/dev/null 2>&1 || { \
+		echo "Installing Debian's bubblewrap and socat (Claude Code's sandbox tests need them)"; \
+		if [ "$$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq bubblewrap socat; \
+	}
+
 demo: $(STAMP)
 	$(PY) -m phasegate.demo .demo
 
@@ -44,7 +55,7 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(VENV)/bin/pytest -q
 
-test: $(STAMP) node chromium lint typecheck
+test: $(STAMP) node chromium sandbox lint typecheck
 	$(VENV)/bin/pytest -q
 
 bench: $(STAMP)

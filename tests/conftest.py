@@ -8,7 +8,11 @@ backend or the stub LLM server (``phasegate.testing``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+import codex_homes
 
 _PROVIDER_KEYS = (
     "ANTHROPIC_API_KEY",
@@ -33,3 +37,10 @@ def _no_real_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PHASEGATE_AGENT_CLIS", "none")
     # Every state commit also encodes afresh and fails if the incremental encoder differs.
     monkeypatch.setenv("PHASEGATE_CHECK_ENCODING", "1")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _codex_homes_outside_tmp() -> Iterator[None]:
+    """The session's folder for the tests' CODEX_HOMEs (see codex_homes), removed at its end."""
+    yield
+    codex_homes.end_session()

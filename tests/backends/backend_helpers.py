@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from codex_homes import codex_home
 from phasegate.agents.base import Access, AgentRequest, AgentResult, PromptPart
 from phasegate.agents.claude import ClaudeBackend
 from phasegate.agents.cli_support import CliBackend
@@ -73,13 +74,14 @@ def claude_settings(stub: StubLLMServer, home: Path, **extra: Any) -> dict[str, 
 
 
 def codex_settings(stub: StubLLMServer, home: Path, **extra: Any) -> dict[str, Any]:
-    """Codex against the stub: its own CODEX_HOME, no plugin sync, no provider retries."""
+    """Codex against the stub: its own CODEX_HOME (outside the temporary folder, see
+    codex_homes), no plugin sync, no provider retries."""
     binary = cli_path("codex")
     return {
         "binary": str(binary),
         "model": CODEX_MODEL,
         "base_url": stub.openai_url,
-        "config_dir": str(home / "codex-home"),
+        "config_dir": str(codex_home(home)),
         "provider_options": {"request_max_retries": 0, "stream_max_retries": 0},
         "extra_args": ["--disable", "plugins", "-c", "analytics.enabled=false"],
         "env": {"HOME": str(home)},

@@ -58,7 +58,7 @@ def test_env_in_a_bash_command_shows_no_provider_key(
     """Bash offered: ``env`` in a command shows PATH but not ``ANTHROPIC_API_KEY``, and the
     writer still writes inside the tree, by its Write tool and by a redirection."""
     if any(shutil.which(name) is None for name in SANDBOX):
-        pytest.skip("bwrap or socat is not installed (apt-get install bubblewrap socat)")
+        pytest.skip("bwrap or socat is not installed (make sandbox)")
     ok, error, _ = _writer_running_env(home, work)
     assert ok, error
     assert (work / "a.txt").read_text() == "A\n"
@@ -115,7 +115,7 @@ def test_doctor_says_bash_needs_the_sandbox(claude_bin: Path, home: Path, tmp_pa
 
 def _sandboxed() -> None:
     if not sys.platform.startswith("linux") or any(shutil.which(n) is None for n in SANDBOX):
-        pytest.skip("the sandbox (bwrap and socat, on Linux) is not installed")
+        pytest.skip("the sandbox (bwrap and socat, on Linux) is not installed (make sandbox)")
 
 
 @pytest.mark.parametrize("route", ROUTES)

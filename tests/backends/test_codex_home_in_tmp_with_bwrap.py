@@ -30,7 +30,9 @@ def test_the_error_names_codex_home_in_the_temporary_folder(
     if not str(home).startswith((tempfile.gettempdir(), "/tmp")):
         pytest.skip("the test's home is not in the temporary folder")
     with StubLLMServer(Script(default=Reply(text="ok"))) as stub:
-        backend = CodexBackend(codex_settings(stub, home))
+        # The other tests' CODEX_HOME is outside the temporary folder (codex_homes).
+        settings = codex_settings(stub, home, config_dir=str(home / "codex-home"))
+        backend = CodexBackend(settings)
         result = backend.run(make_request(work, "Review.", access=Access.READ_ONLY))
     assert not result.ok
     assert result.error is not None and "\n" not in result.error

@@ -59,6 +59,7 @@ def test_commands_and_codex_home_never_hold_the_keys(
     assert f"DEPLOY_TOKEN={TOKEN}" in shown  # pass_env: the user's choice
     # Codex authenticated with the key all the same (it reached the stub).
     assert turns[0].header("authorization") is not None
-    codex_home = home / "codex-home"
+    codex_home = Path(settings["config_dir"])
+    assert any(codex_home.rglob("*"))  # Codex wrote there
     assert _files_holding(codex_home, STUB_KEY) == []
     assert _files_holding(codex_home, CODEX_SECRET) == []

@@ -27,6 +27,7 @@ from change_helpers import (
     review,
 )
 
+from codex_homes import codex_home
 from phasegate.agents.base import Access, AgentRequest, McpServer, PromptPart
 from phasegate.agents.codex import CodexBackend
 from phasegate.change import read_review
@@ -55,7 +56,7 @@ def reviewer_settings(repo: Path, codex: Path, stub: StubLLMServer) -> dict[str,
         "binary": str(codex),
         "model": MODEL,
         "base_url": stub.openai_url,
-        "config_dir": str(home / "codex-home"),
+        "config_dir": str(codex_home(home)),  # outside the temporary folder: codex_homes
         "provider_options": {"request_max_retries": 0, "stream_max_retries": 0},
         "extra_args": ["--disable", "plugins", "-c", "analytics.enabled=false"],
         "env": {"HOME": str(home)},

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from codex_homes import codex_home
 from phasegate.testing import Match, Reply, Rule, Script, StubLLMServer, ToolCall
 from phasegate.testing.clis import codex_config_args, codex_env
 
@@ -37,7 +38,8 @@ def _events(stdout: str) -> list[dict[str, Any]]:
 
 
 def _env(cli_run: Any) -> dict[str, str]:
-    return cli_run.env(**codex_env(cli_run.home / "codex-home"))
+    # Outside the temporary folder, or a system bwrap fails Codex's sandbox (codex_homes).
+    return cli_run.env(**codex_env(codex_home(cli_run.home)))
 
 
 def test_codex_output_schema_verdict_is_the_final_message(codex_bin: Path, cli_run: Any) -> None:
