@@ -14,8 +14,9 @@ sys.path.insert(0, str(Path(__file__).parent.parent / "dashboard"))
 from dashboard_helpers import ITEM, approving_script, new_repo, phasegate
 
 BLOCK = (
-    f"cannot start design: spec.md, which the completed specify phase made, is missing or "
-    f"empty; put it back, or run the specify phase again: phasegate run {ITEM} --phase specify"
+    f"cannot start design: spec.md, which the specify phase makes, is missing or empty though "
+    f"that phase completed; put it back, or run the specify phase again: "
+    f"phasegate run {ITEM} --phase specify"
 )
 
 

@@ -15,8 +15,9 @@ from dashboard_helpers import ITEM, approving_script, new_repo, phasegate
 
 BLOCKED = 4
 LINE = (
-    f"phasegate: error: cannot start design: spec.md, which the completed specify phase "
-    f"made, is missing or empty; put it back, or run the specify phase again: "
+    f"phasegate: error: cannot start design: spec.md, which the specify phase makes, is "
+    f"missing or empty though that phase completed; put it back, or run the specify phase "
+    f"again: "
     f"phasegate run {ITEM} --phase specify"
 )
 

@@ -101,13 +101,21 @@ def test_an_answer_journaled_by_another_command_during_a_call_is_kept(tmp_path: 
     repo = open_repo(root)
     repo.new("guarded", workflow="fan", description="guarded")
     item = repo.item("guarded")
-    item.load()
+    state = item.load()
+    # `phasegate answer` answers a decision the committed state holds as pending.
+    state.decisions["d1"] = {
+        "id": "d1",
+        "visit": 1,
+        "status": "pending",
+        "choices": {"approve": ""},
+    }
+    item.save(state, durable=True)
     guard = guard_of(item)
     other_process = Journal(item.journal.path)
     seen: list[list[Any]] = []
     with guard.watching() as found:
         item.record("own.line", n=1)
-        other_process.append("decision.answered", id="d1", choice="approve", by="command")
+        other_process.append("decision.answered", id="d1", visit=1, choice="approve", by="command")
         with open(item.journal.path, "a") as handle:
             handle.write(json.dumps(FORGED) + "\n")
         item.record("own.line", n=2)

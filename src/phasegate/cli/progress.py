@@ -22,6 +22,7 @@ from rich.status import Status
 from rich.table import Table
 
 from phasegate.cli.output import OutputClosed
+from phasegate.cli.views import _first_line as first_line
 from phasegate.interrupts import stopped_by
 
 _ITEM = re.compile(r"\[([^\]]+)\]")
@@ -341,7 +342,9 @@ class ProgressPrinter:
         spent = f"{tokens} tokens" + (f", ${cost:.4f}" if cost else "")
         # The error last: it is a sentence of its own, which "in 0.2s" would seem to end.
         state = "done" if e.get("ok") else "[red]failed[/]"
-        error = "" if e.get("ok") else f": [red]{escape(str(e.get('error')))}[/]"
+        # On one line: an agent's error must not print lines that look like phasegate's own.
+        said = " | ".join(t.strip() for t in str(e.get("error")).splitlines() if t.strip())
+        error = "" if e.get("ok") else f": [red]{escape(said)}[/]"
         who = escape(self._who) if self.live and self._rows is None else f"    {e.get('role')}"
         if self._live is not None:
             who = f"  {escape(str(_item_of(e)))}: {e.get('role')}"
@@ -363,8 +366,11 @@ class ProgressPrinter:
                 f"(put back as they were{removed})[/]"
             )
             return
+        from phasegate.engine.protect import whose
+
         self._line(
-            f"[red]  ! {escape(str(e.get('role')))} changed phasegate's own files: "
+            f"[red]  ! {escape(str(e.get('role')))} changed "
+            f"{whose(str(p) for p in e.get('paths') or [])}: "
             f"{escape(paths)} (put back as they were{removed})[/]"
         )
 
@@ -454,11 +460,8 @@ class ProgressPrinter:
             why = "checks failed"
         self._line(f"  [red]✗ iteration {e.get('iteration')}: not approved ({why})[/]")
         for issue in issues[:5]:
-            first = (
-                str(issue.get("description", "")).splitlines()[0]
-                if issue.get("description")
-                else ""
-            )
+            # A failing check's first line only introduces its output: shown with the next.
+            first = " ".join(first_line(str(issue.get("description") or "")).split())
             severity = escape(f"[{issue.get('severity')}]")
             self._line(f"      - {severity} {escape(first)}")
 
@@ -505,7 +508,7 @@ class ProgressPrinter:
         else:
             self._line(f"[green]✔ {subject} complete ({spent})[/]", e)
         for note in notes:
-            self._line(f"[yellow]      - {escape(str(note).splitlines()[0])}[/]", e)
+            self._line(f"[yellow]      - {escape(' '.join(first_line(str(note)).split()))}[/]", e)
 
     def _show_loop_end(self, path: str, outcome: str | None) -> None:
         """A foreach's end, once for the whole loop."""

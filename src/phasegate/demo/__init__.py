@@ -31,14 +31,27 @@ def _say(text: str) -> None:
     print("\n" + _bold(f"== {text}"), flush=True)
 
 
-def _run(cmd: list[str], cwd: Path, *, expect: int = 0, env: dict[str, str] | None = None) -> int:
+def _run(
+    cmd: list[str],
+    cwd: Path,
+    *,
+    expect: int = 0,
+    env: dict[str, str] | None = None,
+    no_terminal: bool = False,
+) -> int:
     shown = (
         " ".join(shlex.quote(c) for c in ["phasegate", *cmd[3:]])
         if cmd[:3] == [sys.executable, "-m", "phasegate"]
         else " ".join(shlex.quote(c) for c in cmd)
     )
     print(f"$ {shown}", flush=True)
-    code = subprocess.run(cmd, cwd=cwd, check=False, env={**os.environ, **(env or {})}).returncode
+    code = subprocess.run(
+        cmd,
+        cwd=cwd,
+        check=False,
+        env={**os.environ, **(env or {})},
+        stdin=subprocess.DEVNULL if no_terminal else None,
+    ).returncode
     if code != expect:
         raise SystemExit(f"demo: '{shown}' exited {code}, expected {expect}")
     if code:
@@ -120,6 +133,14 @@ def run_demo(target: Path) -> None:
     _run([*pg, "run", ITEM, "--phase", "implement"], repo, expect=4)
 
     _say(
+        "Skipping phases needs a person's yes: without a terminal the run waits (exit 3) "
+        "and names the command that answers"
+    )
+    _run([*pg, "run", ITEM, "--phase", "design"], repo, expect=3, no_terminal=True)
+    _run([*pg, "decisions"], repo)
+    _run([*pg, "answer", ITEM, "transition-warning", "stop"], repo)
+
+    _say(
         "Run the workflow up to verify (the reviewer rejects the first spec; "
         "the first implementation fails its tests)"
     )
@@ -141,6 +162,14 @@ def run_demo(target: Path) -> None:
     print(f"  journal:        {folder / '.journal.jsonl'}")
     print(f"  code written:   {repo / 'ratelimit' / 'bucket.py'}")
     print(f"  agents script:  {repo / '.phasegate' / 'agents.yaml'}")
+
+    _say("Next")
+    here = Path(sys.executable).parent / "phasegate"
+    command = shlex.quote(str(here)) if here.is_file() else "phasegate"
+    print(f"  cd {shlex.quote(str(repo))}")
+    print(f"  {command} logs {ITEM}        # every event of the run, in order")
+    print(f"  {command} serve                  # the dashboard: items, timelines, decisions")
+    print("  In your own git repository: phasegate init, then the README's Quick start.")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from phasegate.engine.item import WorkItem
 from phasegate.engine.state import EngineState
-from phasegate.errors import AlreadyAnsweredError, BadInputError
+from phasegate.errors import AlreadyAnsweredError, BadInputError, StorageError
 from phasegate.state.journal import utc_now
 
 AnsweredBy = Literal["prompt", "flag", "command", "default", "timeout", "page", "dashboard"]
@@ -56,6 +56,12 @@ class Question:
     amount_notes: Sequence[str] = ()
     #: The amounts of ``amount_notes`` are whole numbers (a tokens cap's raise).
     whole_amounts: bool = False
+    #: Words typed at the terminal that mean a choice (``yes`` -> ``proceed``).
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    #: After ``attempts`` refused answers at the terminal: ``invalid`` is the answer (a
+    #: workflow gate's outcome ``invalid``), or ``wait``: the decision stays pending and
+    #: the run stops (exit 3) naming the command that answers it.
+    out_of_attempts: Literal["invalid", "wait"] = "wait"
 
 
 def split_choice(raw: str) -> tuple[str, str]:
@@ -315,7 +321,13 @@ def answer_decision(
         )
         if not item.running():
             apply_answer(state, decision, Answer(given.choice, given.note, by))
-            item.save(state, durable=True)
+            try:
+                item.save(state, durable=True)
+            except StorageError as exc:  # answering again would be refused: it is journaled
+                raise exc.advising(
+                    f"the answer {given.choice!r} to {decision} is recorded (in the journal): "
+                    f"fix this, then go on with {_next_after(item, decision, record, given.choice)}"
+                ) from exc
         return {
             "id": decision,
             "item": item.name,

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 PARTIAL_PHASE = "partial-phase"
 PARTIAL_CHOICES = ("continue", "fresh", "review")
+#: A transition warning asks "Start X anyway?": yes and no are its answers too.
+YES_NO = {"yes": "proceed", "y": "proceed", "no": "stop", "n": "stop"}
 #: The state key holding, per decision withdrawn, the last visit it was asked at.
 WITHDRAWN_VISITS = "withdrawn_visits"
 
@@ -71,6 +73,7 @@ def confirm_warning(run: Run, target: str, message: str) -> None:
         question=text,
         choices={"proceed": f"start {target}", "stop": "do not start it"},
         visit=_visit(run, TRANSITION_WARNING, text),
+        aliases=YES_NO,
         unanswered_message=f"{message}: confirm by running again with --yes ({how})",
         context=target,
     )
@@ -115,7 +118,7 @@ def partial_phase(run: Run, path: str, iteration: int, stage: str) -> str:
     """A phase started but not completed: continue (the default), start fresh, or review."""
     text = (
         f"Phase {run.label(path)} was started but not completed (iteration {iteration}, "
-        f"at {stage}). Continue, start fresh, or review what is there?"
+        f"at {_stage_words(stage)}). Continue, start fresh, or review what is there?"
     )
     question = Question(
         id=PARTIAL_PHASE,
@@ -134,3 +137,9 @@ def partial_phase(run: Run, path: str, iteration: int, stage: str) -> str:
     choice = ask(run, question).choice
     _acted(run, PARTIAL_PHASE)
     return choice
+
+
+def _stage_words(stage: str) -> str:
+    """Where in its iteration a phase stopped, in words (``review:0`` is the review)."""
+    words = {"execute": "the executor's work", "checks": "the checks", "review": "the review"}
+    return words.get(stage.split(":", 1)[0], stage)

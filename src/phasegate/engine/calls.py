@@ -224,7 +224,8 @@ def call_agent(
             )
         if result.ok or (spec.timeout_ends and result.timed_out):
             return result
-        last_error = result.error or f"exit status {result.exit_status}"
+        # On one line: an agent's text must not print lines that look like phasegate's own.
+        last_error = _one_line(result.error or "") or f"exit status {result.exit_status}"
         # A server that asked to be called again later (Retry-After) is waited for, up to
         # the call's own time limit; a longer wait is not made: the call fails now.
         asked = result.retry_after if tries < limit and not result.bad_setting else None
@@ -267,6 +268,11 @@ def call_agent(
         f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
         f"{longer if result.timed_out else ''}"
     )
+
+
+def _one_line(text: str) -> str:
+    """``text``'s lines joined with `` | `` (blank ones left out)."""
+    return " | ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _limit_setting(backends: Backends, spec: CallSpec) -> str:

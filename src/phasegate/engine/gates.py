@@ -301,7 +301,8 @@ def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> t
             _show_files(run, q.files)
             offered.remove("view")
             continue
-        picked = classify(raw) if classify is not None else raw
+        said = q.aliases.get(raw.strip().lower())
+        picked = said if said is not None else classify(raw) if classify is not None else raw
         try:
             given = canonical(
                 {
@@ -318,6 +319,15 @@ def _prompt(run: Run, q: Question, record: Mapping[str, Any] | None = None) -> t
             continue
         note = given.note or (split_choice(raw)[1] if picked != raw else "")
         return Answer(given.choice, note, "prompt"), False
+    if q.out_of_attempts == "wait":
+        # No choice of the person's: the decision waits, as after Ctrl-D.
+        how = answer_command(
+            run.item.name, q.id, list(q.choices), q.recommendation, list(q.notes_required)
+        )
+        raise WaitingForHuman(
+            f"no valid answer to decision {q.id} of {run.item.name} in {q.attempts} attempts; "
+            f"answer with: {how} (choices: {', '.join(q.choices)})"
+        )
     return Answer("invalid", f"no valid answer after {q.attempts} attempts", "prompt"), False
 
 

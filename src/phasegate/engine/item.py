@@ -329,6 +329,10 @@ class WorkItem(ItemCommits):
         self.journal.check_before(state.journal_offset, lines)
         self._unapplied = {}
         self._replaying = False
+        # The decisions asked: in the state, or asked in the tail. An answer to a decision
+        # asked neither way is no one's (an agent wrote it, and its run was killed before
+        # the line was cut out): it answers nothing.
+        asked = {(str(d.get("id")), d.get("visit")) for d in state.decisions.values()}
         for number, offset, event in self.journal.tail(state.journal_offset, lines + 1):
             self._replaying = True
             problem = event_problem(event)
@@ -336,6 +340,11 @@ class WorkItem(ItemCommits):
                 raise StateCorruptError(
                     f"journal {self.journal.path} line {number}: {problem}; it was left untouched"
                 )
+            name, decision = event.get("event"), (str(event.get("id")), event.get("visit"))
+            if name == "decision.needed":
+                asked.add(decision)
+            elif name == "decision.answered" and decision not in asked:
+                continue
             recorded.add(event)
             key = result_key(event)
             if key is not None:

@@ -5,8 +5,10 @@ kept on record: the repository's ``.phasegate/`` folder (config, workflows,
 prompts, the scripted agents' script; not its ``locks/``, ``cache/`` or item
 ``worktrees/``, nor files a backend declares as its own log) and the work
 item's state files (the engine's state, the files its view writes such as
-``.meta.json``, ``.review-history.md`` or ``STATE.yaml``, and the journal).
-Whatever differs from that record is put back: changed files get their old
+``.meta.json``, ``.review-history.md`` or ``STATE.yaml``, and the journal), and
+what makes git run commands: the repository's ``.git/config`` and ``.git/hooks/``.
+Whatever differs from that record is put back (``.phasegate/`` replaced by a link
+or a file is made a folder again): changed files get their old
 bytes, new files are removed, removed ones come back, and journal lines that
 phasegate did not write (forged events) are cut out. The change is journaled
 as ``agent.violation`` with the paths, and the call counts as failed (retried
@@ -76,12 +78,21 @@ class Violation:
         forged = f" and {len(self.forged)} forged journal line(s) removed" if self.forged else ""
         if not self.kept:
             return (
-                f"{role} changed phasegate's own files during its call ({', '.join(self.paths)}); "
+                f"{role} changed {whose(self.paths)} during its call ({', '.join(self.paths)}); "
                 f"they were put back as they were{forged}"
             )
         return f"{role} changed {changed_words(self.paths, self.kept)}, during its call; " + (
             f"they were put back as they were{forged}"
         )
+
+
+def whose(paths: Iterable[str]) -> str:
+    """What the protected ``paths`` are, in words: git's (``.git/config``, a hook) when all
+    of them are, else phasegate's own files."""
+    shown = list(paths)
+    if shown and all(p.startswith(".git/") or "/.git/" in p for p in shown):
+        return "git's config or hooks"
+    return "phasegate's own files"
 
 
 def changed_words(paths: Iterable[str], kept: Iterable[str]) -> str:

@@ -158,7 +158,7 @@ class ReadCache:
         key = path if type(path) is str else os.fspath(path)
         try:
             info = os.lstat(key)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # a file in place of its folder
             self._files.pop(key, None)
             return ABSENT
         known = self._files.get(key)
@@ -251,7 +251,7 @@ def _read(path: str, info: os.stat_result) -> _Copy:
         if not stat.S_ISREG(info.st_mode):
             return _Copy("other", mode=stat.S_IMODE(info.st_mode))
         return _Copy("file", read_bytes(path, expected=info.st_size), stat.S_IMODE(info.st_mode))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return ABSENT
 
 

@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,8 @@ from phasegate.engine.protect_cache import (
     _read_from,
     _tail_at,
 )
+from phasegate.engine.protect_walk import UNPROTECTED_DIRS, git_common_dir, git_run_files
+from phasegate.engine.state import read_state_file
 from phasegate.errors import StateCorruptError
 from phasegate.state.atomic import atomic_write_bytes
 
@@ -49,9 +51,10 @@ __all__ = [
 ]
 
 #: Events other phasegate commands journal while a run goes on (``phasegate answer``, the
-#: dashboard): kept when found among the lines added during a call. An agent that can run
-#: ``phasegate answer`` gains nothing by writing such a line itself; the answer is checked
-#: like any other.
+#: dashboard): kept when found among the lines added during a call, if they answer a decision
+#: the committed state holds as pending (those commands answer nothing else). An agent that
+#: can run ``phasegate answer`` gains nothing by writing such a line itself; one answering a
+#: gate not yet asked is forged, cut out like any line phasegate did not write.
 EXTERNAL_EVENTS = frozenset({"decision.answered"})
 
 
@@ -73,6 +76,12 @@ class Snapshot:
     #: Files as last read (kept from one snapshot to the next by the item's guard).
     cache: ReadCache = field(default_factory=ReadCache)
     item: WorkItem | None = None
+    #: The git repository's folder whose ``config`` and ``hooks/`` are recorded (a hook an
+    #: agent leaves would run at phasegate's next git command, or the person's).
+    git_dir: str | None = None
+    #: Whether ``config_dir`` was a real folder (not a link) when recorded: one an agent
+    #: replaced by a link (to a copy with files added) is put back as a folder.
+    config_was_folder: bool = False
 
     @classmethod
     def take(
@@ -88,6 +97,7 @@ class Snapshot:
             cache=cache,
             item=item,
         )
+        snapshot.config_was_folder = _is_folder(config_dir)
         layout = snapshot.cache.layout(config_dir, item)
         snapshot.item_dirs = layout.item_dirs
         read = snapshot.cache.read
@@ -96,6 +106,10 @@ class Snapshot:
             files[path] = read(path)
         for path in item_file_paths(item, snapshot.cache):
             files[path] = read(path)
+        snapshot.git_dir = git_common_dir(item.repo)
+        if snapshot.git_dir is not None:
+            for path in git_run_files(snapshot.git_dir, snapshot.cache.listing):
+                files[path] = read(path)
         snapshot.record = snapshot.cache.journal(item.journal.path)
         return snapshot
 
@@ -132,9 +146,17 @@ class Snapshot:
             now = read(path)
             if now is not was and now != was:
                 changed.append(path)
+        if self.config_dir is not None and self.config_was_folder and _replaced(self.config_dir):
+            # A link (every file below it read through it) or a file: all are put back.
+            top = os.fspath(self.config_dir)
+            below = [p for p in self.files if p.startswith(top + os.sep) and p not in changed]
+            return [top, *changed, *below]
         if self.config_dir is not None:
             files = self.files
             changed += [p for p in self.config_files() if p not in files]
+        if self.git_dir is not None:
+            hooks = git_run_files(self.git_dir, self.cache.listing)
+            changed += [p for p in hooks if p not in self.files]
         return changed
 
     def journal_changed(self) -> bool:
@@ -144,7 +166,7 @@ class Snapshot:
         size = was.expected_size()
         try:
             info = os.lstat(self.journal)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return size > 0
         if not stat.S_ISREG(info.st_mode) or info.st_size != size:
             return True
@@ -155,6 +177,9 @@ class Snapshot:
     def restore(self, changed: list[str]) -> None:
         """Put the files in ``changed`` back as recorded."""
         for path in changed:
+            if self.config_dir is not None and path == os.fspath(self.config_dir):
+                _folder_back(self.config_dir)
+                continue
             _put_back(Path(path), self.files.get(path, ABSENT))
 
     def settle_journal(self) -> tuple[bool, list[str]]:
@@ -173,7 +198,7 @@ class Snapshot:
         )
         if intact:  # only appended to: phasegate's lines stay, the others are cut out
             added = _read_from(path, was.size)
-            kept, forged = _sort_lines(added, bytes(was.own))
+            kept, forged = _sort_lines(added, bytes(was.own), self._answers_pending)
             if kept != added:
                 _rewrite_from(path, was.size, kept)
             was.own = bytearray(kept)
@@ -188,6 +213,24 @@ class Snapshot:
         _put_back(path, _Copy("file", content) if content else ABSENT)
         was.inode = path.stat().st_ino if content else 0
         return True, []
+
+    def _answers_pending(self, line: bytes) -> bool:
+        """Whether the journal ``line`` answers a decision the item's state (as phasegate
+        committed it) holds as waiting, with one of its choices: what ``phasegate answer``
+        journals. An answer to a gate not yet asked is no person's: it is forged."""
+        try:
+            event = json.loads(line)
+            assert self.item is not None
+            state = read_state_file(self.item.engine_path)
+        except (ValueError, StateCorruptError):
+            return False
+        record = state.decisions.get(str(event.get("id")))
+        return (
+            isinstance(record, dict)
+            and record.get("status") == "pending"
+            and record.get("visit") == event.get("visit")
+            and event.get("choice") in (record.get("choices") or {})
+        )
 
     def own_append(self, line: bytes) -> None:
         """phasegate appended ``line`` to the journal."""
@@ -222,8 +265,38 @@ def item_file_paths(item: WorkItem, cache: ReadCache) -> tuple[str, ...]:
 def _is_file(path: Path) -> bool:
     try:
         return stat.S_ISREG(path.lstat().st_mode)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return False
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _replaced(path: Path) -> bool:
+    """Whether ``path`` (a folder when recorded) is now something else: a link, a file."""
+    try:
+        return not stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _folder_back(folder: Path) -> None:
+    """``folder`` (``.phasegate/``), replaced by a link or a file, made a folder again: what
+    is there is removed and the folders runs write themselves (their locks held by open
+    files) are moved back from where a link pointed; the recorded files are then put back
+    one by one."""
+    linked = folder.is_symlink()
+    target = Path(os.path.realpath(folder))
+    folder.unlink()
+    folder.mkdir()
+    for name in sorted(UNPROTECTED_DIRS) if linked else ():
+        with contextlib.suppress(OSError):
+            if (target / name).is_dir() and not (target / name).is_symlink():
+                os.rename(target / name, folder / name)
 
 
 def _prefix(path: Path, size: int) -> bytes:
@@ -241,9 +314,25 @@ def _put_back(path: Path, was: _Copy) -> None:
     if was.kind == "link":
         os.symlink(os.fsdecode(was.content), path)
     elif was.kind == "file":
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _folder_for(path)
         atomic_write_bytes(path, was.content, durable=True)
         os.chmod(path, was.mode)
+
+
+def _folder_for(path: Path) -> None:
+    """Make ``path``'s folder, removing a file an agent put in the place of one of its
+    folders."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return
+    except (FileExistsError, NotADirectoryError):
+        pass
+    for folder in reversed(path.parents):
+        with contextlib.suppress(FileNotFoundError):
+            if not stat.S_ISDIR(folder.lstat().st_mode):
+                folder.unlink()
+                break
+    path.parent.mkdir(parents=True, exist_ok=True)
 
 
 def _rewrite_from(path: Path, offset: int, content: bytes) -> None:
@@ -255,9 +344,12 @@ def _rewrite_from(path: Path, offset: int, content: bytes) -> None:
         os.fsync(handle.fileno())
 
 
-def _sort_lines(added: bytes, own: bytes) -> tuple[bytes, list[str]]:
+def _sort_lines(
+    added: bytes, own: bytes, answers_pending: Callable[[bytes], bool]
+) -> tuple[bytes, list[str]]:
     """Of the journal lines ``added`` since the record: those to keep (phasegate's ``own``,
-    in order, and answers journaled by other phasegate commands), and the others as text."""
+    in order, and answers to pending decisions, journaled by other phasegate commands), and
+    the others as text."""
     mine = own.splitlines(keepends=True)
     kept: list[bytes] = []
     forged: list[str] = []
@@ -266,7 +358,7 @@ def _sort_lines(added: bytes, own: bytes) -> tuple[bytes, list[str]]:
         if at < len(mine) and line == mine[at]:
             kept.append(line)
             at += 1
-        elif line.endswith(b"\n") and event_name(line) in EXTERNAL_EVENTS:
+        elif line.endswith(b"\n") and event_name(line) in EXTERNAL_EVENTS and answers_pending(line):
             kept.append(line)
         elif line.strip():
             forged.append(line.decode("utf-8", "replace").rstrip("\n"))

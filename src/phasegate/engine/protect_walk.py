@@ -205,3 +205,36 @@ def find_layout(
     files = tuple(phasegate_files(config_dir, item_dirs, listing))
     absolute = tuple(os.path.abspath(path) for path in files)
     return Layout(item_dirs, files, absolute, tuple(folders.items()), reusable)
+
+
+def git_common_dir(repo: Path) -> str | None:
+    """The folder of ``repo``'s git repository that holds its ``config`` and ``hooks/``
+    (shared by all its worktrees), as a plain string; ``None`` outside git."""
+    dot = os.path.join(repo, ".git")
+    try:
+        info = os.lstat(dot)
+    except OSError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return dot
+    try:
+        with open(dot, encoding="utf-8") as handle:
+            line = handle.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    gitdir = os.path.join(repo, line[len("gitdir:") :].strip())
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+            common = handle.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return os.path.normpath(gitdir)
+    return os.path.normpath(os.path.join(gitdir, common))
+
+
+def git_run_files(common: str, listing: Callable[[str], Listing]) -> list[str]:
+    """The files of a git repository that make git run commands: its ``config``
+    (``core.hooksPath``, ``core.fsmonitor``, filters, aliases) and each hook."""
+    hooks = os.path.join(common, "hooks")
+    return [os.path.join(common, "config"), *(os.path.join(hooks, n) for n in listing(hooks).files)]

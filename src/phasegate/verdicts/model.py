@@ -10,14 +10,36 @@ not be read; a workflow can never map it to an approving outcome.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 UNCLEAR = "UNCLEAR"
 
 #: Severities that block, whatever vocabulary a reviewer uses.
 BLOCKING_SEVERITIES = frozenset({"blocker", "high", "critical"})
+
+#: The most characters a verdict keeps of its summary, or of an issue's description or
+#: location: a longer text is clipped (the verdict is kept in the state, the journal, the
+#: review history and the next prompt; a reviewer's megabytes would be in each).
+MAX_VERDICT_TEXT = 10_000
+#: The most issues a verdict keeps: beyond them, blocking issues are kept first and a note
+#: says how many were cut.
+MAX_ISSUES = 200
+#: How far back from the limit a clipped text is cut at a space, so no word (nor a secret,
+#: redacted only when written) is cut in two.
+_CUT_BACK = 1_000
+_SPACE = re.compile(r"\s")
+
+
+def clipped(text: str, limit: int = MAX_VERDICT_TEXT) -> str:
+    """``text``, or its first ``limit`` characters (to a space) and how many were cut."""
+    if len(text) <= limit:
+        return text
+    spaces = [m.start() for m in _SPACE.finditer(text, max(limit - _CUT_BACK, 0), limit)]
+    end = spaces[-1] if spaces else limit
+    return f"{text[:end]} … [{len(text) - end} characters cut]"
 
 
 class Issue(BaseModel):
@@ -28,6 +50,11 @@ class Issue(BaseModel):
     severity: str
     description: str
     location: str | None = None
+
+    @field_validator("description", "location")
+    @classmethod
+    def _clip(cls, value: str | None) -> str | None:
+        return clipped(value) if value is not None else None
 
     @property
     def blocking(self) -> bool:
@@ -56,6 +83,29 @@ class Verdict(BaseModel):
     source: str = "structured"
     #: Extra data a reader keeps (e.g. the round of a review file).
     data: dict[str, Any] = {}
+
+    @field_validator("summary")
+    @classmethod
+    def _clip(cls, value: str) -> str:
+        return clipped(value)
+
+    @field_validator("issues")
+    @classmethod
+    def _few(cls, value: tuple[Issue, ...]) -> tuple[Issue, ...]:
+        if len(value) <= MAX_ISSUES:
+            return value
+        room = MAX_ISSUES - 1
+        blocking = {id(i) for i in [i for i in value if i.blocking][:room]}
+        others = room - len(blocking)
+        kept: list[Issue] = []
+        for issue in value:
+            if id(issue) in blocking:
+                kept.append(issue)
+            elif others > 0:
+                kept.append(issue)
+                others -= 1
+        cut = Issue(severity="note", description=f"{len(value) - len(kept)} more issues cut")
+        return (*kept, cut)
 
     @property
     def unclear(self) -> bool:

@@ -36,6 +36,7 @@ from phasegate.verdicts.text import (
     after_approval,
     approval_naming_a_problem,
     detect_review_status,
+    fenced_documents,
     first_line,
     first_line_word,
     fuzzy_status,
@@ -157,6 +158,33 @@ def schema_mismatch(model: type[BaseModel], data: Any) -> str:
     return "no field is wrong"
 
 
+#: The unclear verdict's reason when a text answer's final verdict approves and another
+#: verdict in it does not.
+DISAGREEING = (
+    "The reviewer's answer holds more than one verdict, and they disagree; treated as not approved."
+)
+
+
+def _disagrees(model: type[BaseModel], text: str, found: BaseModel, key: str) -> bool:
+    """Whether a fenced block of ``text`` holds another answer of ``model`` whose ``key``
+    differs from ``found``'s (asked of an approving ``found``: a rejection above the final
+    approval makes the answer unclear; an approval quoted above a final rejection does not
+    approve anything, so the rejection is read)."""
+    for document in fenced_documents(text):
+        other = _validate(model, document)
+        if other is not None and getattr(other, key) != getattr(found, key):
+            return True
+    return False
+
+
+def _names_field(document: Any, name: str) -> bool:
+    """Whether ``document`` is a JSON object with a key that reads as ``name`` (any case):
+    a verdict meant, that the schema does not take."""
+    return isinstance(document, Mapping) and any(
+        str(key).strip().lower() == name for key in document
+    )
+
+
 def _mismatch(model: type[BaseModel], data: Any) -> Verdict:
     """The unclear verdict of a structured answer that does not match the schema."""
     return unclear(
@@ -193,18 +221,27 @@ class ApprovalReader(VerdictReader):
             if isinstance(found, ApprovalAnswer):
                 return self._verdict(found, "structured")
             return _mismatch(ApprovalAnswer, result.structured)
-        found = _validate(ApprovalAnswer, json_document(result.text))
+        document = json_document(result.text)
+        found = _validate(ApprovalAnswer, document)
         if isinstance(found, ApprovalAnswer):
+            if found.approved and _disagrees(ApprovalAnswer, result.text, found, "approved"):
+                return unclear(DISAGREEING)
             return self._verdict(found, "json-text")
         if ctx.structured_enforced:
-            return unclear(FREE_TEXT)
+            return _keeping_words(unclear(FREE_TEXT), result.text)
+        if _names_field(document, "approved"):
+            # A verdict that does not match the schema, whatever the prose around it says.
+            return _mismatch(ApprovalAnswer, document)
         # Praise alone never approves here: only an explicit first-line approval does.
         if approval_naming_a_problem(result.text):
             return _approval_naming_a_problem(result.text)
         status = fuzzy_status(result.text, implicit_approval=False)
         if status == UNCLEAR:
-            return unclear(
-                "The reviewer's answer could not be read as a verdict; treated as not approved."
+            return _keeping_words(
+                unclear(
+                    "The reviewer's answer could not be read as a verdict; treated as not approved."
+                ),
+                result.text,
             )
         text = result.text.strip()
         first, _, rest = text.partition("\n")
@@ -276,13 +313,16 @@ class WordsReader(VerdictReader):
         document = json_document(result.text)
         found = _validate(model, document)
         if found is not None:
+            approving = getattr(found, "verdict", None) in ctx.pass_words
+            if approving and _disagrees(model, result.text, found, "verdict"):
+                return unclear(DISAGREEING)
             return self._verdict(found, "json-text", ctx)
         if ctx.structured_enforced:
             return unclear(FREE_TEXT)
         if approval_naming_a_problem(result.text):
             return _approval_naming_a_problem(result.text)
         said = first_line_word(result.text, ctx.words)
-        if said is None and isinstance(document, Mapping):
+        if isinstance(document, Mapping) and (said is None or _names_field(document, "verdict")):
             return unclear(
                 "The reviewer's JSON answer does not match the verdict schema "
                 f"({schema_mismatch(model, document)}); treated as not approved."
@@ -363,6 +403,25 @@ APPROVED_WITH_PROBLEM = (
     "The reviewer's answer approves on its first line but goes on to name a blocker or an "
     "issue; treated as not approved."
 )
+
+
+#: How much of an unreadable answer its blocker keeps.
+KEPT_WORDS = 1000
+
+
+def _keeping_words(verdict: Verdict, text: str) -> Verdict:
+    """An unclear verdict whose blocker keeps what the reviewer said (on a line of its
+    own, clipped): the executor revising and the review history see the reviewer's words."""
+    said = " ".join(text.split())
+    if not said or not verdict.issues:
+        return verdict
+    if len(said) > KEPT_WORDS:
+        said = said[:KEPT_WORDS] + "…"
+    first = verdict.issues[0]
+    kept = first.model_copy(
+        update={"description": f"{first.description}\nThe reviewer said: {said}"}
+    )
+    return verdict.model_copy(update={"issues": (kept, *verdict.issues[1:])})
 
 
 def _approval_naming_a_problem(text: str) -> Verdict:

@@ -77,30 +77,62 @@ def _markdown() -> MarkdownIt:
     return MarkdownIt("commonmark")
 
 
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once: ``{"approved": false, "approved":
+    true}`` says two things, so it is no JSON document here (ValueError)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("a key is given twice")
+    return found
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_once)
+
+
 def json_document(text: str) -> Any | None:
     """The JSON value ``text`` holds: the whole answer, or its final fenced ``json`` block.
 
     Never a span cut out of prose (from the first ``{`` to the last ``}``): an
     answer that quotes an artifact's ``{"approved": true}`` while rejecting in
-    prose must not be read as that quote.
+    prose must not be read as that quote. An object giving a key twice is none.
     """
     stripped = text.strip()
     if not stripped:
         return None
     try:
-        return json.loads(stripped)
+        return _loads(stripped)
     except ValueError:
         pass
-    fences = [t for t in _markdown().parse(stripped) if t.type == "fence"]
+    fences = fenced_blocks(stripped)
     if not fences:
         return None
     last = fences[-1]
     if last.info.strip().lower() not in ("json", ""):
         return None
     try:
-        return json.loads(last.content)
+        return _loads(last.content)
     except ValueError:
         return None
+
+
+def fenced_blocks(text: str) -> list[Any]:
+    """The fenced code blocks of ``text`` (markdown-it tokens), in order."""
+    return [t for t in _markdown().parse(text.strip()) if t.type == "fence"]
+
+
+def fenced_documents(text: str) -> list[Any]:
+    """The JSON value of every fenced ``json`` (or unlabelled) block of ``text`` that
+    holds one, in order."""
+    found = []
+    for fence in fenced_blocks(text):
+        if fence.info.strip().lower() not in ("json", ""):
+            continue
+        try:
+            found.append(_loads(fence.content))
+        except ValueError:
+            continue
+    return found
 
 
 #: A question mark (ASCII, full-width, Spanish opening): a verdict word asked is no verdict.

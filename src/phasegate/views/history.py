@@ -9,6 +9,7 @@ whose nodes gained no iteration writes nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -46,9 +47,9 @@ def render_iteration(record: Mapping[str, Any]) -> list[str]:
     if issues:
         for issue in issues:
             where = f" (at {issue['location']})" if issue.get("location") else ""
-            lines.append(
-                f"- [{issue.get('severity')}] {str(issue.get('description')).strip()}{where}"
-            )
+            first, _, rest = str(issue.get("description")).strip().partition("\n")
+            lines.append(f"- [{issue.get('severity')}] {first.strip()}{where}")
+            lines += _block(rest)
     else:
         lines.append("- none")
     lines += [
@@ -60,6 +61,18 @@ def render_iteration(record: Mapping[str, Any]) -> list[str]:
         "",
     ]
     return lines
+
+
+def _block(text: str) -> list[str]:
+    """The lines after an issue's first (a check's output, say) as a block of text inside
+    its list item: never read as markdown (a line of ``===`` would make a heading, ``---``
+    a rule that looks like the end of the iteration)."""
+    if not text.strip():
+        return []
+    body = text.strip("\n").splitlines()
+    longest = max((len(run) for line in body for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return ["", f"  {fence}text", *[f"  {line}".rstrip() for line in body], f"  {fence}", ""]
 
 
 class _Section:

@@ -236,8 +236,8 @@ def lost_previous(
         return None  # never made: the soft prerequisite's warning (or the node's blocker)
     again = f": phasegate run {item} --phase {made_by[0]}" if not workflow.commands else ""
     return (
-        f"{previous}, which the completed {made_by[0]} phase made, is missing or empty; "
-        f"put it back, or run the {made_by[0]} phase again{again}"
+        f"{previous}, which the {made_by[0]} phase makes, is missing or empty though that "
+        f"phase completed; put it back, or run the {made_by[0]} phase again{again}"
     )
 
 

@@ -167,6 +167,7 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
         unanswered_exit=node.unanswered.exit,
         unanswered_message=" ".join(render(node.unanswered.message, values).split()),
         attempts=node.attempts,
+        out_of_attempts="invalid",
         context=path,
         unavailable=unavailable,
         explicit=node.explicit,
