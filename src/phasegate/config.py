@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from phasegate.errors import ConfigError
+from phasegate.errors import ConfigError, os_reason
 from phasegate.repo_paths import find_repo as find_repo
 from phasegate.repo_paths import git_toplevel as git_toplevel
 from phasegate.yaml_errors import yaml_problem
@@ -314,6 +314,8 @@ def load_config(repo: Path) -> Config:
         data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
     except YAMLError as exc:
         raise ConfigError(yaml_problem(path, exc)) from None
+    except OSError as exc:  # not a YAML problem: no permission, a folder in its place
+        raise ConfigError(f"{path} cannot be read: {os_reason(exc)}") from None
     except Exception as exc:
         raise ConfigError(f"{path}: invalid YAML: {' '.join(str(exc).split())}") from None
     if data is None:

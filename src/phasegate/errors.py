@@ -23,7 +23,7 @@ class ExitCode(IntEnum):
     STATE = 5  # a state file is corrupt or unreadable (it is left untouched)
     AGENT = 6  # an agent backend failed or is unusable
     BUSY = 7  # another phasegate process holds this work item
-    STORAGE = 8  # cannot write: disk full, I/O error, read-only file system or no permission
+    STORAGE = 8  # cannot write: disk full, a file size limit, I/O error, read-only, no permission
 
 
 #: The exit status of an agent call phasegate stopped at its timeout (the one ``timeout(1)``
@@ -107,15 +107,18 @@ class BackendUnavailable(AgentError):
 STORAGE_ERRNOS: dict[int, str] = {
     errno.ENOSPC: "no space left on the device",
     errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large (a file size limit: see ulimit -f)",
     errno.EIO: "input/output error",
     errno.EROFS: "read-only file system",
     errno.EACCES: "permission denied",
     errno.EPERM: "operation not permitted",
+    errno.EISDIR: "a folder is where a file belongs",
+    errno.ENOTDIR: "a file is where a folder belongs",
 }
 
 
 class StorageError(PhasegateError):
-    """A file could not be written: disk full, I/O error, read-only file system, no permission.
+    """A file could not be written: disk full or too large, I/O error, read-only, no permission.
 
     Raised where phasegate writes (atomic files, the journal), so the message
     names the file; what was recorded before the failed write is kept.
@@ -129,13 +132,29 @@ class StorageError(PhasegateError):
     ) -> StorageError:
         """The error for ``exc`` (one of :data:`STORAGE_ERRNOS`) met while acting on ``path``."""
         where = path if path is not None else exc.filename
-        reason = STORAGE_ERRNOS.get(exc.errno or 0) or (exc.strerror or str(exc))
-        code = errno.errorcode.get(exc.errno or 0, "")
         target = f" {where}" if where is not None else ""
-        return cls(
-            f"cannot {action}{target}: {reason}{f' ({code})' if code else ''}; what was "
+        error = cls(
+            f"cannot {action}{target}: {os_reason(exc)}; what was "
             "already recorded is kept: fix this and run the same command again"
         )
+        error.problem = f"cannot {action}{target}: {os_reason(exc)}"
+        return error
+
+    #: What could not be done, without the advice (set by :meth:`from_os_error`).
+    problem: str = ""
+
+    def advising(self, advice: str) -> StorageError:
+        """This error with ``advice`` in place of "run the same command again" (what the
+        command did record, and the command that goes on from there)."""
+        return StorageError(f"{self.problem or self.message}; {advice}")
+
+
+def os_reason(exc: OSError) -> str:
+    """Why ``exc`` happened, in words and without its file's name: ``permission denied
+    (EACCES)`` (the caller names the file)."""
+    reason = STORAGE_ERRNOS.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
+    code = errno.errorcode.get(exc.errno or 0, "")
+    return f"{reason} ({code})" if code else reason
 
 
 def is_storage_error(exc: BaseException) -> bool:

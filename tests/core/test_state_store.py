@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from phasegate.errors import ExitCode, StateCorruptError
+from phasegate.errors import ExitCode, StateCorruptError, StorageError
 from phasegate.redact import MASK, Redactor
 from phasegate.state.atomic import atomic_write_bytes, atomic_write_text, remove_file
 from phasegate.state.store import StateFormat, StateStore, dump_state, parse_state
@@ -40,7 +40,7 @@ def test_failed_atomic_write_removes_its_temp_file_and_keeps_the_target(tmp_path
     target = tmp_path / "state.json"
     target.mkdir()
     (target / "keep").write_text("x", encoding="utf-8")
-    with pytest.raises(OSError):
+    with pytest.raises(StorageError, match="a folder is where a file belongs"):
         atomic_write_bytes(target, b"new")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
     assert (target / "keep").read_text(encoding="utf-8") == "x"

@@ -156,7 +156,8 @@ def _run(args: list[str], fail: Fail, as_json: bool) -> int:
         if not is_storage_error(exc):
             return _internal_error(exc, fail)
         # Only writes fill a disk or meet a read-only one; the others may come from a read.
-        action = "write" if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) else "access"
+        writes = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+        action = "write" if exc.errno in writes else "access"
         error = StorageError.from_os_error(exc, action=action)
         return fail(str(error), int(ExitCode.STORAGE))
     except Exception as exc:  # a bug: say so plainly, trace only on request

@@ -26,7 +26,8 @@ required artifact missing, failed checks, a budget answered stop, a reviewer's
 stop, a merge conflict, a change in another phase); 5 corrupt
 state file (left untouched); 6 agent failure (or a backend that cannot run here);
 7 work item busy (another run);
-8 cannot write (disk full, I/O error, read-only file system, no permission);
+8 cannot write (disk full, a file size limit, I/O error, read-only file system, no
+permission);
 129, 130, 143 stopped by SIGHUP, SIGINT or SIGTERM (its agent killed first);
 141 the reader of the output went away (as on SIGPIPE)."""
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from phasegate.engine.index import fresh_brief, read_index
 from phasegate.engine.live_run import left_midway, live_runs, with_live_run
-from phasegate.errors import PhasegateError
+from phasegate.errors import PhasegateError, StorageError, is_storage_error
 from phasegate.repo_paths import ENGINE_FILE, item_state_files
 
 if TYPE_CHECKING:
@@ -186,3 +186,8 @@ def full_status(
         return status_of(item, item.load(read_journal=False))
     except PhasegateError as exc:
         return {"id": name, "workflow": workflow_name, "error": str(exc)}
+    except OSError as exc:  # a file of one item not readable: the others are still listed
+        if not is_storage_error(exc):
+            raise
+        error = StorageError.from_os_error(exc, action="access")
+        return {"id": name, "workflow": workflow_name, "error": str(error)}

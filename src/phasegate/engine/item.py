@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from phasegate.config import CONFIG_DIR, Config
-from phasegate.engine.confine import check_inside
+from phasegate.engine.confine import check_folder_possible, check_inside
 from phasegate.engine.item_commits import ItemCommits
 from phasegate.engine.recorded import RecordedCalls, event_problem, result_key
 from phasegate.engine.state import ENGINE_FILE, EngineState
@@ -26,6 +26,7 @@ from phasegate.errors import (
     ItemRunningError,
     NotFoundError,
     StateCorruptError,
+    os_reason,
 )
 from phasegate.redact import Redactor, spare_in_messages
 from phasegate.state.flock import FileLock, LockTimeout
@@ -223,7 +224,7 @@ class WorkItem(ItemCommits):
         A view's files lie in the item's folder: without the folder the view (and
         the modules of its plug-in) is not loaded at all.
         """
-        if self.engine_path.is_file():
+        if os.path.lexists(self.engine_path):  # a folder there is named when it is read
             return True
         return self.item_dir.is_dir() and self.view.adoptable()
 
@@ -247,7 +248,7 @@ class WorkItem(ItemCommits):
             state = adopted
         except OSError as exc:
             raise StateCorruptError(
-                f"state file {self.engine_path} cannot be read: {exc}"
+                f"state file {self.engine_path} cannot be read: {os_reason(exc)}"
             ) from None
         else:
             state = EngineState.decode(raw, self.engine_path)
@@ -391,7 +392,7 @@ class WorkItem(ItemCommits):
     def locked(self) -> Iterator[None]:
         """Hold the item's write lock (re-entrant within this process)."""
         if not os.path.isdir(os.path.dirname(self._lock.path)):  # one stat when it is there
-            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            self._make_locks_folder()
         try:
             self._lock.acquire()
         except LockTimeout:
@@ -409,7 +410,7 @@ class WorkItem(ItemCommits):
         """Hold the item for a whole run; a second runner fails fast with BUSY."""
         import filelock  # only a run or a check of one takes the run lock
 
-        self.run_lock_path.parent.mkdir(parents=True, exist_ok=True)
+        self._make_locks_folder()
         lock = filelock.FileLock(str(self.run_lock_path), timeout=0)
         try:
             lock.acquire()
@@ -445,11 +446,20 @@ class WorkItem(ItemCommits):
             self.journal.close()
             lock.release()
 
+    def _make_locks_folder(self) -> None:
+        """Make ``.phasegate/locks``; a file in its way is BadInputError naming it."""
+        folder = self.lock_path.parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            check_folder_possible(folder, self.repo, f"work on item {self.name!r}")
+            raise
+
     def running(self) -> bool:
         """Whether a run holds this item now (its run lock is taken)."""
         import filelock
 
-        self.run_lock_path.parent.mkdir(parents=True, exist_ok=True)
+        self._make_locks_folder()
         lock = filelock.FileLock(str(self.run_lock_path), timeout=0)
         try:
             lock.acquire()

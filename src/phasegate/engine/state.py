@@ -37,7 +37,7 @@ from phasegate.engine.state_encoding import (
     encode_value,
     parse_state,
 )
-from phasegate.errors import StateCorruptError
+from phasegate.errors import StateCorruptError, os_reason
 from phasegate.redact import Redactor
 
 ENGINE_FILE = ".engine.json"
@@ -284,9 +284,16 @@ class EngineState:
             int(result_usage.get("cache_write_tokens", 0)),
         )
         add_usage(self.node(path).usage(), *values)
-        add_usage(self.d.setdefault("usage", empty_usage()), *values)
-        by_role = self.d.setdefault("usage_by_role", {})
-        add_usage(by_role.setdefault(role, empty_usage()), *values)
+        # A total written as null (a hand edit: the state's check lets it pass) is none yet.
+        if self.d.get("usage") is None:
+            self.d["usage"] = empty_usage()
+        add_usage(self.d["usage"], *values)
+        if self.d.get("usage_by_role") is None:
+            self.d["usage_by_role"] = {}
+        by_role = self.d["usage_by_role"]
+        if by_role.get(role) is None:
+            by_role[role] = empty_usage()
+        add_usage(by_role[role], *values)
 
     # -- encoding -------------------------------------------------------------------
 
@@ -422,5 +429,5 @@ def read_state_file(path: Path) -> EngineState:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise StateCorruptError(f"state file {path} cannot be read: {exc}") from None
+        raise StateCorruptError(f"state file {path} cannot be read: {os_reason(exc)}") from None
     return EngineState.decode(raw, path)

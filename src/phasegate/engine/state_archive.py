@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from phasegate.errors import StateCorruptError, StorageError, is_storage_error
+from phasegate.errors import StateCorruptError, StorageError, is_storage_error, os_reason
 
 ARCHIVE_FILE = ".engine-archive.jsonl"
 
@@ -68,7 +68,7 @@ def read_archive(state_file: Path, size: int) -> Archived:
             f"{size} bytes; {hint}"
         ) from None
     except OSError as exc:
-        raise StateCorruptError(f"archive {path} cannot be read: {exc}") from None
+        raise StateCorruptError(f"archive {path} cannot be read: {os_reason(exc)}") from None
     if len(raw) < size:
         raise StateCorruptError(
             f"archive {path} holds {len(raw)} bytes, but state file {state_file} goes with "

@@ -408,7 +408,15 @@ def _detail_problem(data: dict[str, Any]) -> str | None:
         problem = _usage_problem(node.get("usage"), f"nodes.{path}.usage")
         if problem:
             return problem
+        for key in _NODE_COUNTS:
+            if key in node and not _count(node[key]):
+                return f"field 'nodes.{path}.{key}' is not a count"
     return None
+
+
+#: A node's counters, which the engine counts on (a text or null there would stop a run
+#: half-way, or every status, with a bug report).
+_NODE_COUNTS: tuple[str, ...] = ("visit", "iteration", "tries", "review_tries", "resume_review")
 
 
 def _usage_problem(usage: Any, where: str) -> str | None:

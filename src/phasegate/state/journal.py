@@ -144,7 +144,18 @@ class Journal:
         if not self._folder_made:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._folder_made = True
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        except FileNotFoundError:
+            if not self._folder_made or self.path.parent.exists():
+                raise
+            # Made (or found) by this journal, gone since: made again, it would hold only
+            # what comes next, with none of the item's files.
+            raise StateCorruptError(
+                f"folder {self.path.parent} was deleted while this run went on: nothing more "
+                "was recorded in it (restore it, e.g. from git, and run the same command "
+                "again to go on)"
+            ) from None
         try:
             info = os.fstat(fd)
         except BaseException:

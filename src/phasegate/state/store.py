@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from phasegate.errors import BusyError, StateCorruptError
+from phasegate.errors import BusyError, StateCorruptError, os_reason
 from phasegate.faults import crash_point
 from phasegate.redact import Redactor
 from phasegate.state.atomic import atomic_write_bytes
@@ -55,7 +55,9 @@ class StateStore:
         except FileNotFoundError:
             raise
         except OSError as exc:
-            raise StateCorruptError(f"state file {self.path} cannot be read: {exc}") from None
+            raise StateCorruptError(
+                f"state file {self.path} cannot be read: {os_reason(exc)}"
+            ) from None
         return parse_state(raw, self.path, self.fmt)
 
     @contextmanager
