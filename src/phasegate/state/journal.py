@@ -9,6 +9,7 @@ calling the agent again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import threading
@@ -22,6 +23,9 @@ from phasegate.errors import StateCorruptError, StorageError, is_storage_error
 from phasegate.faults import crash_point
 from phasegate.json_text import encode_json as encode_json  # the state's encoder too
 from phasegate.redact import Redactor
+
+#: Appends never follow a symbolic link put in the journal's place.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 _last_stamp: tuple[int, str] = (-1, "")
 
@@ -134,7 +138,7 @@ class Journal:
         handle = self._handle
         if handle is not None:
             try:
-                info = os.stat(self.path)
+                info = os.lstat(self.path)  # a link put in its place is never the same file
             except OSError:
                 info = None
             if info is not None and _ident(info) == handle.ident:
@@ -145,8 +149,18 @@ class Journal:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._folder_made = True
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-        except FileNotFoundError:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | _NOFOLLOW, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                # Appended through, the link would carry the item's lines (an agent's text)
+                # into whatever file it names: a shell's start-up file, say.
+                raise StateCorruptError(
+                    f"journal {self.path} is a symbolic link now, which phasegate never "
+                    "made: nothing is written through it; put the journal file back in its "
+                    "place and run the same command again"
+                ) from None
+            if not isinstance(exc, FileNotFoundError):
+                raise
             if not self._folder_made or self.path.parent.exists():
                 raise
             # Made (or found) by this journal, gone since: made again, it would hold only
