@@ -8,37 +8,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "engine"))
-from engine_helpers import approving_script, init_repo
+from engine_helpers import item_run_until
+from engine_helpers import phasegate_cli as phasegate
 
 from phasegate.errors import ExitCode
 
 ITEM = Path("docs/features/x")
 
 
-def phasegate(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "phasegate", *args],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A repository with the approving scripted agents and item ``x`` run to brainstorm."""
-    root = init_repo(tmp_path / "repo")
-    assert phasegate(root, "init", "--test-command", "true").returncode == 0
-    with open(root / ".phasegate" / "agents.yaml", "w") as handle:
-        YAML(typ="safe", pure=True).dump(approving_script(), handle)
-    assert phasegate(root, "new", "x", "--mode", "quick").returncode == 0
-    assert phasegate(root, "run", "x", "--until", "brainstorm").returncode == 0
-    return root
+    return item_run_until(tmp_path / "repo", "brainstorm")
 
 
 def one_error(result: subprocess.CompletedProcess[str]) -> str:

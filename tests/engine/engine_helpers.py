@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,32 @@ def init_repo(repo: Path) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "init")
     return repo
+
+
+def phasegate_cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI as a script runs it in ``repo``: no terminal, stdin closed."""
+    return subprocess.run(
+        [sys.executable, "-m", "phasegate", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
+def item_run_until(path: Path, phase: str) -> Path:
+    """A repository at ``path`` (``init``, the approving scripted agents) whose feature
+    item ``x`` (mode quick) ran until ``phase``, through the CLI."""
+    from ruamel.yaml import YAML
+
+    root = init_repo(path)
+    assert phasegate_cli(root, "init", "--test-command", "true").returncode == 0
+    with open(root / ".phasegate" / "agents.yaml", "w") as handle:
+        YAML(typ="safe", pure=True).dump(approving_script(), handle)
+    assert phasegate_cli(root, "new", "x", "--mode", "quick").returncode == 0
+    assert phasegate_cli(root, "run", "x", "--until", phase).returncode == 0
+    return root
 
 
 def make_repo(root: Path, **config: Any) -> Repo:
