@@ -112,7 +112,7 @@ def test_an_item_blocked_inside_a_loop_is_shown_blocked_not_running(tmp_path: Pa
     (root / ".phasegate" / "config.yaml").write_text("roles:\n  default: {backend: auto}\n")
     repo = open_repo(root)
     repo.new("z", workflow="looping", description="z")
-    with pytest.raises(BlockedError, match="tasks ended checks-failed"):
+    with pytest.raises(BlockedError, match=r"tasks\[.*\]/work ended checks-failed"):
         repo.run("z")
     status = repo.status("z")
     assert status["blocked"] is not None and "check 'f' (false) failed" in status["blocked"]

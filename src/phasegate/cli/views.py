@@ -227,6 +227,7 @@ _TASK_MARKS = {
     "implementing": "[yellow]…[/]",
     "in review": "[yellow]…[/]",
     "interrupted": "[yellow]![/]",
+    "stopped": "[red]✗[/]",
     "escalated": "[red]?[/]",
     "unclear review": "[red]?[/]",
     "merge conflict": "[red]?[/]",
@@ -237,7 +238,7 @@ _TASK_MARKS = {
 def task_state(task: dict[str, Any]) -> str:
     """One task's state as ``status`` shows it (cycle, reviewer and focus while in review)."""
     state = str(task.get("state", ""))
-    if state == "interrupted" and task.get("was"):
+    if state in ("interrupted", "stopped") and task.get("was"):
         # What its agent was doing when the run ended: the next run resumes it there.
         state += f" ({task['was']}"
         if task.get("cycle"):
@@ -245,6 +246,12 @@ def task_state(task: dict[str, Any]) -> str:
         if task.get("reviewer"):
             state += f", {task['reviewer']}"
         state += ")"
+        failure = task.get("failure") or {}
+        if state.startswith("stopped") and failure.get("role"):
+            # The agent call it stopped on (every attempt of it failed).
+            tries = failure.get("attempts")
+            after = f" after {tries} attempt{'s' if tries != 1 else ''}" if tries else ""
+            state += f": {failure['role']} failed{after}"
     elif state in ("in review", "implementing") and task.get("cycle"):
         state += f" (cycle {task['cycle']}/{task.get('maxCycles', '?')}"
         if task.get("reviewer"):

@@ -331,15 +331,29 @@ def with_live_run(data: dict[str, Any], live: dict[str, Any] | None) -> dict[str
     the item is going on: ``running`` is that run (``pid``, ``host``, ``since``) or
     ``None``. While it runs, the next command watches it (a second run would be refused);
     once no run goes on, a loop's items its last run left running are ``interrupted``
-    (the next run resumes them). An item that stopped at a gate is not: ``status`` shows
-    it ``waiting`` (its decision is pending) or ``answered`` (the next run acts on it)."""
+    (the next run resumes them), or ``failed`` for the item whose agent call it stopped on
+    (``lastFailure``: every attempt failed), as ``status`` says the item ``stopped``. An
+    item that stopped at a gate is not: ``status`` shows it ``waiting`` (its decision is
+    pending) or ``answered`` (the next run acts on it)."""
     data["running"] = live
     if live is not None:
         if data.get("nextCommand") and not data.get("pendingDecisions"):
             data["nextCommand"] = watch_command(str(data["id"]))
         return data
+    failure = data.get("lastFailure") or {}
     for phase in data.get("phases") or []:
         for entry in phase.get("items") or []:
-            if entry.get("status") == "running":
+            if entry.get("status") != "running":
+                continue
+            inside = f"{phase.get('node')}[{entry.get('key')}]/"
+            if failure and f"{failure.get('node')}/".startswith(inside):
+                entry["status"] = "failed"
+                tries = int(failure.get("attempts") or 1)
+                error = (str(failure.get("error") or "").splitlines() or [""])[0][:300]
+                entry["reason"] = (
+                    f"{failure.get('role')} failed in {failure.get('node')} after {tries} "
+                    f"attempt{'s' if tries != 1 else ''}: {error}"
+                )
+            else:
                 entry["status"] = "interrupted"
     return data

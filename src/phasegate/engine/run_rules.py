@@ -211,7 +211,10 @@ class NodeRules:
         )
         if outcome.name == "exhausted" and not details:
             details = self.visit_limit_reached(path)
-        message = f"{self.item.name}: {self.label(path)} ended {outcome.name}" + (
+        # A node of a loop's item is named by its path (``tasks[T1]/code``): which item and
+        # which of its nodes, not only the loop's label.
+        where = path if "[" in path else self.label(path)
+        message = f"{self.item.name}: {where} ended {outcome.name}" + (
             f": {details}" if details else ""
         )
         ns["blocked"] = message

@@ -9,7 +9,8 @@ be read as a verdict: the decision that waits), ``escalated`` (another decision
 waits: the command that answers it), ``merge conflict`` (its approved work waits on a
 merge conflict: the conflict's worktree, and the decision if one is asked), or
 ``pending``; ``interrupted`` (with what it was doing) when no run goes on any more
-while an agent worked on it. A task running in a worktree of its own (a phase's
+while an agent worked on it, ``stopped`` when that run stopped on its agent's failed
+call (every attempt of it failed). A task running in a worktree of its own (a phase's
 parallel tasks) names it.
 """
 
@@ -95,6 +96,18 @@ def _conflict(
 
 #: The states of a task an agent is working on (while a run goes on).
 WORKING = ("implementing", "in review")
+
+
+def stopped(rows: list[dict[str, Any]], failure: dict[str, Any] | None) -> None:
+    """The row of the task whose agent call the last run stopped on (``failure``, see
+    :func:`phasegate.engine.live_run.last_failure`): ``stopped``, with what it was doing
+    in ``was`` and the failed call in ``failure``; the next run resumes it there."""
+    node = str((failure or {}).get("node") or "")
+    for row in rows:
+        if row["state"] in WORKING and f"/{TASKS}[{row['key']}]/" in f"{node}/":
+            row["was"] = row["state"]
+            row["state"] = "stopped"
+            row["failure"] = failure
 
 
 def interrupted(rows: list[dict[str, Any]]) -> None:

@@ -34,7 +34,7 @@ from phasegate.errors import BadInputError, StateCorruptError
 from phasegate.implement import cycles
 from phasegate.implement.plan import Plan, PlanPhase, parse_plan
 from phasegate.implement.settings import implement_settings
-from phasegate.implement.status import interrupted, task_rows
+from phasegate.implement.status import interrupted, stopped, task_rows
 from phasegate.implement.where import (
     CONTEXT_NODE,
     PHASES,
@@ -373,10 +373,14 @@ class ImplementView(StateView):
         return f"{tasks} ({', '.join(parts)}) in {reviews} review{'s' if reviews != 1 else ''}."
 
     def status_fields(self, state: EngineState) -> dict[str, Any]:
-        from phasegate.engine.live_run import live_path, read_live
+        from phasegate.engine.live_run import last_failure, live_path, read_live
 
         rows = task_rows(self.item, state, self._plan(state))
         if read_live(live_path(self.item.run_lock_path)) is None:
+            # The task whose agent call its last run stopped on (every attempt failed)
+            # is ``stopped`` on it, as ``status`` says of the item; the others it left
+            # working on are ``interrupted``.
+            stopped(rows, last_failure(self.item.journal.path))
             interrupted(rows)  # no run goes on: what its last run left working is not
         return {"tasks": rows, "reviewCycles": str(self.path)}
 
