@@ -284,7 +284,7 @@ class Config(BaseModel):
         if self._missing is not None:
             # No config file: the defaults bind every role to a scripted backend without
             # a script; `phasegate init` writes the config that binds them.
-            return f"{message} (there is no {self._missing}: run 'phasegate init')"
+            return f"{message} ({missing_config(self._missing)})"
         key = role if role in self.roles else "default"
         binding = self.roles.get(key)
         if binding is None:
@@ -298,6 +298,18 @@ class Config(BaseModel):
 
 def config_path(repo: Path) -> Path:
     return repo / CONFIG_DIR / CONFIG_FILE
+
+
+def missing_config(path: Path) -> str:
+    """Why the config file ``path`` is missing and what to do: ``there is no PATH: run
+    'phasegate init'``, unless something not a folder stands where its folder belongs (a
+    file named ``.phasegate``), which `phasegate init` refuses: that is named instead."""
+    folder = path.parent
+    if os.path.lexists(folder) and not folder.is_dir():
+        return (
+            f"there is no {path}: {folder} is not a folder; move it away, then run 'phasegate init'"
+        )
+    return f"there is no {path}: run 'phasegate init'"
 
 
 def load_config(repo: Path) -> Config:

@@ -31,7 +31,7 @@ from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
 from phasegate.engine.status import current_label
 from phasegate.engine.walk import enter_node
-from phasegate.errors import StateCorruptError
+from phasegate.errors import StateCorruptError, os_reason
 from phasegate.faults import crash_point
 from phasegate.state.atomic import atomic_write_bytes, fsync_dir, remove_leftover_temp_files
 from phasegate.state.journal import utc_now
@@ -107,7 +107,7 @@ class ChangeView(StateView):
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise StateCorruptError(f"state file {path} cannot be read: {exc}") from None
+            raise StateCorruptError(f"state file {path} cannot be read: {os_reason(exc)}") from None
         self._written = raw
         return ChangeState.from_document(parse_state(raw, path, "yaml"), path)
 

@@ -141,7 +141,7 @@ def doctor(
     Exits 6 when a role of a workflow in use (feature, and every workflow with work
     items) is bound to a backend that cannot run here, else 0.
     """
-    from phasegate.config import Config, config_path, find_repo, load_config
+    from phasegate.config import Config, config_path, find_repo, load_config, missing_config
 
     if repo is not None and not repo.is_dir():
         raise BadInputError(f"--repo {repo} is not a directory")
@@ -176,7 +176,7 @@ def doctor(
         names = ", ".join(f"{r['role']} ({r['backend'] or 'no backend'})" for r in broken)
         message = f"roles bound to a backend that cannot run here: {names}"
         if root is not None and not config_path(root).exists():
-            message += f" (there is no {config_path(root)}: run 'phasegate init')"
+            message += f" ({missing_config(config_path(root))})"
         raise BackendUnavailable(message)
 
 
@@ -205,7 +205,9 @@ def _print(backends: list[dict[str, Any]], roles: list[dict[str, Any]], root: Pa
         out.print(f"  {row['backend']:<{width}}  {state}  {row['detail']}", markup=False)
     where = f"{root}/.phasegate/config.yaml" if root is not None else "defaults, no repository"
     if root is not None and not (root / ".phasegate" / "config.yaml").exists():
-        where = f"defaults: there is no {where}, run 'phasegate init'"
+        from phasegate.config import config_path, missing_config
+
+        where = f"defaults: {missing_config(config_path(root))}"
     out.print(f"Roles ({where}):", markup=False)
     role_width = max((len(r["role"]) for r in roles), default=8)
     for row in roles:

@@ -40,6 +40,105 @@ def event_problem(event: Mapping[str, Any]) -> str | None:
             return f"field {name!r} is missing"
         if not isinstance(event[name], expected):
             return f"field {name!r} has the wrong type ({type(event[name]).__name__})"
+    if event.get("event") == "agent.finished":
+        return _result_problem(event)
+    if event.get("event") == "checks.completed":
+        return _outcomes_problem(event["outcomes"])
+    if event.get("event") == "check.finished":
+        return _numbers_problem(event, {"duration_s": _NUMBER}, "")
+    if event.get("event") == "foreach.items":
+        return _items_problem(event["items"], event["entries"])
+    return None
+
+
+def _items_problem(items: list[Any], entries: dict[str, Any]) -> str | None:
+    """Why a foreach's recorded items cannot be read back: each is a name with an entry."""
+    for index, name in enumerate(items):
+        if not isinstance(name, str):
+            return f"field 'items[{index}]' has the wrong type ({type(name).__name__})"
+        if name not in entries:
+            return f"field 'items[{index}]' ({name!r}) has no entry in field 'entries'"
+    for name, entry in entries.items():
+        if not isinstance(entry, dict):
+            return f"field 'entries.{name}' has the wrong type ({type(entry).__name__})"
+    return None
+
+
+_NUMBER = (int, float)
+#: The fields of a check's outcome in a ``checks.completed`` event (``CheckOutcome``'s), with
+#: their types (``None`` allowed: the field may be ``null``); ``name`` and ``passed`` are
+#: required.
+_OUTCOME: dict[str, tuple[type | tuple[type, ...], bool]] = {
+    "name": (str, False),
+    "command": (str, True),
+    "passed": (bool, False),
+    "skipped": (bool, False),
+    "exit_code": (int, True),
+    "output_tail": (str, False),
+    "timed_out": (bool, False),
+    "duration_s": (_NUMBER, False),
+    "error": (str, False),
+    "timeout_s": (_NUMBER, True),
+}
+
+
+def _outcomes_problem(outcomes: list[Any]) -> str | None:
+    """Why a recorded round's outcomes cannot be read back, if they cannot."""
+    for index, outcome in enumerate(outcomes):
+        where = f"outcomes[{index}]"
+        if not isinstance(outcome, dict):
+            return f"field {where!r} has the wrong type ({type(outcome).__name__})"
+        for name in ("name", "passed"):
+            if name not in outcome:
+                return f"field '{where}.{name}' is missing"
+        for name, value in outcome.items():
+            if name not in _OUTCOME:
+                return f"field '{where}.{name}' is unknown"
+            expected, nullable = _OUTCOME[name]
+            if value is None and nullable:
+                continue
+            if _wrong(value, expected):
+                return f"field '{where}.{name}' has the wrong type ({type(value).__name__})"
+    return None
+
+
+def _wrong(value: Any, expected: type | tuple[type, ...]) -> bool:
+    """Whether ``value`` is not of ``expected`` (``True`` is no number)."""
+    if isinstance(value, bool) and expected is not bool:
+        return True
+    return not isinstance(value, expected)
+
+
+def _numbers_problem(
+    event: Mapping[str, Any], fields: Mapping[str, type | tuple[type, ...]], prefix: str
+) -> str | None:
+    """Why one of ``fields`` of ``event`` is of the wrong type (each may be missing or
+    ``null``), if one is."""
+    for name, expected in fields.items():
+        value = event.get(name)
+        if value is not None and _wrong(value, expected):
+            return f"field '{prefix}{name}' has the wrong type ({type(value).__name__})"
+    return None
+
+
+def _result_problem(event: Mapping[str, Any]) -> str | None:
+    """Why the result fields of an ``agent.finished`` event cannot be read back (a resumed
+    run reuses them), if they cannot; each may be missing or ``null``."""
+    numbers: dict[str, type | tuple[type, ...]] = {
+        "exit_status": int,
+        "cost_usd": _NUMBER,
+        "duration_s": _NUMBER,
+    }
+    problem = _numbers_problem(event, numbers, "")
+    usage = event.get("usage")
+    if problem is not None or usage is None:
+        return problem
+    if not isinstance(usage, dict):
+        return f"field 'usage' has the wrong type ({type(usage).__name__})"
+    for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
+        value = usage.get(name, 0)  # a count may be missing, not null
+        if _wrong(value, int):
+            return f"field 'usage.{name}' has the wrong type ({type(value).__name__})"
     return None
 
 

@@ -30,7 +30,7 @@ import filelock
 
 from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
-from phasegate.errors import BadInputError, StateCorruptError
+from phasegate.errors import BadInputError, StateCorruptError, os_reason
 from phasegate.implement import cycles
 from phasegate.implement.plan import Plan, PlanPhase, parse_plan
 from phasegate.implement.settings import implement_settings
@@ -73,7 +73,9 @@ class ImplementView(StateView):
         except FileNotFoundError:
             return {"sessions": {}}
         except OSError as exc:
-            raise StateCorruptError(f"state file {self.path} cannot be read: {exc}") from None
+            raise StateCorruptError(
+                f"state file {self.path} cannot be read: {os_reason(exc)}"
+            ) from None
         try:
             data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:

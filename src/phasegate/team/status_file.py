@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from phasegate.errors import StateCorruptError
+from phasegate.errors import StateCorruptError, os_reason
 
 if TYPE_CHECKING:
     from phasegate.redact import Redactor
@@ -172,7 +172,7 @@ def read_status(path: Path) -> TeamStatus | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise StateCorruptError(f"state file {path} cannot be read: {exc}") from None
+        raise StateCorruptError(f"state file {path} cannot be read: {os_reason(exc)}") from None
     return parse_status(raw, path)
 
 

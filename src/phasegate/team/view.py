@@ -91,9 +91,11 @@ class TeamView(StateView):
         except FileNotFoundError:
             return
         except OSError as exc:
-            from phasegate.errors import StateCorruptError
+            from phasegate.errors import StateCorruptError, os_reason
 
-            raise StateCorruptError(f"state file {self.path} cannot be read: {exc}") from None
+            raise StateCorruptError(
+                f"state file {self.path} cannot be read: {os_reason(exc)}"
+            ) from None
         found = parse_status(raw, self.path)
         self._written = raw
         if found.runtime_flags is None:
