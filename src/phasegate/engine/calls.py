@@ -441,6 +441,7 @@ def _attempt(
                 exempt=backend.own_files(),
                 workdir=request.workdir,
                 writes=spec.writes,
+                node=spec.path,
             )
         except KeyboardInterrupt as exc:
             # Ctrl-C or a stop signal: the agent's process tree is already killed.

@@ -214,6 +214,11 @@ class StateView:
         watch). Whatever it names is a violation, as a change of :meth:`files` is."""
         return None
 
+    def watch_node(self, node: str) -> Callable[[], list[str]] | None:
+        """As :meth:`watch_call`, for an agent call (executor or reviewer) of the node at
+        ``node`` (its path): what that node may not change of the workflow's files."""
+        return None
+
     def check(self, state: EngineState) -> None:
         """Validate the view's files and copy hand edits into ``state``."""
 

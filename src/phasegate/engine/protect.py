@@ -14,8 +14,10 @@ phasegate did not write (forged events) are cut out. The change is journaled
 as ``agent.violation`` with the paths, and the call counts as failed (retried
 like any failed call) or, with ``protection: {on_violation: stop}`` in the
 config, stops the run. A workflow's view may guard more of its files from some
-roles (:meth:`~phasegate.engine.plugin_api.StateView.watch_call`): what it puts
-back after such a call is a violation the same way.
+roles (:meth:`~phasegate.engine.plugin_api.StateView.watch_call`) or nodes
+(:meth:`~phasegate.engine.plugin_api.StateView.watch_node`: the ``feature`` view keeps
+each phase's artifact from the other phases): what it puts back after such a call is a
+violation the same way.
 
 phasegate's own writes are never a violation: the record is taken after the
 call's dispatch is journaled, every line phasegate appends to the journal
@@ -256,13 +258,15 @@ def guarded_call(
     exempt: Iterable[Path] = (),
     workdir: Path | None = None,
     writes: Iterable[Path] | None = None,
+    node: str | None = None,
 ) -> AgentResult:
     """Run ``call`` (one agent call); undo and report any change made to phasegate's files
     while it ran (``exempt``: files of ``.phasegate/`` the backend itself writes), and to
     those of ``workdir``, the git worktree it works in (when not the item's work tree).
     ``writes`` (when given): the only files the call may change; whatever else it changed
     of the work tree or the item's folder is put back and journaled, the call standing
-    (:mod:`phasegate.engine.protect_outputs`).
+    (:mod:`phasegate.engine.protect_outputs`). ``node``: the path of the call's node, whose
+    view may keep more of the workflow's files from it (another node's artifact).
 
     The result of a call that changed them is a failed one naming the files,
     unless ``protection.on_violation`` is ``stop``: then
@@ -278,6 +282,7 @@ def guarded_call(
     )
     # The workflow's files this role may not change (the view says which, and how much).
     watched = item.view.watch_call(role)
+    watched_node = item.view.watch_node(node) if node is not None else None
     here: list[Violation] = []
     outside: tuple[str, ...] = ()
     try:
@@ -289,12 +294,16 @@ def guarded_call(
                 if undone is not None:
                     here.append(undone)
                 put_back = watched() if watched is not None else []
-                if put_back:
-                    here.append(Violation((), (), tuple(put_back)))
                 if confined is not None:
+                    # First: what a confined call changed outside its outputs is put back
+                    # as that (the call stands), another node's artifact included.
                     outside = confined.undo(
                         item.repo, whole_tree=not _other_runs(item), keep=_keep(item, attempt)
                     )
+                if watched_node is not None:
+                    put_back += watched_node()
+                if put_back:
+                    here.append(Violation((), (), tuple(put_back)))
     finally:
         if outside:
             # Put back, and said: the call itself stands (its outputs are what counts).

@@ -286,8 +286,8 @@ def _shown(repo: Path, path: str) -> str:
 
 def outside_words(paths: Iterable[str], kept: str | None) -> str:
     """What a call changed besides its outputs, in words (``Violation.kept``), and where
-    the copies of what it wrote are (``kept``)."""
+    the copies of what it wrote are (``kept``). The paths read from the repository's top
+    (``./spec.md``), so a file there is not taken for the item's artifact of that name."""
     where = f"; what it wrote is copied in {kept}" if kept else ""
-    return (
-        f"files other than its outputs ({', '.join(paths)}), which its phase may not change{where}"
-    )
+    shown = ", ".join(p if p.startswith("/") else f"./{p}" for p in paths)
+    return f"files other than its outputs ({shown}), which its phase may not change{where}"

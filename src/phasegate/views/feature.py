@@ -15,22 +15,24 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from phasegate.engine.brief import Progress
 from phasegate.engine.plugin_api import StateView
+from phasegate.engine.protect_cache import ReadCache
+from phasegate.engine.protect_snapshot import _put_back
 from phasegate.engine.state import EngineState
 from phasegate.engine.state_encoding import numbers_only
 from phasegate.engine.status import camel_usage
-from phasegate.errors import StateCorruptError
+from phasegate.errors import StateCorruptError, os_reason
 from phasegate.state.atomic import remove_file
 from phasegate.state.store import dump_state
 from phasegate.views.feature_meta import META_KEYS, PHASE_KEYS, meta_problem
 from phasegate.views.files import ViewFile, encode_json
 from phasegate.views.history import ReviewHistory
-from phasegate.workflow.model import EndNode
+from phasegate.workflow.model import AgentNode, EndNode
 
 #: Workflow -> what :func:`_phase_names` found (``status`` sets up a view per item).
 _PHASE_NAMES: dict[int, tuple[Any, frozenset[str], dict[str, str]]] = {}
@@ -52,6 +54,29 @@ def _phase_names(workflow: Any) -> tuple[frozenset[str], dict[str, str]]:
     return listed, unique
 
 
+#: Workflow -> node id -> the other phases' artifacts that node may not change.
+_GUARDED: dict[int, tuple[Any, dict[str, tuple[str, ...]]]] = {}
+
+
+def _guarded(workflow: Any) -> dict[str, tuple[str, ...]]:
+    """Per agent node of ``workflow`` (its top level): the files (in the item's folder) the
+    other agent nodes list as their outputs, and it does not."""
+    known = _GUARDED.get(id(workflow))
+    if known is not None and known[0] is workflow:
+        return known[1]
+    nodes = [n for n in workflow.nodes if isinstance(n, AgentNode)]
+    outputs = {
+        n.id: tuple(o.file for o in n.outputs if "{{" not in o.file and not o.file.endswith("/"))
+        for n in nodes
+    }
+    every = tuple(dict.fromkeys(name for names in outputs.values() for name in names))
+    found = {n: tuple(name for name in every if name not in own) for n, own in outputs.items()}
+    if len(_GUARDED) >= 64:
+        _GUARDED.clear()
+    _GUARDED[id(workflow)] = (workflow, found)
+    return found
+
+
 class FeatureView(StateView):
     """``.meta.json`` + ``.review-history.md`` (file names configurable)."""
 
@@ -70,6 +95,8 @@ class FeatureView(StateView):
         #: name no other node shares (never changed: shared by the items of the workflow).
         self._listed, self._unique = _phase_names(self.item.workflow)
         self._phases_state: EngineState | None = None
+        #: The other phases' artifacts as last read (one call's record to the next).
+        self._reads = ReadCache()
         self._records: dict[str, dict[str, Any]] = {}
         self._phase_map: dict[str, Any] = {}
         #: Bumped whenever a phase's record changes (the phases block is then joined again).
@@ -112,6 +139,33 @@ class FeatureView(StateView):
             str(settings.get("history_file", ".review-history.md")),
         ]
 
+    def watch_node(self, node: str) -> Callable[[], list[str]] | None:
+        """The artifacts the workflow's other phases write (their ``outputs``, in the item's
+        folder): a call of a phase that does not list one as its own may not change it (the
+        implement executor cannot weaken spec.md, a reviewer cannot edit the brainstorm).
+        What it changed is put back, a violation as for phasegate's own files."""
+        kept = _guarded(self.item.workflow).get(node.rsplit("/", 1)[-1].split("[", 1)[0])
+        if not kept:
+            return None
+        folder = self.item.item_dir
+        cache = self._reads
+        was = {name: cache.read(folder / name) for name in kept}
+        try:
+            shown = folder.relative_to(self.item.repo).as_posix() + "/"
+        except ValueError:
+            shown = f"{folder}/"
+
+        def undo() -> list[str]:
+            changed = [name for name, copy in was.items() if cache.read(folder / name) != copy]
+            for name in changed:
+                _put_back(folder / name, was[name])
+            return [
+                f"another phase's artifact ({shown}{name}), which its phase may not change"
+                for name in changed
+            ]
+
+        return undo
+
     def check(self, state: EngineState) -> None:
         """Keys a person added to the state file are kept; the file is written from the
         engine state, so one that cannot be read is not a reason to stop: it is named in
@@ -121,7 +175,9 @@ class FeatureView(StateView):
         except FileNotFoundError:
             return
         except OSError as exc:
-            raise StateCorruptError(f"state file {self.state_path} cannot be read: {exc}") from None
+            raise StateCorruptError(
+                f"state file {self.state_path} cannot be read: {os_reason(exc)}"
+            ) from None
         document, problem = self._read(raw)
         if document is None or problem is not None:
             self._files()[0].forget()  # the next render writes it, whatever it holds
