@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from phasegate.engine.plugin_api import Action, Task, plugin
-from phasegate.errors import WorkflowError
+from phasegate.errors import StateCorruptError, WorkflowError
 from phasegate.workflow.model import ActionNode
 
 if TYPE_CHECKING:
@@ -23,6 +23,12 @@ def run_action(run: Run, path: str, node: ActionNode, task: Task | None) -> Step
     recorded = run.item.recorded().action(key)
     action: Action = plugin("actions", node.action)
     if recorded is not None:
+        if recorded not in action.outcomes:
+            raise StateCorruptError(
+                f"journal {run.item.journal.path}: the recorded outcome of {key} is "
+                f"{recorded!r}, which action {node.action!r} does not declare "
+                f"({', '.join(action.outcomes)}): the journal was edited; it was left untouched"
+            )
         action.replay(run.context(path, node, task, node.with_), recorded)
         run.item.applied(key)  # its outcome is recorded below, before the next commit
         return Outcome(recorded)
