@@ -49,9 +49,12 @@ ATTACKS = {
 
 
 def git_files(root: Path) -> dict[str, bytes]:
+    """What makes git run commands: the config and the hooks git runs (never a
+    ``*.sample`` one, which is not guarded: the one an attack renames stays gone)."""
     found = {"config": (root / ".git/config").read_bytes()}
     for path in sorted((root / ".git/hooks").iterdir()):
-        found[f"hooks/{path.name}"] = path.read_bytes() + oct(path.stat().st_mode).encode()
+        if not path.name.endswith(".sample"):
+            found[f"hooks/{path.name}"] = path.read_bytes() + oct(path.stat().st_mode).encode()
     return found
 
 

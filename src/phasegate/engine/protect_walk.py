@@ -235,6 +235,8 @@ def git_common_dir(repo: Path) -> str | None:
 
 def git_run_files(common: str, listing: Callable[[str], Listing]) -> list[str]:
     """The files of a git repository that make git run commands: its ``config``
-    (``core.hooksPath``, ``core.fsmonitor``, filters, aliases) and each hook."""
+    (``core.hooksPath``, ``core.fsmonitor``, filters, aliases) and each hook (git never
+    runs a ``*.sample`` one: a sample renamed into a hook is a new file, and found so)."""
     hooks = os.path.join(common, "hooks")
-    return [os.path.join(common, "config"), *(os.path.join(hooks, n) for n in listing(hooks).files)]
+    live = (n for n in listing(hooks).files if not n.endswith(".sample"))
+    return [os.path.join(common, "config"), *(os.path.join(hooks, n) for n in live)]

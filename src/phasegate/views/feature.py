@@ -59,8 +59,10 @@ _GUARDED: dict[int, tuple[Any, dict[str, tuple[str, ...]]]] = {}
 
 
 def _guarded(workflow: Any) -> dict[str, tuple[str, ...]]:
-    """Per agent node of ``workflow`` (its top level): the files (in the item's folder) the
-    other agent nodes list as their outputs, and it does not."""
+    """Per agent node of ``workflow`` (its top level): the files (in the item's folder) it
+    is given (its ``inputs`` and ``previous``) that other agent nodes list as their
+    outputs, and it does not: the artifacts its work is built on. (Only those: checking
+    every phase's artifact around each call would cost more the more phases there are.)"""
     known = _GUARDED.get(id(workflow))
     if known is not None and known[0] is workflow:
         return known[1]
@@ -70,7 +72,13 @@ def _guarded(workflow: Any) -> dict[str, tuple[str, ...]]:
         for n in nodes
     }
     every = tuple(dict.fromkeys(name for names in outputs.values() for name in names))
-    found = {n: tuple(name for name in every if name not in own) for n, own in outputs.items()}
+    given = {
+        n.id: {i.file for i in n.inputs} | ({n.previous} if n.previous else set()) for n in nodes
+    }
+    found = {
+        n: tuple(name for name in every if name not in own and name in given[n])
+        for n, own in outputs.items()
+    }
     if len(_GUARDED) >= 64:
         _GUARDED.clear()
     _GUARDED[id(workflow)] = (workflow, found)
