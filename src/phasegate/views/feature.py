@@ -54,7 +54,7 @@ def _phase_names(workflow: Any) -> tuple[frozenset[str], dict[str, str]]:
     return listed, unique
 
 
-#: Workflow -> node id -> the other phases' artifacts that node may not change.
+#: Workflow -> node id -> the other phases' artifacts that node is given and may not change.
 _GUARDED: dict[int, tuple[Any, dict[str, tuple[str, ...]]]] = {}
 
 
