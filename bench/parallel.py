@@ -30,8 +30,12 @@ default_mode: standard
 modes:
   standard: {{max_iterations: 1}}
 roles:
+  planner: {{access: write}}
   worker: {{access: write}}
 nodes:
+  - id: plan
+    executor: planner
+    outputs: [tasks.md]
   - id: tasks
     kind: foreach
     items: {{parser: markdown-tasks, file: tasks.md}}
@@ -117,17 +121,19 @@ def run_once(size: int, jobs: int, isolation: str, seed: int) -> tuple[float, fl
         folder = root / ".phasegate" / "workflows"
         (folder / "prompts" / "fanbench").mkdir(parents=True)
         (folder / "prompts" / "fanbench" / "work.md").write_text("Do {{ task }}.\n")
+        (folder / "prompts" / "fanbench" / "plan.md").write_text("Write the tasks.\n")
         (folder / "fanbench.yaml").write_text(WORKFLOW.format(isolation=isolation))
         subprocess.run(["git", *env, "add", "-A"], cwd=root, check=True)
         subprocess.run(["git", *env, "commit", "-q", "-m", "init"], cwd=root, check=True)
         repo = open_repo(root)
         repo.new("plan", workflow="fanbench", description="bench")
-        (root / "work" / "plan" / "tasks.md").write_text(text)
 
         first: list[float] = []
         last: list[float] = [0.0]
 
         def agent(request: AgentRequest) -> ScriptedReply:
+            if request.role == "planner":  # the task list, before the schedule starts
+                return ScriptedReply(write={"{item_dir}/tasks.md": text})
             if not first:
                 first.append(time.perf_counter())
             time.sleep(sleeps[request.labels["task"]])
