@@ -16,8 +16,8 @@ like any failed call) or, with ``protection: {on_violation: stop}`` in the
 config, stops the run. A workflow's view may guard more of its files from some
 roles (:meth:`~phasegate.engine.plugin_api.StateView.watch_call`) or nodes
 (:meth:`~phasegate.engine.plugin_api.StateView.watch_node`: the ``feature`` view keeps
-each phase's artifact from the other phases it is given to): what it puts back after such a call is a
-violation the same way.
+each phase's artifact from the other phases it is given to): what it puts back after
+such a call is a violation the same way.
 
 phasegate's own writes are never a violation: the record is taken after the
 call's dispatch is journaled, every line phasegate appends to the journal
