@@ -12,6 +12,9 @@ from phasegate.cli.output import err, json_line, out
 
 #: How often ``--follow`` looks for new events (seconds).
 FOLLOW_INTERVAL = 0.25
+#: The node column's least width; a longer node (a loop item's ``tasks[T1]/code``)
+#: widens it for every line shown after it is seen.
+NODE_WIDTH = 14
 
 if TYPE_CHECKING:  # imported where used: --help starts without the verdict models
     from pathlib import Path
@@ -20,8 +23,9 @@ if TYPE_CHECKING:  # imported where used: --help starts without the verdict mode
     from phasegate.engine.item import WorkItem
 
 
-def format_entry(entry: "EventEntry") -> str:
-    """One readable line (rich markup): time, node, role and backend, what happened, spend."""
+def format_entry(entry: "EventEntry", width: int = NODE_WIDTH) -> str:
+    """One readable line (rich markup): time, node (in a column ``width`` wide), role and
+    backend, what happened, spend."""
     when = entry.time.replace("T", " ")
     who = entry.role + (f" ({entry.backend})" if entry.backend else "")
     what = escape(entry.what)
@@ -29,7 +33,8 @@ def format_entry(entry: "EventEntry") -> str:
         what = f"[red]{what}[/]"
     elif entry.ok and entry.kind in ("verdict", "phase", "item"):
         what = f"[green]{what}[/]"
-    line = f"[dim]{when}[/]  {escape(entry.node):<14} {escape(who):<28} {what}"
+    node, who = escape(f"{entry.node:<{width}}"), escape(f"{who:<28}")
+    line = f"[dim]{when}[/]  {node} {who} {what}"
     if entry.spend:
         line += f"  [dim]({escape(entry.spend)})[/]"
     for issue in entry.issues:
@@ -67,6 +72,8 @@ class Replays:
         self.counts: dict[int, int] = {}
         #: How many events are decided (the first ones): the rest may be a replay yet.
         self.decided = 0
+        #: The node column's width so far (see :data:`NODE_WIDTH`).
+        self.width = NODE_WIDTH
 
     def add(self, events: list[dict[str, Any]]) -> None:
         import json
@@ -167,20 +174,24 @@ def _show(
     start = replays.decided
     replays.add(events)
     decided = replays.decide(final)
+    entries = {index: reader.read(replays.events[index]) for index in range(start, decided)}
+    nodes = [len(entry.node) for entry in entries.values() if entry is not None]
+    replays.width = max([replays.width, *nodes])
+    width = replays.width
     for index in range(start, decided):
-        entry = reader.read(replays.events[index])
+        entry = entries[index]
         first = replays.replayed.get(index)
         if first == index:
             count = replays.counts[index]
             when = escape(str(replays.events[index].get("ts", "")).replace("T", " "))
             lines = "event" if count == 1 else "events"
             out.print(
-                f"[dim]{when}  {'':<14} {'':<28} resumed: {count} {lines} of the interrupted"
+                f"[dim]{when}  {'':<{width}} {'':<28} resumed: {count} {lines} of the interrupted"
                 " run replayed (shown once above)[/]",
                 highlight=False,
             )
         if entry is not None and first is None:
-            out.print(format_entry(entry), highlight=False)
+            out.print(format_entry(entry, width), highlight=False)
     out.file.flush()  # a follower reading a pipe sees each batch at once
 
 
