@@ -16,7 +16,8 @@ REJECTING = {
 }
 INTRO = (
     "phasegate: waiting: Task 'Sign outgoing payloads' (docs/specs/006-webhooks/PLAN.md:5) "
-    "is escalated: still NEEDS_REVISION after 1 review cycle(s): NEEDS_REVISION. "
+    "is escalated: still NEEDS_REVISION after 1 review cycle(s): Compare the signature in "
+    "constant time. "
 )
 
 

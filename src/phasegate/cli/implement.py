@@ -1,5 +1,6 @@
 """``phasegate implement SPEC-ID|PATH``: the implement workflow (seed 004) in one command."""
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -104,7 +105,26 @@ def ensure_item(root: Path, config: "Config", name: str, plan: str, mode: str | 
             f"work item {name!r} implements {recorded}, not {plan}; give this plan its own "
             f"item: phasegate new NAME --workflow implement --plan {plan}"
         )
+    refuse_new_unknown_agents(root, config, loaded.workflow.roles, plan)
     return item
+
+
+def refuse_new_unknown_agents(
+    root: Path, config: "Config", roles: Iterable[str], plan: str
+) -> None:
+    """An open task naming an unknown agent (added to PLAN.md while the run was stopped) is
+    refused before the item's run calls any agent (exit 2). A plan that cannot be read is
+    left to the run, which reports it with its path."""
+    from phasegate.errors import PhasegateError
+    from phasegate.implement.agents import find_agents
+    from phasegate.implement.plan import read_plan
+    from phasegate.implement.where import refuse_unknown_agents
+
+    try:
+        current = read_plan(root / plan, plan)
+    except PhasegateError:
+        return
+    refuse_unknown_agents(current, find_agents(root, config, roles), plan)
 
 
 @app.command()

@@ -9,6 +9,7 @@ record is keyed by visit and cycle.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from phasegate.engine.plugin_api import Action, PluginContext, Predicate
 from phasegate.faults import crash_point
@@ -23,6 +24,7 @@ from phasegate.implement.where import (
     PHASES,
     REOPENED,
     TASKS,
+    UNTICKED,
     agent_node,
     implementer_of,
     load_plan,
@@ -57,6 +59,7 @@ class LoadContext(Action):
         ctx.state.node(ctx.path)["documents"] = docs
         reopened = ctx.state.data.pop(REOPENED, None)
         added = ctx.state.data.pop(ADDED, None)
+        unticked = ctx.state.data.pop(UNTICKED, None)
         again = (
             [f"{where} has open tasks again after the item completed: {', '.join(reopened)}"]
             if reopened
@@ -66,6 +69,11 @@ class LoadContext(Action):
             again.append(
                 f"{where}: {len(added)} task(s) added while the run went on, done now: "
                 + ", ".join(added)
+            )
+        if unticked:
+            again.append(
+                f"{where}: {len(unticked)} task(s) unticked after the run did them, done "
+                "again now: " + ", ".join(unticked)
             )
         ctx.record(
             "implement.context",
@@ -91,14 +99,17 @@ def added_during_run(ctx: PluginContext) -> str:
     for phase in (phases.get("order") or []) if phases is not None else []:
         tasks = ctx.state.peek(f"{PHASES}[{phase}]/{TASKS}")
         known.update((tasks.get("items") or {}) if tasks is not None else {})
-    added = [
-        t.title
-        for t in load_plan(ctx).tasks()
-        if not t.done and not t.checkpoint and safe_key(t.key) not in known
-    ]
-    if not added:
+    open_tasks = [t for t in load_plan(ctx).tasks() if not t.done and not t.checkpoint]
+    added = [t.title for t in open_tasks if safe_key(t.key) not in known]
+    # A task the run finished that a person unticked since: done again, as when an item
+    # completed has open tasks again.
+    unticked = [t.title for t in open_tasks if safe_key(t.key) in known]
+    if not added and not unticked:
         return "done"
-    ctx.state.data[ADDED] = added
+    if added:
+        ctx.state.data[ADDED] = added
+    if unticked:
+        ctx.state.data[UNTICKED] = unticked
     return "added"
 
 
@@ -155,12 +166,26 @@ def _why(ctx: PluginContext) -> str:
     last = records[-1] if records else {}
     if outcome == "review-timeout":
         return f"the review timed out ({last.get('summary', '')})".replace(" ()", "")
-    summary = " ".join(str(last.get("summary") or "").split())[:200]
     if outcome == "unclear":
         return "the review was unclear"
     if records:
-        return f"still {last.get('word')} after {len(records)} review cycle(s): {summary}"
+        return f"still {last.get('word')} after {len(records)} review cycle(s): {_said(last)}"
     return "no review"
+
+
+def _said(review: dict[str, Any]) -> str:
+    """What a review asked for, in one line: its summary, and its issues where the summary
+    does not hold them (a free-text ``NEEDS_REVISION`` has its concern on the next lines,
+    and a summary that is only the verdict word says nothing of it)."""
+    word = str(review.get("word") or "")
+    summary = " ".join(str(review.get("summary") or "").split())
+    said = [] if summary.upper().replace(" ", "_") in ("", word) else [summary]
+    for issue in review.get("issues") or []:
+        found = issue.get("description") if isinstance(issue, dict) else None
+        text = " ".join(str(found or "").split())
+        if text and text not in summary:
+            said.append(text)
+    return (" ".join(said) or summary)[:200].rstrip(".")
 
 
 class TickTask(Action):

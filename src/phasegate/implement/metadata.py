@@ -1,7 +1,9 @@
 """A PLAN.md task's metadata: ``[`agent: the-developer`]`` and ``` `[parallel: true]` ```.
 
 Seed 004 writes metadata as ``[`key: value`]``; the-startup's plan template
-also writes ``` `[key: value]` ```. Both are read. Known keys are checked
+also writes ``` `[key: value]` ```. Both are read, and so is ``[key: value]`` without
+backticks for the keys the workflow acts on (``agent``, ``review``, ``review_focus``,
+``parallel``), as a hand-written plan may spell them. Known keys are checked
 (a bad value is an error naming the line); unknown keys are kept and
 reported, never dropped silently.
 """
@@ -11,19 +13,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# [`key: value`]  or  `[key: value]`
+#: Keys the implement workflow acts on, and keys of the-startup's template it keeps.
+ACTED_ON = ("agent", "review", "review_focus", "parallel")
+KNOWN = (*ACTED_ON, "complexity", "risk", "blocks", "validation", "component", "ref", "activity")
+# [`key: value`]  or  `[key: value]`, or [key: value] without the backticks for a key the
+# workflow acts on (a hand-written plan): not read so, the task would silently run on the
+# default agent, or be reviewed, with the brackets in its title.
 _META = re.compile(
     r"\[`\s*(?P<k1>[A-Za-z_][\w-]*)\s*:\s*(?P<v1>[^`]*?)\s*`\]"
     r"|`\[\s*(?P<k2>[A-Za-z_][\w-]*)\s*:\s*(?P<v2>[^\]`]*?)\s*\]`"
+    rf"|(?<![`\w])\[\s*(?P<k3>(?i:{'|'.join(ACTED_ON)}))\s*:\s*(?P<v3>[^\]`\[]*?)\s*\](?![`(\[])"
 )
 # Looks like metadata but has no "key: value".
 _NEAR_MISS = re.compile(r"\[`[^`:\]]*`\]|`\[[^\]:`]*\]`")
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 
-#: Keys the implement workflow acts on, and keys of the-startup's template it keeps.
-ACTED_ON = ("agent", "review", "review_focus", "parallel")
-KNOWN = (*ACTED_ON, "complexity", "risk", "blocks", "validation", "component", "ref", "activity")
 _CHOICES = {
     "complexity": ("low", "medium", "high", "critical"),
     "risk": ("minimal", "moderate", "high", "critical"),
@@ -67,9 +72,9 @@ def read_metadata(text: str) -> TaskMetadata:
     """The metadata spans of ``text`` (a task's first paragraph), checked."""
     found = TaskMetadata()
     for match in _META.finditer(text):
-        key = (match.group("k1") or match.group("k2")).lower()
-        value = match.group("v1") if match.group("k1") else match.group("v2")
-        value = value or ""
+        which = next(n for n in ("1", "2", "3") if match.group(f"k{n}"))
+        key = match.group(f"k{which}").lower()
+        value = match.group(f"v{which}") or ""
         if key in found.values:
             found.errors.append(f"`{key}` is given twice")
             continue

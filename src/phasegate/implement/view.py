@@ -141,8 +141,31 @@ class ImplementView(StateView):
                 if task.get("status") == "pending":
                     task["done"] = True
                     state.touched(path)
-                elif task.get("status") == "running" and task.get("at") in WAITING_GATES:
+                elif task.get("status") == "running" and (
+                    task.get("at") in WAITING_GATES
+                    or self._past_agent_call(state, f"{path}[{key}]/{task.get('at')}")
+                ):
                     self._released(state, path, key, task)
+
+    def _past_agent_call(self, state: EngineState, path: str) -> bool:
+        """Whether the task's agent node at ``path`` was past its agent's call when the last
+        run ended (its reviewer chosen, a review under way): PLAN.md was put back right after
+        that call, so a tick in it since is a person's, never the agent's. The journal's
+        tail (what happened after the state was last committed) has the last word."""
+        node = state.peek(path)
+        stage = node.stage if node is not None else ""
+        past = stage == "checks" or stage.startswith("review:")
+        try:
+            for _, _, event in self.item.journal.tail(
+                state.journal_offset, state.journal_lines + 1
+            ):
+                if event.get("event") == "reviewer.selected" and event.get("node") == path:
+                    past = True
+                elif event.get("path") == path and event.get("stage") == "execute":
+                    past = False  # its agent was called again (a revision) after that
+        except StateCorruptError:
+            return False  # a corrupt journal: the item's load reports it with its line
+        return past
 
     @staticmethod
     def _removed(state: EngineState, path: str, key: str, task: dict[str, Any]) -> None:

@@ -23,6 +23,9 @@ REOPENED = "reopened_for"
 #: In the item's data: the tasks added to PLAN.md while a run went on, found when every
 #: phase had ended (the run goes back to read the plan and does them).
 ADDED = "added_during_run"
+#: In the item's data: the tasks the run had finished that a person unticked in PLAN.md
+#: while it went on, found when every phase had ended (the run goes back to do them).
+UNTICKED = "unticked_during_run"
 #: A task's gates that wait for a person, and the node a task ends at.
 WAITING_GATES = ("unclear", "escalate", "manual-fix", "aborted")
 TASK_END = "task-done"
