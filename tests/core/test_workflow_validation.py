@@ -269,7 +269,10 @@ def test_prerequisite_no_phase_produces_is_refused(
 def test_name_must_match_file_name(write_workflow, demo_yaml: str) -> None:
     path = write_workflow(demo_yaml, name="other")
     problems = problems_of(path)
-    assert problems[0] == f"{path}:1: name: name 'demo' must match the file name 'other'"
+    assert problems[0] == (
+        f"{path}:1: name: name 'demo' must match the file name 'other' "
+        "(rename the file to demo.yaml, or write name: other)"
+    )
 
 
 def test_missing_prompt_template_is_refused(

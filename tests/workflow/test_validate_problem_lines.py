@@ -48,4 +48,7 @@ def test_problems_are_listed_in_line_order(
     lines = [int(p.removeprefix(f"{path}:").split(":", 1)[0]) for p in problems]
     assert len(lines) >= 2, problems
     assert lines == sorted(lines), problems
-    assert problems[-1] == f"{path}:9: name: name 'other' must match the file name 'f'"
+    assert problems[-1] == (
+        f"{path}:9: name: name 'other' must match the file name 'f' "
+        "(rename the file to other.yaml, or write name: f)"
+    )

@@ -185,7 +185,10 @@ def test_a_name_that_is_not_the_files_is_the_one_problem(
 ) -> None:
     """Its templates are not also reported missing: they are looked for under the name."""
     path, found = problems(tmp_path, capsys, "name: wf", "name: wf2")
-    assert found == [f"{path}:1: name: name 'wf2' must match the file name 'wf'"]
+    assert found == [
+        f"{path}:1: name: name 'wf2' must match the file name 'wf' "
+        "(rename the file to wf2.yaml, or write name: wf)"
+    ]
 
 
 def test_a_duplicate_id_is_not_also_reported_as_an_unused_label(

@@ -1,5 +1,6 @@
 """``phasegate workflows`` and ``phasegate validate``: the workflows a repository can use."""
 
+from contextlib import suppress
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,6 +20,7 @@ def workflows(
     """List the built-in workflows and the repository's own (.phasegate/workflows/)."""
     from phasegate.workflow.graph import main_path
     from phasegate.workflow.registry import WorkflowRegistry
+    from phasegate.workflow.sources import BUILTIN_DIR
 
     root: Path | None
     try:
@@ -29,6 +31,8 @@ def workflows(
     rows: list[dict[str, Any]] = []
     for name, (path, source) in sorted(registry.files().items()):
         row: dict[str, Any] = {"name": name, "source": source, "file": str(path)}
+        if source == "repo" and (BUILTIN_DIR / f"{name}.yaml").is_file():
+            row["replacesBuiltIn"] = True  # the built-in of that name is not used here
         try:
             wf = registry.get(name).workflow
         except WorkflowError as exc:
@@ -53,6 +57,8 @@ def workflows(
         return
     for row in rows:
         name, source = row["name"], row["source"]
+        if row.get("replacesBuiltIn"):
+            source += ", replaces the built-in"
         if not row["valid"]:
             out.print(f"[red]{name}[/] ({source}, invalid): {escape(row['error'])}")
             continue
@@ -67,8 +73,26 @@ def workflows(
         if row["commands"]:
             out.print(f"    commands: {', '.join(row['commands'])}")
         out.print(f"    modes (max review iterations): {modes_text}; default {row['defaultMode']}")
-        if source == "repo":
+        if row["source"] == "repo":
             out.print(f"    file: {row['file']}")
+
+
+def _named_workflow(path: Path) -> str:
+    """When ``path`` is a workflow's name rather than a file: ``validate`` takes the file,
+    and this names it (``; the workflow review-loop is .phasegate/workflows/...``)."""
+    from phasegate.config import git_toplevel
+    from phasegate.workflow.registry import WorkflowRegistry
+
+    if path.parent != Path(".") or path.suffix:
+        return ""
+    root = git_toplevel(Path.cwd())
+    found = WorkflowRegistry(root).files().get(path.name)
+    if found is None:
+        return ""
+    file, _source = found
+    with suppress(ValueError):
+        file = file.relative_to(Path.cwd())
+    return f"; validate takes a workflow's file: phasegate validate {file}"
 
 
 @app.command()
@@ -90,7 +114,7 @@ def validate(
     if path.is_dir():
         raise BadInputError(f"{path}: is a directory, not a workflow file")
     if not path.exists():
-        raise BadInputError(f"{path}: no such file")
+        raise BadInputError(f"{path}: no such file{_named_workflow(path)}")
     if not path.is_file():
         raise BadInputError(f"{path}: not a regular file")
     root = git_toplevel(path.resolve().parent)

@@ -96,6 +96,11 @@ def ask(run: Run, q: Question) -> Answer:
             crash_point("gate.needed")
         run.save(durable=True)  # pending on disk BEFORE it is asked
         crash_point("gate.pending")
+    elif record.get("status") == "pending" and _asked_differently(record, q):
+        # The workflow changed while the decision waited (a choice renamed, the question
+        # reworded): it is asked as it is now, so `decisions` and `answer` take its choices.
+        record.update(_asked_now(q))
+        run.save(durable=True)
     if record.get("status") == "answered" and record.get("answer"):
         found = record["answer"]
         return Answer(str(found["choice"]), str(found.get("note") or ""), str(found.get("by")))
@@ -140,6 +145,23 @@ def ask(run: Run, q: Question) -> Answer:
     if q.unanswered_exit == "blocked":
         raise BlockedError(message)
     raise WaitingForHuman(text)
+
+
+def _asked_now(q: Question) -> dict[str, Any]:
+    """What a pending decision's record says of how ``q`` is asked."""
+    return {
+        "question": q.question,
+        "choices": dict(q.choices),
+        "files": list(q.files),
+        "recommendation": q.recommendation,
+        "notes_required": list(q.notes_required),
+        "default": q.default,
+    }
+
+
+def _asked_differently(record: Mapping[str, Any], q: Question) -> bool:
+    """Whether the pending ``record`` was asked otherwise than ``q`` is asked now."""
+    return any(record.get(key) != value for key, value in _asked_now(q).items())
 
 
 def _expired(record: Mapping[str, Any], minutes: float) -> bool:

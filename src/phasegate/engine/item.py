@@ -323,6 +323,35 @@ class WorkItem(ItemCommits):
                     f"{nodes}): the item is at a node the workflow no longer has: {changed}; "
                     f"it was left untouched (put node {at!r} back in the workflow to go on)"
                 ) from None
+        self._check_loop_cursors(state, where, changed)
+
+    def _check_loop_cursors(self, state: EngineState, where: str, changed: str) -> None:
+        """An item of a foreach still under way is at a node of the loop's body."""
+        from phasegate.engine.walk import definition_path
+
+        for path in state.paths():
+            found = state.peek(path)
+            items = found.get("items") if found is not None else None
+            if not isinstance(items, dict):
+                continue
+            try:
+                loop = self.workflow.node(definition_path(path))
+            except KeyError:
+                continue  # a loop the workflow no longer has is said where the item is at it
+            body = getattr(loop, "body", None)
+            if body is None:
+                continue
+            ids = [n.id for n in body]
+            for key, record in items.items():
+                at = record.get("at") if isinstance(record, dict) else None
+                if record.get("status") != "running" or not isinstance(at, str) or at in ids:
+                    continue
+                raise StateCorruptError(
+                    f"{where}: unknown node {at!r} in the body of foreach {loop.id!r} of "
+                    f"workflow {self.workflow.name!r} (its nodes: {', '.join(ids)}): item "
+                    f"{key} of the loop is at a node the workflow no longer has: {changed}; "
+                    f"it was left untouched (put node {at!r} back in the workflow to go on)"
+                )
 
     def _read_journal(self, state: EngineState) -> None:
         recorded = RecordedCalls()

@@ -25,7 +25,14 @@ from phasegate.workflow.model import (
     GateNode,
     Workflow,
 )
-from phasegate.workflow.node_rules import Location, Problem, node_problems
+from phasegate.workflow.node_rules import (
+    Location,
+    Problem,
+    mode_problems,
+    node_problems,
+    unknown_node,
+    unknown_role,
+)
 from phasegate.workflow.parts import BLOCKED_TARGET, PluginRef, confined_path
 from phasegate.workflow.routing import action_outcomes, edges, target_of
 
@@ -83,33 +90,26 @@ def _decision_problems(workflow: Workflow, base: Location) -> list[Problem]:
 def _top_level(workflow: Workflow) -> list[Problem]:
     problems: list[Problem] = []
     ids = [n.id for n in workflow.nodes]
-    if workflow.default_mode not in workflow.modes:
-        problems.append(
-            (
-                ("default_mode",),
-                f"unknown mode {workflow.default_mode!r} (modes: {', '.join(workflow.modes)})",
-            )
-        )
+    written = "default_mode" in workflow.model_fields_set
+    problems += mode_problems(workflow.default_mode, list(workflow.modes), written)
     known = ", ".join(ids)
     for mode_name, mode in workflow.modes.items():
         for index, skipped in enumerate(mode.skip):
             if skipped not in ids:
-                problems.append(
-                    (("modes", mode_name, "skip", index), f"unknown node {skipped!r} ({known})")
-                )
+                problems.append((("modes", mode_name, "skip", index), unknown_node(skipped, known)))
             elif skipped == workflow.start_node(mode_name):
                 problems.append(
                     (("modes", mode_name, "skip", index), "a mode cannot skip its start node")
                 )
         if mode.start is not None and mode.start not in ids:
-            problems.append((("modes", mode_name, "start"), f"unknown node {mode.start!r}"))
+            problems.append((("modes", mode_name, "start"), unknown_node(mode.start, known)))
     if workflow.start is not None and workflow.start not in ids:
-        problems.append((("start",), f"unknown node {workflow.start!r} ({known})"))
+        problems.append((("start",), unknown_node(workflow.start, known)))
     labels = set(_all_labels(workflow))
     for name, command in workflow.commands.items():
         where: Location = ("commands", name)
         if command.start is not None and command.start not in ids:
-            problems.append(((*where, "start"), f"unknown node {command.start!r} ({known})"))
+            problems.append(((*where, "start"), unknown_node(command.start, known)))
         for field in ("runs_in", "stops_at"):
             for index, label in enumerate(getattr(command, field)):
                 if label not in labels:
@@ -260,7 +260,6 @@ def _parallel_problems(workflow: Workflow, node: ForeachNode, where: Location) -
     """A parallel foreach: who repairs a merge conflict must be a role that can write."""
     if node.isolation != "worktree" or node.conflicts.attempts == 0:
         return []
-    roles = ", ".join(workflow.roles)
     role = node.conflicts.role or next(
         (n.executor for n in node.body if isinstance(n, AgentNode) and n.executor), None
     )
@@ -273,7 +272,7 @@ def _parallel_problems(workflow: Workflow, node: ForeachNode, where: Location) -
             )
         ]
     if role not in workflow.roles:
-        return [((*where, "conflicts", "role"), f"unknown role {role!r} (roles: {roles})")]
+        return [((*where, "conflicts", "role"), unknown_role(role, workflow.roles))]
     if workflow.roles[role].access != "write":
         return [
             (
@@ -307,7 +306,8 @@ def _reachability(
             problems.append(
                 (
                     (*base, index_of[node.id], "id"),
-                    f"node {node.id!r} is unreachable from the start node {starts[-1]!r}",
+                    f"node {node.id!r} is unreachable from the start node {starts[-1]!r} "
+                    "(lead an outcome or a gate choice to it, or remove it)",
                 )
             )
     for node in scope:
@@ -319,7 +319,8 @@ def _reachability(
         problems.append(
             (
                 (*base, index_of[node.id], "on"),
-                f"node {node.id!r} has no way to finish (no end node is reachable)",
+                f"node {node.id!r} has no way to finish (no end node is reachable): map one "
+                "of its outcomes to an end node, or to a node that leads to one",
             )
         )
     return problems

@@ -30,7 +30,7 @@ from phasegate.workflow.model import (
     Workflow,
 )
 from phasegate.workflow.node_rules import Location
-from phasegate.workflow.parts import UNION_TAGS
+from phasegate.workflow.parts import NAME_PATTERN, UNION_TAGS
 from phasegate.workflow.phases import LinearWorkflow, linear_problems, node_location, to_nodes
 from phasegate.workflow.prompts import (
     CALL_VARIABLES,
@@ -204,7 +204,7 @@ def load_workflow_data(
                 path,
                 document,
                 ("name",),
-                f"name {workflow.name!r} must match the file name {path.stem!r}",
+                _name_mismatch(workflow.name, path),
             ),
         )
     search = _prompt_path(path, workflow.name, prompt_overrides)
@@ -219,6 +219,14 @@ def load_workflow_data(
     if problems:
         raise WorkflowProblems(path, problems)
     return LoadedWorkflow(workflow, path, source, search), data
+
+
+def _name_mismatch(name: str, path: Path) -> str:
+    """A workflow whose ``name`` is not its file's: what to write instead."""
+    fix = f"rename the file to {name}.yaml"
+    if NAME_PATTERN.match(path.stem):
+        fix += f", or write name: {path.stem}"
+    return f"name {name!r} must match the file name {path.stem!r} ({fix})"
 
 
 def _validated(
@@ -238,7 +246,7 @@ def _validated(
                     path,
                     document,
                     ("name",),
-                    f"name {phases.name!r} must match the file name {path.stem!r}",
+                    _name_mismatch(phases.name, path),
                 ),
             )
         if problems:
@@ -495,7 +503,11 @@ def _template_problems(
         if found is None:
             places = " or ".join(str(d) for d in search)
             message = f"prompt template {name!r} not found in {places}"
-            problems.append(_located(path, document, loc, message + _not_found_hint(name, search)))
+            hint = _not_found_hint(name, search)
+            if not hint and not _written(document, loc):
+                # The node names no template: the default name is looked for.
+                hint = f" (the default name: write that file, or name the template with {loc[-1]}:)"
+            problems.append(_located(path, document, loc, message + hint))
             continue
         try:
             text = found.read_text(encoding="utf-8")
@@ -537,6 +549,17 @@ def _template_problems(
                 )
             )
     return problems
+
+
+def _written(document: Any, loc: Location) -> bool:
+    """Whether the workflow file writes the field at ``loc``."""
+    found = document
+    for part in loc:
+        try:
+            found = found[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    return True
 
 
 def _not_found_hint(name: str, search: tuple[Path, ...]) -> str:
@@ -733,6 +756,10 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
         if loc and loc[-1] in ("run", "checks") and isinstance(found, str):
             # A command written as the field's value: the list form that runs it.
             message += f": [{inline_check_hint(found)}], or a list of configured command names"
+        elif loc and loc[-1] in ("nodes", "body", "phases") and isinstance(found, dict):
+            # The entries written without their dashes: one mapping of all their fields.
+            first = "name" if loc[-1] == "phases" else "id"
+            message += f": each entry starts with '- ' ('- {first}: ...', its fields under it)"
     elif error["type"] in _MAPPING_TYPES:
         message = f"should be a mapping (key: value), not {_kind_of(error.get('input'))}"
         if loc and loc[-1] in ("items", "commands_from", "checks_from"):

@@ -49,8 +49,47 @@ def _unknown_target(workflow: Workflow, target: str, known: str, in_body: bool) 
         return f"unknown node {target!r} in this scope ({known}): {how}"
     if target == BLOCKED_TARGET.removeprefix("@"):
         return f"unknown node {target!r} ({known}); did you mean {BLOCKED_TARGET!r} (in quotes)?"
-    close = difflib.get_close_matches(target, known.split(", "), n=1)
-    return f"unknown node {target!r} ({known})" + (f"; did you mean {close[0]!r}?" if close else "")
+    return unknown_node(target, known)
+
+
+def mode_problems(default_mode: str, modes: list[str], written: bool) -> list[Problem]:
+    """No mode at all, or a ``default_mode`` that is none of them (``written``: the file
+    sets it; else it is ``standard``, which the file may well not have)."""
+    if not modes:
+        return [
+            (
+                ("modes",),
+                "a workflow needs at least one mode, the review budget of its items "
+                f"(modes: {{{default_mode}: {{max_iterations: 3}}}})",
+            )
+        ]
+    if default_mode not in modes and not written:
+        return [
+            (
+                ("modes",),
+                f"no mode is named {default_mode!r}, the default_mode when none is set: "
+                f"set default_mode: {modes[0]} (modes: {', '.join(modes)})",
+            )
+        ]
+    if default_mode not in modes:
+        return [
+            (
+                ("default_mode",),
+                f"unknown mode {default_mode!r} (modes: {', '.join(modes)})"
+                + "".join(
+                    f"; did you mean {close!r}?"
+                    for close in difflib.get_close_matches(default_mode, modes, n=1)
+                ),
+            )
+        ]
+    return []
+
+
+def unknown_node(name: str, known: str) -> str:
+    """``unknown node 'wirte' (write, done); did you mean 'write'?``: ``known`` lists the
+    ids of the scope, comma-separated."""
+    close = difflib.get_close_matches(name, known.split(", "), n=1)
+    return f"unknown node {name!r} ({known})" + (f"; did you mean {close[0]!r}?" if close else "")
 
 
 def _outcome_hint(node: Any, outcome: str, possible: set[str]) -> str:
@@ -80,7 +119,7 @@ def node_problems(
     targets_ok = {*ids, BLOCKED_TARGET}
     for position, target in enumerate(node.also):
         if target not in ids:
-            problems.append(((*where, "also", position), f"unknown node {target!r} ({known})"))
+            problems.append(((*where, "also", position), unknown_node(target, known)))
     for outcome, target in node.on.items():
         if target not in targets_ok:
             problems.append(
@@ -99,13 +138,14 @@ def node_problems(
             )
     for outcome in node_outcomes(scope, index):
         if target_of(scope, index, outcome) is None:
-            hint = ""
             if outcome in ("pass", "done") and index == len(scope) - 1:
                 # pass and done go on to the next node: the last node of a scope has none.
                 hint = (
                     ": it is the last node of its scope, so there is no next node to go on "
                     "to (map it in on, or add an end node after it: {id: done, kind: end})"
                 )
+            else:
+                hint = f" (map it in on: {{{outcome}: NODE}}, NODE the node it leads to)"
             problems.append(
                 ((*where, "on"), f"outcome {outcome!r} of node {node.id!r} is not mapped{hint}")
             )
@@ -234,13 +274,15 @@ def _agent_problems(
     roles = ", ".join(workflow.roles)
     reviewers = node.all_reviewers()
     if node.executor is None and node.start_with == "execute":
-        problems.append(((*where, "executor"), "an agent node needs an 'executor' role"))
+        problems.append(
+            ((*where, "executor"), f"an agent node needs an 'executor' role (roles: {roles})")
+        )
     if node.executor_selector is not None and node.executor is None:
         problems.append(
             ((*where, "executor_selector"), "name the 'executor' role the chosen agent plays")
         )
     if node.executor is not None and node.executor not in workflow.roles:
-        problems.append(((*where, "executor"), f"unknown role {node.executor!r} (roles: {roles})"))
+        problems.append(((*where, "executor"), unknown_role(node.executor, workflow.roles)))
     elif (
         node.executor is not None
         and node.outputs
@@ -258,7 +300,11 @@ def _agent_problems(
         )
     if node.start_with == "review" and not reviewers:
         problems.append(((*where, "start_with"), "a node starting with review needs reviewers"))
-    if node.executor is None and any(a == REVISE for r in reviewers for a in r.on.values()):
+    if (
+        node.executor is None
+        and node.start_with == "review"  # without review first, the line above says it
+        and any(a == REVISE for r in reviewers for a in r.on.values())
+    ):
         problems.append(((*where, "executor"), "a reviewer asks for revisions: name an executor"))
     if node.reviewer is not None:
         problems += _reviewer_role(workflow, node.reviewer, (*where, "reviewer"))
@@ -290,10 +336,27 @@ def _agent_problems(
 
 def _reviewer_role(workflow: Workflow, role: str, where: Location) -> list[Problem]:
     if role not in workflow.roles:
-        return [(where, f"unknown role {role!r} (roles: {', '.join(workflow.roles)})")]
+        return [(where, unknown_role(role, workflow.roles))]
     if workflow.roles[role].access != "read-only":
-        return [(where, f"reviewer role {role!r} must be read-only (least privilege)")]
+        return [(where, writing_reviewer(role))]
     return []
+
+
+def unknown_role(role: str, roles: Iterable[str]) -> str:
+    """``unknown role 'writter' (roles: writer, critic); did you mean 'writer'?``"""
+    known = list(roles)
+    close = difflib.get_close_matches(role, known, n=1)
+    return f"unknown role {role!r} (roles: {', '.join(known)})" + (
+        f"; did you mean {close[0]!r}?" if close else ""
+    )
+
+
+def writing_reviewer(role: str) -> str:
+    """A reviewer's role that may write: what to write instead."""
+    return (
+        f"reviewer role {role!r} must be read-only (least privilege): set "
+        f"roles.{role}.access: read-only, or have a read-only role review"
+    )
 
 
 def _vocabulary(reader: str, mapping: dict[str, str], where: Location) -> list[Problem]:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from phasegate.workflow.node_rules import mode_problems, unknown_role, writing_reviewer
 from phasegate.workflow.parts import (
     NAME_PATTERN,
     CheckRef,
@@ -167,13 +168,8 @@ def _references(workflow: LinearWorkflow) -> list[Problem]:
     names = set(workflow.phase_names)
     known = ", ".join(workflow.phase_names)
     produced = {p.artifact for p in workflow.phases if p.artifact}
-    if workflow.default_mode not in workflow.modes:
-        problems.append(
-            (
-                ("default_mode",),
-                f"unknown mode {workflow.default_mode!r} (modes: {', '.join(workflow.modes)})",
-            )
-        )
+    written = "default_mode" in workflow.model_fields_set
+    problems += mode_problems(workflow.default_mode, list(workflow.modes), written)
     for mode_name, mode in workflow.modes.items():
         for index, skipped in enumerate(mode.skip):
             where: Location = ("modes", mode_name, "skip", index)
@@ -193,13 +189,9 @@ def _references(workflow: LinearWorkflow) -> list[Problem]:
             if role is None:
                 continue
             if role not in workflow.roles:
-                problems.append(
-                    ((*at, field), f"unknown role {role!r} (roles: {', '.join(workflow.roles)})")
-                )
+                problems.append(((*at, field), unknown_role(role, workflow.roles)))
             elif field == "reviewer" and workflow.roles[role].access != "read-only":
-                problems.append(
-                    ((*at, field), f"reviewer role {role!r} must be read-only (least privilege)")
-                )
+                problems.append(((*at, field), writing_reviewer(role)))
         problems += _files(phase.inputs, (*at, "inputs"), produced)
         problems += _files(phase.prerequisites.hard, (*at, "prerequisites", "hard"), produced)
         problems += _files(phase.prerequisites.soft, (*at, "prerequisites", "soft"), produced)

@@ -177,7 +177,16 @@ def run_gate(run: Run, path: str, node: GateNode, task: Task | None) -> Steps:
     crash_point("gate.answered")
     yield from ()
     if answer.choice not in offered:
-        return Outcome("invalid")
+        stale = answer.choice not in node.choices and answer.by != "prompt"
+        why = (
+            f"the answer {answer.choice!r} to decision {question.id} is no choice of gate "
+            f"{node.id!r} any more (choices: {', '.join(offered)}): the workflow changed since "
+            "it was answered; the next run asks it again"
+            if stale
+            else answer.note
+        )
+        issues = [{"severity": "blocker", "description": why, "location": None}] if why else []
+        return Outcome("invalid", issues=issues)
     choice = node.choices[answer.choice]
     cause = " ".join(render(choice.description, values).split()) or None
     said = answer.note or (cause if choice.to == BLOCKED_TARGET else None)
