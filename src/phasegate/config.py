@@ -88,6 +88,10 @@ class BudgetSettings(BaseModel):
         return {} if value is None else value
 
 
+#: Folders of ``.phasegate`` that phasegate itself keeps (no work item goes in them).
+_PHASEGATE_OWN = frozenset({"locks", "cache", "worktrees", "workflows"})
+
+
 class WorkflowSettings(BaseModel):
     """``workflows.NAME``: where its items live, and settings its plug-ins read."""
 
@@ -106,6 +110,19 @@ class WorkflowSettings(BaseModel):
         # repository's path); this catches what the text alone shows.
         if value is not None and (value.startswith("/") or ".." in value.split("/")):
             raise ValueError(f"{value!r} leads outside the repository: give a folder inside it")
+        parts = [part for part in (value or "").split("/") if part not in ("", ".")]
+        # Items there would sit among phasegate's locks and caches (git-ignored, guarded: an
+        # item named `locks` would be that folder) or inside git's own database, where
+        # nothing is committed. A folder of its own under .phasegate (implement's
+        # .phasegate/implement) is fine.
+        if parts[:1] == [".git"]:
+            raise ValueError(f"{value!r}: .git is git's own folder; give a folder of the project")
+        if parts[:1] == [CONFIG_DIR] and (len(parts) == 1 or parts[1] in _PHASEGATE_OWN):
+            folder = "/".join(parts[:2])
+            raise ValueError(
+                f"{value!r}: {folder} is phasegate's own folder; give a folder of the project "
+                f"(or one of its own under {CONFIG_DIR}, as {CONFIG_DIR}/NAME)"
+            )
         return value
 
 
@@ -326,6 +343,11 @@ def load_config(repo: Path) -> Config:
         data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
     except YAMLError as exc:
         raise ConfigError(yaml_problem(path, exc)) from None
+    except UnicodeDecodeError as exc:  # saved in another encoding (an editor's Latin-1)
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}:{line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); save it as UTF-8"
+        ) from None
     except OSError as exc:  # not a YAML problem: no permission, a folder in its place
         raise ConfigError(f"{path} cannot be read: {os_reason(exc)}") from None
     except Exception as exc:
@@ -371,6 +393,15 @@ def _message(error: Any) -> str:
         return f"must be {expected}{got}"
     if kind == "value_error":
         return str(error["msg"]).removeprefix("Value error, ")
+    if kind == "missing":
+        # A required key misspelt (`comand:`): name the misspelling, not only the key missing.
+        import difflib
+
+        wanted, given = str(error["loc"][-1]), error.get("input")
+        keys = [str(k) for k in given] if isinstance(given, dict) else []
+        close = difflib.get_close_matches(wanted, keys, n=1, cutoff=0.6)
+        if close:
+            return f"missing; {close[0]!r} is given: did you mean {wanted!r}?"
     loc = [str(p) for p in error["loc"]]
     if kind == "float_parsing" and ("timeouts" in loc[:1] or loc[-1:] == ["timeout"]):
         # ``10m``, ``90s``: the value is a number of seconds, written alone.

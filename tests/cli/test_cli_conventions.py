@@ -174,16 +174,17 @@ def test_with_json_an_error_is_a_json_object_on_stderr_with_the_exit_code(
 
 
 def test_doctor_json_reports_an_unusable_role_as_a_json_error(tmp_path: Path) -> None:
-    """doctor --json prints its report and ends with a JSON error (exit 6)."""
+    """doctor --json prints its report and ends with a JSON error (exit 2: `nope` is no
+    installed backend, a config error)."""
     root = new_repo(tmp_path / "repo")
     config = root / ".phasegate" / "config.yaml"
     config.write_text(config.read_text() + "\n# broken on purpose\n")
     config.write_text(config.read_text().replace("{backend: scripted}", "{backend: nope}"))
     result = phasegate(root, "doctor", "--json")
-    assert result.returncode == 6
+    assert result.returncode == 2
     report = json.loads(result.stdout)
     assert any(r["role"] == "default" and not r["usable"] for r in report["roles"])
-    assert json.loads(result.stderr)["exit_code"] == 6
+    assert json.loads(result.stderr)["exit_code"] == 2
 
 
 def test_status_json_in_a_terminal_is_plain_json(repo: Path) -> None:

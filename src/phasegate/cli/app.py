@@ -139,6 +139,8 @@ def init(
     from phasegate.repo_paths import main_checkout
     from phasegate.workflow.sources import REPO_WORKFLOWS
 
+    if repo is not None and not repo.is_dir():
+        raise BadInputError(f"--repo {repo} is not a directory")  # as every other command
     # From inside an item's worktree, the main checkout (as every other command reads it).
     start = main_checkout((repo or Path.cwd()).resolve())
     top = git_toplevel(start)

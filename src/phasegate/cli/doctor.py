@@ -139,7 +139,8 @@ def doctor(
     """List the agent backends (usable or not, and why) and the backend of each role.
 
     Exits 6 when a role of a workflow in use (feature, and every workflow with work
-    items) is bound to a backend that cannot run here, else 0.
+    items) is bound to a backend that cannot run here, 2 when it is bound to one that is
+    not installed (a config error, as a run says), else 0.
     """
     from phasegate.config import Config, config_path, find_repo, load_config, missing_config
 
@@ -172,6 +173,10 @@ def doctor(
         if notify_problem is not None:
             warn(notify_problem)
     broken = [r for r in roles if r["needed"] and not r["usable"]]
+    for row in broken:
+        # A backend that is not installed (a typo such as `clade`) is a config error: exit 2
+        # naming the key, as a run says it.
+        config.binding(row["role"])
     if broken:
         names = ", ".join(f"{r['role']} ({r['backend'] or 'no backend'})" for r in broken)
         message = f"roles bound to a backend that cannot run here: {names}"

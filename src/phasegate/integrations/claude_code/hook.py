@@ -361,6 +361,13 @@ def _shown(entry: _Active) -> _Active | None:
     return (*entry[:6], brief, None)
 
 
+def _what_broke(problem: str) -> str:
+    """``its config`` for a problem of ``.phasegate/config.yaml`` (its message begins with
+    that file), else ``a workflow``."""
+    where = problem.split(": ", 1)[0]
+    return "its config" if f"{CONFIG_DIR}/config.yaml" in where else "a workflow"
+
+
 def session_context(payload: dict[str, Any], environ: dict[str, str] | None = None) -> str:
     """The ``additionalContext`` for a session started with hook input ``payload``."""
     env = os.environ if environ is None else environ
@@ -372,7 +379,9 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
         return ""  # no phasegate here (items are only made after .phasegate exists)
     layout: Layout = load_layout(repo)
     listed, workflows_of = _listed(repo, cwd, layout)
-    problems = [f"phasegate could not read a workflow: {p}" for p in layout.get("problems", [])]
+    problems = [
+        f"phasegate could not read {_what_broke(p)}: {p}" for p in layout.get("problems", [])
+    ]
     # The items shown in detail are read now; one found to have ended makes way for the next.
     shown: list[_Active] = []
     position = 0

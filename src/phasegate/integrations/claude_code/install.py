@@ -24,6 +24,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from phasegate.engine.confine import check_folder_possible
 from phasegate.errors import BadInputError, ConfigError
 from phasegate.integrations.claude_code.commands import MARKER, PREFIX, command_files
 from phasegate.integrations.claude_code.settings import (
@@ -102,6 +103,8 @@ def install(
 ) -> Report:
     """Add (or bring up to date) phasegate's hooks, slash commands and MCP server in ``repo``."""
     files = command_files(cmd, phases)
+    # A file where .claude or its commands folder goes: named before anything is written.
+    check_folder_possible(repo / COMMANDS_DIR, repo, "install phasegate into Claude Code")
     _check_conflicts(repo, files)
     for path in (repo / SETTINGS, repo / MCP_FILE):
         read_json(path)  # a broken file stops the install before anything is written

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +67,8 @@ def hook_group(cmd: str, event: str) -> dict[str, Any]:
 def read_json(path: Path) -> str | None:
     """The file's text if it exists; it must hold a JSON object."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # As bytes: its line endings (CRLF) are kept, and put back when it is written.
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
@@ -163,6 +165,23 @@ def our_hook_commands(text: str, event: str) -> list[str]:
     return commands
 
 
+def _guard_matchers(text: str) -> list[object]:
+    """The matchers of the PreToolUse groups holding phasegate's guard."""
+    data = json.loads(text)
+    hooks = data.get("hooks")
+    groups = hooks.get(PRE_TOOL_USE) if isinstance(hooks, dict) else None
+    return [
+        group.get("matcher")
+        for group in (groups if isinstance(groups, list) else [])
+        if isinstance(group, dict)
+        and isinstance(group.get("hooks"), list)
+        and any(
+            isinstance(h, dict) and is_our_hook(h.get("command"), PRE_TOOL_USE)
+            for h in group["hooks"]
+        )
+    ]
+
+
 def write_file(path: Path, text: str | None, before: str | None, report: Report) -> None:
     """Write (or delete, for ``None``) ``path`` if its text changed, and note what happened."""
     if text == before:
@@ -172,14 +191,43 @@ def write_file(path: Path, text: str | None, before: str | None, report: Report)
         path.unlink()
         report.add(path, "removed")
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.phasegate-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    target = path
+    if path.is_symlink():
+        # A settings file linked from elsewhere (dotfiles): edit the file, keep the link.
+        target = Path(os.path.realpath(path))
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode: int | None = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    tmp = target.with_name(f".{target.name}.phasegate-tmp")
+    tmp.write_bytes(text.encode("utf-8"))  # the newlines as given: no translation
+    if mode is not None:
+        os.chmod(tmp, mode)  # its permissions stay the user's
+    os.replace(tmp, target)
     report.add(path, "created" if before is None else "updated")
 
 
-def _empty_object(text: str) -> bool:
+def _lf(text: str | None) -> str | None:
+    """``text`` with CRLF line endings as LF, to be edited (JSON strings hold no newline)."""
+    return text.replace("\r\n", "\n") if text is not None else None
+
+
+def _as_before(text: str | None, before: str | None) -> str | None:
+    """Edited ``text`` with the CRLF line endings ``before`` had, if it had them."""
+    if text is None or before is None or "\r\n" not in before:
+        return text
+    if text == _lf(before):
+        return before  # not edited: mixed line endings stay as they were
+    return text.replace("\n", "\r\n")
+
+
+def _emptied(path: Path, text: str | None, before: str | None) -> bool:
+    """Whether the edit left only ``{}`` of a file that held more: the file was phasegate's
+    alone, and goes. A symlinked file stays, as ``{}``: the link is the user's."""
+    if text is None or before is None or text == before or path.is_symlink():
+        return False
     data: object = json.loads(text)
     return data == {}
 
@@ -187,12 +235,16 @@ def _empty_object(text: str) -> bool:
 def merge_hooks(path: Path, cmd: str | None, guard: bool, report: Report) -> None:
     """Bring phasegate's hooks in settings file ``path`` to ``cmd`` (``None``: remove them)."""
     before = read_json(path)
-    text = before
+    text = _lf(before)
     wanted = {SESSION_START: cmd is not None, PRE_TOOL_USE: cmd is not None and guard}
     for event, want in wanted.items():
         group = hook_group(cmd, event) if cmd is not None else None
         current = our_hook_commands(text, event) if text is not None else []
-        if group is not None and want and current == [group["hooks"][0]["command"]]:
+        # Up to date: the command, and the guard's matcher (one that leaves out an editing
+        # tool lets that tool through).
+        matchers = [group["matcher"]] if group is not None else []
+        matcher_ok = event != PRE_TOOL_USE or _guard_matchers(text or "{}") == matchers
+        if group is not None and want and current == [group["hooks"][0]["command"]] and matcher_ok:
             continue
         if text is not None:
             text = _remove_hooks(text, path, event)
@@ -207,7 +259,8 @@ def merge_hooks(path: Path, cmd: str | None, guard: bool, report: Report) -> Non
                 if groups.kind != "array":
                     raise ConfigError(f"{path}: hooks.{event} is not a list; fix it first")
                 text = jsonedit.add_child(text, groups, group)
-    if text is not None and before is not None and text != before and _empty_object(text):
+    text = _as_before(text, before)
+    if _emptied(path, text, before):
         text = None  # only phasegate's entries were there: the file was ours
     write_file(path, text, before, report)
 
@@ -223,7 +276,7 @@ def _is_our_server(value: object) -> bool:
 def merge_mcp(path: Path, cmd: str | None, report: Report) -> None:
     """Bring phasegate's MCP server in ``path`` (``.mcp.json``) to ``cmd`` (``None``: remove it)."""
     before = read_json(path)
-    text = before
+    text = _lf(before)
     servers = json.loads(text).get("mcpServers") if text is not None else None
     existing = servers.get(MCP_NAME) if isinstance(servers, dict) else None
     if existing is not None and not _is_our_server(existing):
@@ -248,7 +301,8 @@ def merge_mcp(path: Path, cmd: str | None, report: Report) -> None:
             node = _container(text, path, ["mcpServers"])
             assert node is not None
             text = jsonedit.add_child(text, node, server, key=MCP_NAME)
-    if text is not None and before is not None and text != before and _empty_object(text):
+    text = _as_before(text, before)
+    if _emptied(path, text, before):
         text = None
     write_file(path, text, before, report)
 
