@@ -209,9 +209,13 @@ def worktree_remove(
         out.print(f"{state.worktree} is already gone{again}.", markup=False)
         return
     if not check.safe_to_remove and not force:
+        steps = ["commit them there"] if check.uncommitted else []
+        if branch:
+            steps.append(f"merge branch {branch} into {check.target} (git merge {branch})")
         raise BadInputError(
-            f"not removing {state.worktree}: {describe(check, state.worktree)}; merge first, "
-            "or pass --force to remove it anyway"
+            f"not removing {state.worktree}: {describe(check, state.worktree)}; "
+            f"{', then '.join(steps) or 'merge it'} first, or pass --force to remove it "
+            "anyway (the branch is kept)"
         )
     remove_worktree(root, state.worktree, force=force)
     out.print(f"Removed {state.worktree}; branch {state.get('branch')} is kept.", markup=False)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -86,8 +87,12 @@ class FanoutGit:
     def git(
         self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
+        # No hook runs, nothing is signed: the worktrees, commits and merges made here are
+        # plumbing (a repository's post-checkout hook failing in a fresh worktree, or a
+        # signing key asking for its passphrase, would stop the loop).
+        plumbing = ["-c", f"core.hooksPath={os.devnull}", "-c", "commit.gpgSign=false"]
         return subprocess.run(
-            ["git", "-C", str(cwd or self.workdir), *args],
+            ["git", *plumbing, "-C", str(cwd or self.workdir), *args],
             capture_output=True,
             text=True,
             check=False,
@@ -193,12 +198,49 @@ class FanoutGit:
         admin = self._admin(path)
         if not path.exists() and admin is None:
             return
+        foreign = self._foreign_branch(path)
+        if foreign is not None:
+            raise BlockedError(
+                f"{self.item}: {path} is in the way of its parallel items: it is the worktree "
+                f"of branch {foreign}, not one of theirs, and is not removed; move its work "
+                f"elsewhere and remove it (git worktree remove {path}), then run again: "
+                f"phasegate run {self.item}"
+            )
         if path.exists():
             shutil.rmtree(path, ignore_errors=True)
         # Twice forced: a worktree whose creation was killed is still marked locked.
         self.git("worktree", "prune", cwd=self.repo)
         if admin is not None and admin.exists():
             shutil.rmtree(admin, ignore_errors=True)
+
+    def _made(self, path: Path) -> bool:
+        """Whether git made the worktree at ``path`` in full (its record is there, no longer
+        locked as a worktree whose making was killed is)."""
+        admin = self._admin(path)
+        return admin is not None and not (admin / "locked").exists()
+
+    def _gone(self, path: Path) -> BlockedError:
+        """The error for the worktree at ``path``, of one of the items, removed while the
+        item was under way: what is lost, and how to go on without it."""
+        key = path.name.removeprefix(f"{slug(self.item)}--{self.node}--")
+        branch = f"{BRANCH_PREFIX}/{slug(self.item)}/{self.node}/{key}"
+        where = shlex.quote(str(path))
+        return BlockedError(
+            f"{self.item}: the worktree {path} was removed while {key} was under way, and "
+            f"with it what its agents did there since its start; to go on from there without "
+            f"that work, make it again (rm -rf {where}; git worktree prune; git worktree add "
+            f"{where} {branch}), then run again: phasegate run {self.item}"
+        )
+
+    def _foreign_branch(self, path: Path) -> str | None:
+        """The branch checked out at ``path`` when it is not a branch of parallel items
+        (an item's own worktree, say): never removed to make room for one of theirs."""
+        for listed, branch in _listed_worktrees(self.repo):
+            if listed.resolve() == path.resolve() and branch is not None:
+                heads = "refs/heads/"
+                short = branch[len(heads) :] if branch.startswith(heads) else branch
+                return None if short.startswith(f"{BRANCH_PREFIX}/") else short
+        return None
 
     def _admin(self, path: Path) -> Path | None:
         """git's record of the worktree at ``path`` (``.git/worktrees/NAME``), if any."""
@@ -221,8 +263,20 @@ class FanoutGit:
         """
         path, branch = self.path(key), self.branch(key)
         self._ignore_worktrees()
-        if reuse and path.is_dir() and self._checkout_ok(path):
-            return path
+        if reuse and path.is_dir():
+            if self._checkout_ok(path):
+                return path
+            if (path / ".git").is_file():
+                # A moved repository leaves git's absolute links pointing at the old place.
+                # (Not without its .git file: a folder made again by hand is no checkout,
+                # and made one, every file it lacks would count as deleted.)
+                self.git("worktree", "repair", str(path), cwd=self.repo)
+                if self._checkout_ok(path):
+                    return path
+        if reuse and self._made(path):
+            # Made in full, then removed (by hand): the agents' work in it is gone, and
+            # making it again silently would let the item end "done" without it.
+            raise self._gone(path)
         self._drop(path)
         if reuse and self.is_ancestor(start, f"refs/heads/{branch}"):
             self.must("worktree", "add", "-q", str(path), branch, cwd=self.repo)
@@ -235,6 +289,9 @@ class FanoutGit:
 
         Committing twice is harmless: with nothing new, the branch head is returned.
         """
+        if not (path.is_dir() and self._checkout_ok(path)):
+            # git would look up the main checkout instead, and find the folder ignored.
+            raise self._gone(path)
         self.must("add", "-A", *self._pathspec(), cwd=path)
         made = self.git("commit", "-q", "--no-verify", "-m", message, cwd=path)
         if made.returncode != 0 and self.git("diff", "--cached", "--quiet", cwd=path).returncode:
@@ -301,8 +358,7 @@ class FanoutGit:
         path = self.path(name)
         self._ignore_worktrees()
         if path.is_dir() and self._checkout_ok(path):
-            merging = self.git("rev-parse", "-q", "--verify", "MERGE_HEAD", cwd=path)
-            if merging.returncode == 0 and merging.stdout.strip() == theirs:
+            if self.merging(path, theirs):
                 return path, self.unmerged(path)
             if self.resolved_merge(path, ours, theirs) is not None:
                 return path, []
@@ -317,7 +373,23 @@ class FanoutGit:
         lines = out.stdout.split()
         if out.returncode == 0 and len(lines) == 3 and lines[1:] == [ours, theirs]:
             return lines[0]
+        # Committed there by hand, then more commits on top: both sides are in HEAD.
+        head = self.git("rev-parse", "-q", "--verify", "HEAD", cwd=path).stdout.strip()
+        if (
+            head
+            and head not in (ours, theirs)
+            and not self.merging(path)
+            and self.is_ancestor(ours, head)
+            and self.is_ancestor(theirs, head)
+        ):
+            return head
         return None
+
+    def merging(self, path: Path, theirs: str | None = None) -> bool:
+        """Whether a merge (of ``theirs``, when given) is under way in ``path``: not
+        committed, aborted (``git merge --abort``) or reset away."""
+        out = self.git("rev-parse", "-q", "--verify", "MERGE_HEAD", cwd=path)
+        return out.returncode == 0 and (theirs is None or out.stdout.strip() == theirs)
 
     def unmerged(self, path: Path) -> list[str]:
         out = self.git("diff", "--name-only", "--diff-filter=U", cwd=path)
@@ -376,8 +448,8 @@ class FanoutGit:
         as a three-way merge with the work tree's version: a file changed on one
         side only takes that side; a text file changed on both is merged, its
         overlapping changes left between conflict markers. The files left in
-        conflict are returned, each with its content's hash when it holds no
-        markers (a binary file, or one side deleting it: it was left as it was).
+        conflict are returned, each with its content's hash and its index entry's when
+        it holds no markers (a binary file, or one side deleting it: it was left as it was).
 
         A three-way merge is not idempotent (merged again, an insertion can be
         doubled, or conflict with itself): ``landing(file, hash, conflicted)`` is told
@@ -465,8 +537,15 @@ class FanoutGit:
             if now is not None and _MARKER.search(now):
                 conflicts[name] = None
             else:
-                conflicts[name] = hashlib.sha1(now).hexdigest() if now is not None else ""
+                # Left as the work tree had it: resolved once changed, or once a person
+                # keeps it as it is with git add (or git rm).
+                conflicts[name] = f"{_sha(now)}|{self._index_entry(name)}"
         return conflicts
+
+    def _index_entry(self, name: str) -> str:
+        """A hash of the work tree's index entry for ``name`` (mode, blob, stage)."""
+        out = self.git("ls-files", "-s", "--", name)
+        return hashlib.sha1(out.stdout.encode()).hexdigest()[:12]
 
     def _executable(self, commit: str, name: str) -> bool:
         listed = self.git("ls-tree", commit, "--", name).stdout
@@ -513,7 +592,8 @@ class FanoutGit:
 
     def unresolved(self, conflicts: dict[str, str | None]) -> list[str]:
         """Which of the files :meth:`apply` left in conflict still are: they hold conflict
-        markers, or (left as they were) nobody has changed them since."""
+        markers, or (left as they were) nobody has changed them, nor git added (or git rm'd)
+        them, since."""
         left = []
         for name, fingerprint in conflicts.items():
             target = self.workdir / name
@@ -525,8 +605,11 @@ class FanoutGit:
                 left.append(name)
                 continue
             marked = now is not None and bool(_MARKER.search(now))
-            untouched = fingerprint is not None and fingerprint == (
-                hashlib.sha1(now).hexdigest() if now is not None else ""
+            content, _, index = (fingerprint or "").partition("|")
+            untouched = (
+                fingerprint is not None
+                and content == _sha(now)
+                and (not index or index == self._index_entry(name))
             )
             if marked or untouched:
                 left.append(name)

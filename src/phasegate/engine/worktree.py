@@ -47,6 +47,12 @@ def add_worktree(repo: Path, name: str) -> tuple[str, str]:
     The worktree starts at the main checkout's HEAD, so the item's base commit
     is also its branch point.
     """
+    if "--" in name:
+        # .phasegate/worktrees/ITEM--LOOP--KEY is where ITEM's parallel items work.
+        raise BadInputError(
+            f"work item name {name!r} has '--', which names the worktrees of parallel items "
+            "in .phasegate/worktrees: pick a name without '--' for an item with --worktree"
+        )
     rel = worktree_rel(name)
     branch = branch_name(name)
     if not _git(repo, "rev-parse", "--verify", "-q", "HEAD").stdout.strip():
@@ -88,6 +94,15 @@ def ensure_worktree(repo: Path, rel: str, name: str, branch: str | None) -> Path
         )
     if _is_checkout(path):
         return path
+    if not (path / ".git").is_file():
+        # Removed, then its folder made again: repaired, every file it lacks would count
+        # as deleted on the item's branch.
+        recreate = f"git worktree add {rel} {branch}" if branch else f"git worktree add {rel}"
+        raise BadInputError(
+            f"worktree {rel} of work item {name!r} is not a git checkout (its .git file is "
+            f"gone: removed and made again?); move what you keep there elsewhere, then make "
+            f"it again: rm -rf {rel} && git worktree prune && {recreate}"
+        )
     # Moving the repository leaves git's absolute links pointing at the old place.
     repaired = _git(repo, "worktree", "repair", rel)
     if _is_checkout(path):

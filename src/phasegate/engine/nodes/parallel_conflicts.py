@@ -69,8 +69,15 @@ def resolve_conflict(
         fan.save()
     record["owner"] = key
     files = list(record["files"])
+    aborted = False
     while True:
         done = fan.git.resolved_merge(where, ours, theirs)
+        if not done and not fan.git.merging(where, theirs):
+            # Aborted there (git merge --abort, a reset): what is left is not the merge, and
+            # committing it would lose the other side's work. The merge is started again.
+            where, _ = fan.git.conflict_worktree(name, ours, theirs)
+            aborted = True
+            fan.journal("foreach.conflict_restarted", key=key, worktree=str(where))
         left = [] if done else fan.git.still_conflicted(where, files, record["fingerprints"])
         if not left:
             message = f"phasegate: merge for {key}, conflict resolved"
@@ -96,7 +103,8 @@ def resolve_conflict(
         if fan.node.conflicts.then == "outcome":
             choice = "stop"
         else:
-            choice = ask_person(fan, key, record, where, left)
+            choice = ask_person(fan, key, record, where, left, aborted=aborted)
+            aborted = False
         if choice == "retry":
             # A new round of calls, keyed apart from the earlier ones (whose journaled
             # answers would otherwise be reused: the agent never asked again).
@@ -137,7 +145,7 @@ def repair(
         f"this work tree; the conflicts are marked with <<<<<<<, ======= and >>>>>>> "
         f"in:\n\n{listing}\n\nResolve every conflict so that the intent of both "
         "changes is kept, remove every marker, and leave the files ready to commit. "
-        "Do not commit."
+        "Do not commit, and do not abort the merge."
     )
     visit = fan.run.state.node(fan.path).visit
     spec = CallSpec(
@@ -158,8 +166,17 @@ def repair(
     fan.save()
 
 
-def ask_person(fan: FanOut, key: str, record: dict[str, Any], where: Path, files: list[str]) -> str:
-    """The person's choice after the repairs: retry, resolved (by hand) or stop.
+def ask_person(
+    fan: FanOut,
+    key: str,
+    record: dict[str, Any],
+    where: Path,
+    files: list[str],
+    *,
+    aborted: bool = False,
+) -> str:
+    """The person's choice after the repairs: retry, resolved (by hand) or stop
+    (``aborted``: the merge was aborted in ``where`` and started again).
 
     An answer is acted on once: one given before a crash is used, not asked again.
     """
@@ -173,11 +190,17 @@ def ask_person(fan: FanOut, key: str, record: dict[str, Any], where: Path, files
         visit += 1
     last = (found.get("answer") or {}).get("choice") if found is not None else None
     asked_before = bool(record["repairs"] or record.get("retries"))
+    again = (
+        " The merge there was aborted (git merge --abort, or a reset), which would have "
+        "lost one side's work: it was started again."
+        if aborted
+        else ""
+    )
     if last == "resolved":
         why = "; ".join(unresolved(fan, where, files))
         text = (
             f"Merging {key} conflicts with the work merged before it, and the answer "
-            f"'resolved' was not accepted: {why}. The merge is in {where}."
+            f"'resolved' was not accepted: {why}.{again} The merge is in {where}."
         )
     else:
         tried = (
@@ -187,7 +210,7 @@ def ask_person(fan: FanOut, key: str, record: dict[str, Any], where: Path, files
         )
         text = (
             f"Merging {key} conflicts with the work merged before it, and {tried} "
-            f"(still conflicted: {', '.join(files)}). The merge is in {where}."
+            f"(still conflicted: {', '.join(files)}).{again} The merge is in {where}."
         )
     question = Question(
         id=decision,

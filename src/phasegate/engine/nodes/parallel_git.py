@@ -171,7 +171,8 @@ def land(fan: FanOut) -> None:
                 f"parallel items of {fan.path} ran, and their merged work conflicts with it "
                 f"in {', '.join(left)} (the merged work is at {fan.git.ref_base}/merged): "
                 "resolve the conflict markers (a file without markers: put in the version "
-                f"you want), then run again: phasegate run {fan.item.name}"
+                "you want, or keep it as it is with git add or git rm), then run again: "
+                f"phasegate run {fan.item.name}"
             )
         loop.pop("landing", None)
         loop["landed"] = utc_now()
