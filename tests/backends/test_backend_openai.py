@@ -188,11 +188,11 @@ def test_model_is_required(tmp_path: Path) -> None:
 def test_hosted_api_without_a_key_is_unavailable(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No base_url (the hosted API) and no key: BackendUnavailable names the variable."""
+    """No base_url (the hosted API) and no key: BackendUnavailable names the variable
+    (when the backend is made, before any call)."""
     monkeypatch.delenv("OPENAI_API_KEY")
-    backend = OpenAIChatBackend({"model": "gpt-5.5"})
     with pytest.raises(BackendUnavailable, match="OPENAI_API_KEY is not set"):
-        backend.run(make_request(work))
+        OpenAIChatBackend({"model": "gpt-5.5"})
 
 
 def test_json_object_mode_states_the_schema_to_the_model(work: Path) -> None:

@@ -52,6 +52,13 @@ EXIT_MEANINGS = {
     55: "the folder is not trusted",
 }
 
+#: What to check for an API error retrying cannot fix.
+_ADVICE = {
+    401: " (check the key in GEMINI_API_KEY, or the credentials gemini uses)",
+    403: " (check the key in GEMINI_API_KEY, or the credentials gemini uses)",
+    404: " (check backends.gemini.model and base_url)",
+}
+
 
 #: The built-in tools read-only roles are offered (``read_only_tools``).
 READ_ONLY_TOOLS = ("list_directory", "read_file", "glob", "grep_search")
@@ -173,7 +180,19 @@ class GeminiBackend(CliBackend):
         if error is not None:
             detail = str(error.get("message") or error.get("type") or "error").strip()
             code = error.get("code")
+            # Gemini passes the API's error body on as the message: its own message is read.
+            inner = _json_object(detail)
+            api = inner.get("error") if inner is not None else None
+            if isinstance(api, Mapping) and api.get("message"):
+                status = f"{api['status']}: " if api.get("status") else ""
+                detail = f"{status}{str(api['message']).strip()}"
+                code = api.get("code") or code
+            if "ModelNotFoundError" in proc.stderr:  # Gemini reports the API's 404 as code 1
+                code = 404
             where = f" (code {code})" if code else ""
+            detail += _ADVICE.get(code, "") if isinstance(code, int) else ""
+            if "fetch failed" in detail:  # Node's word for a connection that was not made
+                detail += f" (could not reach {self.cfg.base_url or 'the Gemini API'})"
         else:
             line = error_line(proc.stderr)
             detail = f"stderr: {line}" if line else "no message"

@@ -78,6 +78,10 @@ class _Timeout(Exception):
     pass
 
 
+class _NotACompletion(Exception):
+    """The server answered 2xx with something that is not a chat completion."""
+
+
 class OpenAIChatBackend(Backend):
     """A chat-completions model; writers answer with files-in-JSON."""
 
@@ -101,6 +105,8 @@ class OpenAIChatBackend(Backend):
                 "(set backends.openai.model, and base_url for a local server)"
             )
         self.model: str = parsed.model
+        # Found out now, before a call is journaled: the run stops before its node starts.
+        self._missing_key()
         # Without JSON mode nothing holds the model to the schema: the engine then states
         # the schema in the prompt and reads the answer as text, conservatively.
         self.structured_output = parsed.json_mode != "none"
@@ -119,15 +125,20 @@ class OpenAIChatBackend(Backend):
         # phasegate command loads all backends through the registry.
         import openai
 
+        key = self._missing_key()
+        return openai.OpenAI(
+            api_key=key, base_url=self.cfg.base_url, timeout=timeout, max_retries=0
+        )
+
+    def _missing_key(self) -> str:
+        """The API key; :class:`BackendUnavailable` when the hosted API would get none."""
         key = self._api_key()
         if key is None:
             raise BackendUnavailable(
                 f"backend 'openai': {self.cfg.api_key_env} is not set "
                 "(set it, or set backends.openai.base_url for a server that needs no key)"
             )
-        return openai.OpenAI(
-            api_key=key, base_url=self.cfg.base_url, timeout=timeout, max_retries=0
-        )
+        return key
 
     def availability(self) -> Availability:
         import openai
@@ -139,13 +150,29 @@ class OpenAIChatBackend(Backend):
         where = self.cfg.base_url or "api.openai.com"
         try:
             with client:
-                client.models.list()
+                # The raw answer: a server that is not the API (a web page) is named, not parsed.
+                listing = client.models.with_raw_response.list().http_response
         except openai.APIStatusError as exc:
             if exc.status_code in (401, 403):
-                return Availability(False, f"{where} refused the API key (HTTP {exc.status_code})")
+                return Availability(
+                    False,
+                    f"{where} refused the API key (HTTP {exc.status_code})"
+                    + self._advice(401, "", self.model),
+                )
+            if exc.status_code == 404:
+                return Availability(False, f"{where} answered HTTP 404 for /models{_NOT_THE_API}")
             # Some servers do not list models; they answered, which is what matters here.
+            return Availability(True, f"model {self.model} at {where}")
         except openai.APIError as exc:
-            return Availability(False, f"{where} is not reachable: {exc.__class__.__name__}")
+            return Availability(False, f"{where} is not reachable: {_cause(exc)}")
+        try:
+            listing.json()
+        except ValueError:
+            return Availability(
+                False,
+                f"{where} answered /models with a body that is not JSON "
+                f"({_excerpt(listing.text)}){_NOT_THE_API}",
+            )
         return Availability(True, f"model {self.model} at {where}")
 
     # -- the call ------------------------------------------------------------------
@@ -217,13 +244,25 @@ class OpenAIChatBackend(Backend):
                     exit_status=TIMEOUT_EXIT,
                     error=f"openai: {where} did not answer within {timeout:g}s (phasegate's limit)",
                 )
+            except _NotACompletion as exc:
+                # A web page or a proxy's answer: the URL is wrong, retrying here cannot help.
+                return AgentResult(text="", exit_status=1, error=f"openai: {where} {exc}")
             except openai.APIStatusError as exc:
                 retry = exc.status_code in _RETRY_STATUS
-                error = f"openai: {where} answered HTTP {exc.status_code}: {_message(exc)}"
+                error = (
+                    f"openai: {where} answered HTTP {exc.status_code}: {_message(exc)}"
+                    f"{self._advice(exc.status_code, _message(exc), kwargs['model'])}"
+                )
                 asked = retry_after(exc.response.headers) if retry else None
             except openai.APIError as exc:
                 retry = True
-                error = f"openai: request to {where} failed: {exc.__class__.__name__}: {exc}"
+                error = f"openai: request to {where} failed: {_cause(exc)}"
+                if isinstance(exc, openai.APIConnectionError):
+                    error += (
+                        " (is the server running at backends.openai.base_url?)"
+                        if self.cfg.base_url
+                        else " (is api.openai.com reachable from here?)"
+                    )
                 asked = None
             attempt += 1
             pause = min(2.0 ** (attempt - 1), 8.0) if asked is None else asked
@@ -260,17 +299,63 @@ class OpenAIChatBackend(Backend):
         if "error" in box:
             if isinstance(box["error"], openai.APITimeoutError):
                 raise _Timeout
+            if isinstance(box["error"], json.JSONDecodeError):  # a body that is not JSON
+                raise _NotACompletion(
+                    f"answered with a body that is not JSON ({box['error']}){_NOT_THE_API}"
+                ) from None
             raise box["error"]
-        return box["value"]
+        value = box["value"]
+        if isinstance(value, str):  # the SDK hands back a body that is not JSON as text
+            raise _NotACompletion(
+                f"answered with text, not a chat completion ({_excerpt(value)}){_NOT_THE_API}"
+            )
+        return value
+
+    def _advice(self, status: int, message: str, model: str) -> str:
+        """What to check in the config for an HTTP error that retrying cannot fix."""
+        if status in (401, 403):
+            return (
+                f" (check the API key in ${self.cfg.api_key_env}, "
+                "or backends.openai.api_key_env for another variable)"
+            )
+        if status == 404:
+            return (
+                f" (check the model name {model!r} (the role's model, or "
+                "backends.openai.model) and base_url)"
+            )
+        if status == 400 and "response_format" in message and self.cfg.json_mode != "none":
+            return (
+                " (a server without JSON schema support: "
+                "set backends.openai.json_mode to json_object or none)"
+            )
+        return ""
 
     def _result(self, request: AgentRequest, completion: Any, writer: bool) -> AgentResult:
         choices = getattr(completion, "choices", None) or []
-        content = ""
-        finish = None
-        if choices:
-            content = choices[0].message.content or ""
-            finish = choices[0].finish_reason
         usage = _usage(getattr(completion, "usage", None))
+        if not choices:
+            where = self.cfg.base_url or "api.openai.com"
+            # Some servers answer an error with HTTP 200: its message says what went wrong.
+            extra = getattr(completion, "model_extra", None) or {}
+            problem = extra.get("error") if isinstance(extra, Mapping) else None
+            if isinstance(problem, Mapping):
+                problem = problem.get("message") or problem
+            why = f": error: {_excerpt(str(problem), 200)}" if problem else " (no answer)"
+            return AgentResult(
+                text="",
+                exit_status=1,
+                usage=usage,
+                error=f"openai: {where} answered a completion without choices{why}",
+            )
+        content = choices[0].message.content or ""
+        finish = choices[0].finish_reason
+        if writer and not content.strip():
+            return AgentResult(
+                text="",
+                exit_status=1,
+                usage=usage,
+                error=f"openai: the model's answer was empty (finish_reason: {finish})",
+            )
         if writer:
             return self._apply(request, content, usage, finish)
         structured = _json_object(content) if request.output_schema is not None else None
@@ -284,7 +369,17 @@ class OpenAIChatBackend(Backend):
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "reply"
-            cut = " (the reply was cut off at the token limit)" if finish == "length" else ""
+            cut = ""
+            if finish == "length" and self.cfg.max_tokens:
+                cut = (
+                    " (the reply was cut off at the token limit: raise "
+                    f"backends.openai.max_tokens, now {self.cfg.max_tokens})"
+                )
+            elif finish == "length":
+                cut = (
+                    " (the reply was cut off at the server's token limit: "
+                    "set backends.openai.max_tokens to ask for more)"
+                )
             return AgentResult(
                 text=content,
                 exit_status=1,
@@ -367,6 +462,27 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
     return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
+
+
+_NOT_THE_API = (
+    "; check backends.openai.base_url: the OpenAI-compatible API's root, often ending in /v1"
+)
+
+
+def _excerpt(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[: limit - 3] + "...")
+
+
+def _cause(exc: BaseException) -> str:
+    """``exc`` and what caused it (``Connection error.`` says little; ``refused`` does)."""
+    text = f"{exc.__class__.__name__}: {exc}"
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and cause.__cause__ is not None:
+        cause = cause.__cause__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text += f" ({cause})"
+    return text
 
 
 def _message(exc: openai.APIStatusError) -> str:

@@ -232,7 +232,11 @@ def load_script(path: str | Path) -> Script:
     try:
         data = YAML(typ="safe").load(text)
     except YAMLError as exc:
-        raise ScriptError(f"{path}: invalid YAML: {exc}") from exc
+        # One line: where, and what the parser found there (its message spans several).
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ScriptError(f"{path}{where}: invalid YAML: {what}") from exc
     try:
         return Script.from_dict(data or {})
     except ScriptError as exc:

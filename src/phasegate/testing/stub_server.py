@@ -37,7 +37,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ScriptError) as exc:
         print(f"stub_server: {exc}", file=sys.stderr)
         return 2
-    server = StubLLMServer(script, host=args.host, port=args.port, log_path=args.log)
+    try:
+        server = StubLLMServer(script, host=args.host, port=args.port, log_path=args.log)
+    except OSError as exc:  # the port is taken, the log cannot be written...
+        what = exc.strerror or str(exc)
+        where = f"write {exc.filename}" if exc.filename else f"listen on {args.host}:{args.port}"
+        print(f"stub_server: cannot {where}: {what}", file=sys.stderr)
+        return 2
     done = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
