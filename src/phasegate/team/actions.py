@@ -19,6 +19,7 @@ from phasegate.errors import StateCorruptError
 from phasegate.state.atomic import atomic_write_text
 from phasegate.state.journal import utc_now
 from phasegate.team.done import open_tasks, unmet
+from phasegate.team.parsers import usable_tasks
 from phasegate.team.predicates import session_tasks, strategy_on_disk
 from phasegate.team.session import APPROVE_DESIGN
 from phasegate.team.status_file import (
@@ -211,6 +212,7 @@ class PromoteTask(Action):
 
     def run(self, ctx: PluginContext) -> str:
         assert ctx.task is not None
+        usable_tasks(ctx)
         if set_statuses(ctx.item_dir / "tasks.yaml", {ctx.task.key: "completed"}):
             ctx.record("task.completed", task=ctx.task.key)
         return "done"
@@ -224,6 +226,7 @@ class PromoteAll(Action):
     outcomes = ("done", OPEN_TASKS)
 
     def run(self, ctx: PluginContext) -> str:
+        usable_tasks(ctx)
         done = {t.id: "completed" for t in session_tasks(ctx) if t.status == "implemented"}
         if done and set_statuses(ctx.item_dir / "tasks.yaml", done):
             ctx.record("task.completed", tasks=sorted(done))

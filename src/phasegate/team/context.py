@@ -36,6 +36,7 @@ from phasegate.engine.plugin_api import ContextProvider, PluginContext
 from phasegate.errors import StateCorruptError
 from phasegate.team.changes import session_changed_files, session_diff
 from phasegate.team.guarded import AUTHORS
+from phasegate.team.parsers import usable_tasks
 from phasegate.team.predicates import current_task
 from phasegate.team.status_file import STATUS_FILE, read_status
 from phasegate.team.view import COPILOT_INSTRUCTIONS, copilot_flags
@@ -106,6 +107,8 @@ def _meta_goal(ctx: PluginContext) -> str:
 
 def task_object(ctx: PluginContext, role: str) -> dict[str, Any]:
     """The seed's ``task`` object for this dispatch."""
+    if ctx.task is not None:
+        usable_tasks(ctx)  # a tasks.yaml a person broke stops the run before the call
     task = current_task(ctx)
     reviewing = role == "reviewer"
     node_id = ctx.node.id if ctx.node is not None else ""

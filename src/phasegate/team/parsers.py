@@ -12,10 +12,10 @@ from pathlib import Path
 
 from phasegate.engine.plugin_api import ItemParser, Parsed, PluginContext, Task
 from phasegate.engine.prompting import read_file
-from phasegate.errors import BadInputError
+from phasegate.errors import BadInputError, BlockedError
 from phasegate.team import documents
 from phasegate.team.lean_exit import lean_exit_reason
-from phasegate.team.tasks import example_tasks, read_tasks, with_status
+from phasegate.team.tasks import TeamTask, example_tasks, read_tasks, with_status
 
 
 class SpecParser(ItemParser):
@@ -63,6 +63,19 @@ class ArchitectureParser(ItemParser):
         return "# Architecture\n\n## Modules\n\nOne module.\n\n## Risks\n\n- None found.\n"
 
 
+def usable_tasks(ctx: PluginContext, path: Path | None = None) -> list[TeamTask]:
+    """tasks.yaml's tasks; the run stops (blocked) when the file has a problem, as a person
+    may have left it between runs, before a task is run or marked from a broken file."""
+    path = path or ctx.item_dir / "tasks.yaml"
+    tasks, problems = read_tasks(path)
+    if problems:
+        raise BlockedError(
+            f"{ctx.item.relative(path, ctx.state)} cannot be used: {'; '.join(problems)}; "
+            f"fix it, then run again: phasegate run {ctx.item.name}"
+        )
+    return tasks
+
+
 class TasksParser(ItemParser):
     """tasks.yaml: the tasks in dependency order (the PLAN gate's problems, if any, stop it)."""
 
@@ -70,9 +83,7 @@ class TasksParser(ItemParser):
 
     def parse(self, ctx: PluginContext, path: Path | None) -> Parsed:
         assert path is not None
-        tasks, problems = read_tasks(path)
-        if problems:
-            raise BadInputError(f"{path}: {'; '.join(problems)}")
+        tasks = usable_tasks(ctx, path)
         items = tuple(
             Task(
                 key=t.id,

@@ -17,10 +17,10 @@ tasks:
     status: not-started              # not-started | in-progress | implemented | completed | blocked
 ```
 
-The PLAN gate (checked in code) needs every task to have an id, a title,
-``dependencies`` on known tasks without a cycle, ``acceptance_checks`` and
-``done_when``. The Coder marks a task ``implemented``; only phasegate marks
-it ``completed``, once every gate of the task passed. Another agent's change of
+The PLAN gate (checked in code) needs every task to have an id (not ``meta``, the final
+review's), a title, ``dependencies`` on known tasks without a cycle,
+``acceptance_checks`` and ``done_when``. The Coder marks a task ``implemented``; only
+phasegate marks it ``completed``, once every gate of the task passed. Another agent's change of
 the tasks, their ``acceptance_checks``, ``done_when`` or a ``completed`` status
 is put back and fails its call (:mod:`phasegate.team.guarded`).
 """
@@ -148,6 +148,8 @@ def _task(entry: dict[str, Any], position: int) -> tuple[TeamTask | None, list[s
     tid = str(entry.get("id") or "").strip()
     if not TASK_ID.match(tid):
         return None, [f"task {position} needs an id (letters, digits, '.', '-', '_')"]
+    if tid.lower() == "meta":
+        problems.append(f"task id {tid} is the final review's (meta): name the task otherwise")
     title = str(entry.get("title") or "").strip()
     if not title:
         problems.append(f"task {tid} has no title")

@@ -67,6 +67,7 @@ class TeamView(StateView):
         self._written: bytes | None = None
         self._tasks_key: tuple[int, int] | None = None
         self._tasks: list[dict[str, Any]] = []
+        self._tasks_problems: list[str] = []
 
     @classmethod
     def file_names(cls, settings: Mapping[str, Any]) -> list[str]:
@@ -117,14 +118,21 @@ class TeamView(StateView):
 
         tasks, problems = read_tasks(self.item.item_dir / "tasks.yaml")
         open_tasks = [t.id for t in tasks if t.status != "completed"]
-        if problems or not open_tasks:
+        if not open_tasks and (problems == ["it is missing or empty"] or not problems):
             return
+        # A tasks.yaml a person edited into a problem (a new task's unknown dependency,
+        # say) reopens too: the loop, reading it, stops naming the problem.
+        cause = (
+            f"tasks.yaml has task(s) not completed: {', '.join(open_tasks)}"
+            if open_tasks and not problems
+            else f"tasks.yaml changed: {'; '.join(problems)}"
+        )
         state.d.setdefault("history", []).append(
             {
                 "at": utc_now(),
                 "from": state.data.get("end_label") or "done",
                 "to": REOPEN_NODE,
-                "cause": f"tasks.yaml has task(s) not completed: {', '.join(open_tasks)}",
+                "cause": cause,
             }
         )
         state.status = "active"
@@ -251,10 +259,11 @@ class TeamView(StateView):
         try:
             stat = path.stat()
         except OSError:
+            self._tasks_key, self._tasks_problems = None, ["it is missing or empty"]
             return []
         key = (stat.st_mtime_ns, stat.st_size)
         if key != self._tasks_key:
-            tasks, _ = read_tasks(path)
+            tasks, self._tasks_problems = read_tasks(path)
             self._tasks = [{"id": t.id, "title": t.title, "status": t.status} for t in tasks]
             self._tasks_key = key
         return list(self._tasks)
@@ -288,6 +297,14 @@ class TeamView(StateView):
             "currentPhase": phase,
             "stateFile": str(self.path),
         }
+        if state.status == "active" and state.at in TASK_LOOPS:
+            self._task_list()
+            if self._tasks_problems:  # a person's edit: the next run stops on it
+                path = self.item.relative(self.item.item_dir / "tasks.yaml", state)
+                fields["blocked"] = (
+                    f"{path} cannot be used: {'; '.join(self._tasks_problems)}; "
+                    "fix it, then run again"
+                )
         accepted = accepted_notes(state)
         if accepted:
             # Notes a person accepted (seed 003: "accept with known issues") are known
