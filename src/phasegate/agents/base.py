@@ -137,6 +137,13 @@ class AgentResult:
     #: The call failed on a setting of the person's (a wrong value in a scripted agent's
     #: script): retrying cannot help, so the run stops as on bad input (exit 2).
     bad_setting: bool = False
+    #: The call failed in a way another attempt would only repeat (the server refused the
+    #: API key, or knows no such model): the engine does not retry it, and the run stops
+    #: on the agent (exit 6) with this error.
+    permanent: bool = False
+    #: The answer stopped before it was complete (the server's token limit): what cut it
+    #: off and which setting asks for more. A reviewer's cut-off answer never approves.
+    cut_off: str | None = None
     #: The server asked to be called again no sooner than this many seconds from now (its
     #: ``Retry-After``): the engine's next attempt waits that long, or is not made.
     retry_after: float | None = None

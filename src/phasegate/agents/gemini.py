@@ -177,6 +177,8 @@ class GeminiBackend(CliBackend):
         if error is None and proc.exit_code <= 0:  # no report: exited 0, or killed by a signal
             return self.crash(proc, "no JSON result on stdout")
         meaning = EXIT_MEANINGS.get(proc.exit_code)
+        # A refused key, an unknown model: another attempt would only fail the same way.
+        permanent = proc.exit_code == 41
         if error is not None:
             detail = str(error.get("message") or error.get("type") or "error").strip()
             code = error.get("code")
@@ -191,6 +193,7 @@ class GeminiBackend(CliBackend):
                 code = 404
             where = f" (code {code})" if code else ""
             detail += _ADVICE.get(code, "") if isinstance(code, int) else ""
+            permanent = permanent or code in _ADVICE
             if "fetch failed" in detail:  # Node's word for a connection that was not made
                 detail += f" (could not reach {self.cfg.base_url or 'the Gemini API'})"
         else:
@@ -205,6 +208,7 @@ class GeminiBackend(CliBackend):
             error=f"gemini failed{where}, exit status {proc.exit_code}: {prefix}{detail}",
             session_id=session if isinstance(session, str) else None,
             stderr=tail(proc.stderr),
+            permanent=permanent,
         )
 
     def credentials(self, env: Mapping[str, str]) -> str | None:

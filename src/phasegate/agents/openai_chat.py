@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```\s*$", re.S)
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+#: A refused API key, an unknown model (or URL): another attempt would only be refused again.
+_PERMANENT_STATUS = frozenset({401, 403, 404})
 PROBE_TIMEOUT = 5.0
 
 
@@ -249,13 +251,14 @@ class OpenAIChatBackend(Backend):
                 return AgentResult(text="", exit_status=1, error=f"openai: {where} {exc}")
             except openai.APIStatusError as exc:
                 retry = exc.status_code in _RETRY_STATUS
+                permanent = exc.status_code in _PERMANENT_STATUS
                 error = (
                     f"openai: {where} answered HTTP {exc.status_code}: {_message(exc)}"
                     f"{self._advice(exc.status_code, _message(exc), kwargs['model'])}"
                 )
                 asked = retry_after(exc.response.headers) if retry else None
             except openai.APIError as exc:
-                retry = True
+                retry, permanent = True, False
                 error = f"openai: request to {where} failed: {_cause(exc)}"
                 if isinstance(exc, openai.APIConnectionError):
                     error += (
@@ -269,7 +272,9 @@ class OpenAIChatBackend(Backend):
             # The wait the server asked for goes with the failure: the engine's next
             # attempt (timeouts and retries in config) keeps to it.
             if not retry or attempt > self.cfg.max_retries:
-                return AgentResult(text="", exit_status=1, error=error, retry_after=asked)
+                return AgentResult(
+                    text="", exit_status=1, error=error, retry_after=asked, permanent=permanent
+                )
             if time.monotonic() + pause >= deadline:
                 if asked is not None:
                     error += f" (it asked to retry after {asked:g}s, past the {timeout:g}s limit)"
@@ -359,7 +364,20 @@ class OpenAIChatBackend(Backend):
         if writer:
             return self._apply(request, content, usage, finish)
         structured = _json_object(content) if request.output_schema is not None else None
-        return AgentResult(text=content, structured=structured, usage=usage)
+        cut_off = self._cut_off("answer") if finish == "length" else None
+        return AgentResult(text=content, structured=structured, usage=usage, cut_off=cut_off)
+
+    def _cut_off(self, what: str) -> str:
+        """That the model's ``what`` stopped at the token limit, and the setting to change."""
+        if self.cfg.max_tokens:
+            return (
+                f"the {what} was cut off at the token limit: raise "
+                f"backends.openai.max_tokens, now {self.cfg.max_tokens}"
+            )
+        return (
+            f"the {what} was cut off at the server's token limit: "
+            "set backends.openai.max_tokens to ask for more"
+        )
 
     def _apply(
         self, request: AgentRequest, content: str, usage: TokenUsage, finish: str | None
@@ -369,17 +387,7 @@ class OpenAIChatBackend(Backend):
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "reply"
-            cut = ""
-            if finish == "length" and self.cfg.max_tokens:
-                cut = (
-                    " (the reply was cut off at the token limit: raise "
-                    f"backends.openai.max_tokens, now {self.cfg.max_tokens})"
-                )
-            elif finish == "length":
-                cut = (
-                    " (the reply was cut off at the server's token limit: "
-                    "set backends.openai.max_tokens to ask for more)"
-                )
+            cut = f" ({self._cut_off('reply')})" if finish == "length" else ""
             return AgentResult(
                 text=content,
                 exit_status=1,

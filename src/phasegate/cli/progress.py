@@ -57,6 +57,16 @@ _RULES = {
 #: How many lines of a failing check's output are shown when it blocks a run.
 BLOCKED_OUTPUT_LINES = 30
 
+#: How many characters of a reviewer's issue a progress line shows (the review history
+#: keeps it whole).
+ISSUE_CHARS = 300
+
+
+def _clipped(text: str, limit: int = ISSUE_CHARS) -> str:
+    """``text``'s first line on one line, cut to ``limit`` characters (``…`` marks a cut)."""
+    flat = " ".join(first_line(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
 
 class ProgressPrinter:
     """An event sink for :class:`~phasegate.engine.item.WorkItem` that prints progress.
@@ -85,6 +95,8 @@ class ProgressPrinter:
         self._held: dict[str, dict[str, Any]] = {}
         #: The foreach nodes seen in this run: their label and how many items they read.
         self._loops: dict[str, dict[str, Any]] = {}
+        #: The foreach item of each call dispatched for one (its finish names no item).
+        self._attempts: dict[str, str] = {}
 
     def __call__(self, event: dict[str, Any]) -> None:
         if self.output_closed:
@@ -144,12 +156,17 @@ class ProgressPrinter:
 
     def _line(self, text: str, event: dict[str, Any] | None = None) -> None:
         event = event if event is not None else self._current
-        key = _item_of(event) if event is not None and self._rows is not None else None
+        key = self._item(event) if event is not None and self._rows is not None else None
         if key is not None and not self._live:
             text = f"[{escape(key)}] " + text.lstrip()
         if self.commands is not None:
             text = self.commands(text)
         self.console.print(text, highlight=False)
+
+    def _item(self, event: dict[str, Any]) -> str | None:
+        """The foreach item ``event`` belongs to, also for a call whose key names none
+        (a merge conflict's repair): the item its dispatch named."""
+        return _item_of(event) or self._attempts.get(str(event.get("attempt")))
 
     # -- a parallel foreach --------------------------------------------------------------
 
@@ -317,8 +334,14 @@ class ProgressPrinter:
         self._line(f"  reviewer: {escape(str(e.get('role')))} ({escape(str(e.get('reason')))})")
 
     def _on_agent_dispatched(self, e: dict[str, Any]) -> None:
+        item = _item_of(e)
+        if item is not None and e.get("attempt"):
+            self._attempts[str(e.get("attempt"))] = item
         self._who = f"  iteration {e.get('iteration')}: {e.get('role')} ({e.get('backend')})"
         label = f"{self._who} working on {e.get('phase')}…"
+        if e.get("stage") == "repair":  # a parallel item's merge conflict, not its work
+            self._who = f"  repair {e.get('iteration')}: {e.get('role')} ({e.get('backend')})"
+            label = f"{self._who} resolving the merge conflict of {item}…"
         if self._rows is not None:
             where = str(e.get("path") or "").rsplit("/", 1)[-1]
             self._row(_item_of(e), f"{e.get('role')} ({e.get('backend')}) on {where}")
@@ -347,7 +370,7 @@ class ProgressPrinter:
         error = "" if e.get("ok") else f": [red]{escape(said)}[/]"
         who = escape(self._who) if self.live and self._rows is None else f"    {e.get('role')}"
         if self._live is not None:
-            who = f"  {escape(str(_item_of(e)))}: {e.get('role')}"
+            who = f"  {escape(str(self._item(e)))}: {e.get('role')}"
         took = f"{float(e.get('duration_s') or 0):.1f}s"
         self._line(f"{who} {state} in {took} ({spent}){error}", e)
 
@@ -461,7 +484,7 @@ class ProgressPrinter:
         self._line(f"  [red]✗ iteration {e.get('iteration')}: not approved ({why})[/]")
         for issue in issues[:5]:
             # A failing check's first line only introduces its output: shown with the next.
-            first = " ".join(first_line(str(issue.get("description") or "")).split())
+            first = _clipped(str(issue.get("description") or ""))
             severity = escape(f"[{issue.get('severity')}]")
             self._line(f"      - {severity} {escape(first)}")
 
@@ -508,7 +531,7 @@ class ProgressPrinter:
         else:
             self._line(f"[green]✔ {subject} complete ({spent})[/]", e)
         for note in notes:
-            self._line(f"[yellow]      - {escape(' '.join(first_line(str(note)).split()))}[/]", e)
+            self._line(f"[yellow]      - {escape(_clipped(str(note)))}[/]", e)
 
     def _show_loop_end(self, path: str, outcome: str | None) -> None:
         """A foreach's end, once for the whole loop."""

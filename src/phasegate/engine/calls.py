@@ -251,6 +251,12 @@ def call_agent(
             raise ConfigError(
                 f"{spec.role} ({backends.describe(spec.role, spec.plays)}): {last_error}"
             )
+        if result.permanent:
+            raise AgentError(
+                f"{spec.role} ({backends.describe(spec.role, spec.plays)}) failed in phase "
+                f"{_where(spec)}: {last_error}; not tried again: another attempt would only "
+                "fail the same way"
+            )
         if asked is not None and asked > call_limit:
             raise AgentError(
                 f"{spec.role} ({backends.describe(spec.role, spec.plays)}) failed in phase "

@@ -227,8 +227,8 @@ class ApprovalReader(VerdictReader):
             if found.approved and _disagrees(ApprovalAnswer, result.text, found, "approved"):
                 return unclear(DISAGREEING)
             return self._verdict(found, "json-text")
-        if ctx.structured_enforced:
-            return _keeping_words(unclear(FREE_TEXT), result.text)
+        if ctx.structured_enforced or result.cut_off:
+            return _keeping_words(unclear(_free_text(result)), result.text)
         if _names_field(document, "approved"):
             # A verdict that does not match the schema, whatever the prose around it says.
             return _mismatch(ApprovalAnswer, document)
@@ -317,8 +317,8 @@ class WordsReader(VerdictReader):
             if approving and _disagrees(model, result.text, found, "verdict"):
                 return unclear(DISAGREEING)
             return self._verdict(found, "json-text", ctx)
-        if ctx.structured_enforced:
-            return unclear(FREE_TEXT)
+        if ctx.structured_enforced or result.cut_off:
+            return unclear(_free_text(result))
         if approval_naming_a_problem(result.text):
             return _approval_naming_a_problem(result.text)
         said = first_line_word(result.text, ctx.words)
@@ -373,8 +373,8 @@ class FuzzyReader(VerdictReader):
         # seed 004's REVISION_PATTERNS' ``/^-1$/``.
         if result.structured is not None or isinstance(json_document(result.text), Mapping):
             return WordsReader().read(result, inner)
-        if ctx.structured_enforced:
-            return unclear(FREE_TEXT)
+        if ctx.structured_enforced or result.cut_off:
+            return unclear(_free_text(result))
         if approval_naming_a_problem(result.text):
             return _approval_naming_a_problem(result.text)
         status = detect_review_status(result.text)
@@ -439,6 +439,16 @@ FREE_TEXT = (
     "The reviewer's answer could not be read as a verdict: it was asked for a structured "
     "verdict and answered in free text; treated as not approved."
 )
+
+
+def _free_text(result: AgentResult) -> str:
+    """Why an answer that holds no complete verdict was not read as one."""
+    if result.cut_off:
+        return (
+            f"The reviewer's answer could not be read as a verdict: {result.cut_off}; "
+            "treated as not approved."
+        )
+    return FREE_TEXT
 
 
 def schema_text(schema: Mapping[str, Any]) -> str:
