@@ -327,13 +327,14 @@ class WorkItem(ItemCommits):
 
     def _check_loop_cursors(self, state: EngineState, where: str, changed: str) -> None:
         """An item of a foreach still under way is at a node of the loop's body."""
-        from phasegate.engine.walk import definition_path
-
         for path in state.paths():
             found = state.peek(path)
             items = found.get("items") if found is not None else None
             if not isinstance(items, dict):
                 continue
+            # Imported here: the walk brings the backends, which ``status`` does not load.
+            from phasegate.engine.walk import definition_path
+
             try:
                 loop = self.workflow.node(definition_path(path))
             except KeyError:
