@@ -23,4 +23,4 @@ def test_a_broken_config_is_named_as_the_config_not_as_a_workflow(repo: Repo) ->
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "phasegate could not read its config: " in context
     assert "could not read a workflow" not in context
-    assert f"{config}:2: invalid YAML" in context
+    assert f"{config}:2:1: invalid YAML" in context

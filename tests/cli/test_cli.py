@@ -320,7 +320,8 @@ def test_invalid_yaml_in_the_config_is_one_line_naming_file_and_line(repo: Path)
     assert result.returncode == 2
     (message,) = result.stderr.splitlines()
     assert message.startswith(
-        f'phasegate: error: {config.resolve()}:{second}: invalid YAML: found duplicate key "roles"'
+        f"phasegate: error: {config.resolve()}:{second}:1: invalid YAML: "
+        'found duplicate key "roles"'
     )
     assert "<unicode string>" not in message and "yaml.dev" not in message
 

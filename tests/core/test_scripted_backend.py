@@ -273,7 +273,7 @@ def test_invalid_script_yaml_is_a_config_error(tmp_path: Path) -> None:
     script.write_text("executor: [unclosed\n", encoding="utf-8")
     with pytest.raises(ConfigError) as refused:
         ScriptedBackend({"script": str(script)})
-    assert str(refused.value).startswith(f"{script}:2: invalid YAML: ")
+    assert str(refused.value).startswith(f"{script}:2:1: invalid YAML: ")
 
 
 def test_duplicate_key_in_the_script_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
@@ -283,7 +283,7 @@ def test_duplicate_key_in_the_script_is_one_line_naming_file_and_line(tmp_path: 
     with pytest.raises(ConfigError) as refused:
         ScriptedBackend({"script": str(script)})
     assert str(refused.value) == (
-        f'{script}:3: invalid YAML: found duplicate key "executor" '
+        f'{script}:3:1: invalid YAML: found duplicate key "executor" '
         "(while constructing a mapping started on line 1)"
     )
 

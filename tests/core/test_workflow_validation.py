@@ -138,7 +138,8 @@ def test_duplicate_yaml_key_is_refused_with_its_line(
     )
     path = write_workflow(text)
     problem = only_problem(path)
-    assert problem.startswith(f"{path}:{line_number(text, 'artifact: other.md')}: invalid YAML: ")
+    line = line_number(text, "artifact: other.md")
+    assert problem.startswith(f"{path}:{line}:5: invalid YAML: ")
     assert 'duplicate key "artifact"' in problem
     assert "<unicode string>" not in problem
 

@@ -94,6 +94,6 @@ def test_blocked_unquoted_says_to_quote_it(
 ) -> None:
     found = problems(tmp_path, capsys, "{yes: done, no: t}", "{yes: done, no: @blocked}")
     assert found == [
-        "13: invalid YAML: found character '@' that cannot start any token: a value that starts "
-        "with '@' is written in quotes (\"@blocked\")"
+        "13:30: invalid YAML: found character '@' that cannot start any token: a value that "
+        "starts with '@' is written in quotes (\"@blocked\")"
     ]

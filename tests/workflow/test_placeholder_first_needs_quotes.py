@@ -46,12 +46,12 @@ def problems(tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: 
 @pytest.mark.parametrize(
     ("old", "new", "line"),
     [
-        ("question: Ready?", "question: {{ item }} is ready?", 7),
-        ("description: Ship it}", "description: {{ item }} ships}", 9),
+        ("question: Ready?", "question: {{ item }} is ready?", "7:26"),
+        ("description: Ship it}", "description: {{ item }} ships}", "9:47"),
     ],
 )
 def test_a_text_starting_with_a_placeholder_says_to_quote_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, line: int
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, line: str
 ) -> None:
     found = problems(tmp_path, capsys, old, new)
     assert len(found) == 1, found
@@ -75,7 +75,7 @@ def test_a_text_going_on_after_its_closing_quote_says_to_quote_it_whole(
 ) -> None:
     found = problems(tmp_path, capsys, "question: Ready?", 'question: "{{ item }}" is ready?')
     assert len(found) == 1, found
-    assert found[0].startswith("7: invalid YAML: "), found
+    assert found[0].startswith("7:28: invalid YAML: "), found
     assert found[0].endswith(
         "; a text that starts with a quote ends where the quote closes: put the whole text "
         "in quotes, or start it without one"

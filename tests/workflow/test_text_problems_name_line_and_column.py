@@ -65,11 +65,14 @@ def test_a_block_indented_deeper_counts_its_indent(
     assert found[0].startswith(f"{tmp_path / 'wf.yaml'}:11:29: nodes[0].question: "), found
 
 
-def test_a_folded_text_names_the_field_line(
+def test_a_folded_text_names_the_field_line_when_the_place_is_not_told(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A folded (`>`) text's lines are not the file's: its field's line is said."""
-    text = WORKFLOW.replace("question: |", "question: >")
+    """A folded (`>`) text's lines are not the file's: where two of its lines read the
+    same from the placeholder on, its field's line is said."""
+    text = WORKFLOW.replace("question: |", "question: >").replace(
+        "      Read the notes of {{ itme }} first.", "      {{ itme }}\n      {{ itme }}"
+    )
     found = problems(tmp_path, capsys, text)
     assert found[0].startswith(
         f"{tmp_path / 'wf.yaml'}:8: nodes[0].question: unknown placeholder 'itme'"

@@ -49,12 +49,12 @@ def test_a_file_of_something_else_says_what_it_holds(
 @pytest.mark.parametrize(
     ("text", "line"),
     [
-        ("name: wf\nmodes:\n\tstandard: {max_iterations: 2}\n", 3),
-        ("name:\twf\n", 1),
+        ("name: wf\nmodes:\n\tstandard: {max_iterations: 2}\n", "3:1"),
+        ("name:\twf\n", "1:6"),
     ],
 )
 def test_a_tab_says_to_use_spaces(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, line: int
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, line: str
 ) -> None:
     said = refused(tmp_path, capsys, text)
     assert said.startswith(f"{tmp_path / 'wf.yaml'}:{line}: invalid YAML: "), said

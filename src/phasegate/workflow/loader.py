@@ -908,6 +908,8 @@ def _place_in_file(
         row += line
         content = next((s for s in lines[row - line + 1 :] if s.strip()), "")
         column += len(content) - len(content.lstrip(" "))
+    elif lines[row][col:].startswith(">"):
+        return _place_in_folded(lines, row, text.split("\n")[line - 1][column - 1 :])
     elif line == 1:
         column += col + (1 if lines[row][col : col + 1] in ("'", '"') else 0)
     else:
@@ -918,6 +920,28 @@ def _place_in_file(
     if row >= len(lines) or not lines[row][column - 1 :].startswith(wanted.rstrip()):
         return None
     return row + 1, column
+
+
+def _place_in_folded(lines: list[str], row: int, wanted: str) -> tuple[int, int] | None:
+    """1-based ``(line, column)`` of ``wanted`` (a text from a placeholder on) in the folded
+    (``>``) block whose field is on ``lines[row]``: folding joins the block's lines, so the
+    one place a line of the block reads as ``wanted`` does from there; ``None`` when there
+    is no such place or more than one."""
+    block = [i for i in range(row + 1, len(lines)) if lines[i].strip()]
+    indent = len(lines[block[0]]) - len(lines[block[0]].lstrip(" ")) if block else 0
+    found: list[tuple[int, int]] = []
+    for i in range(row + 1, len(lines)):
+        if lines[i].strip() and len(lines[i]) - len(lines[i].lstrip(" ")) < indent:
+            break
+        for start in range(indent, len(lines[i])):
+            rest = lines[i][start:].rstrip()
+            if (
+                rest
+                and rest[0] == wanted[:1]
+                and (wanted.startswith(rest) or rest.startswith(wanted.rstrip()))
+            ):
+                found.append((i + 1, start + 1))
+    return found[0] if len(found) == 1 else None
 
 
 def _dotted(loc: Location) -> str:
