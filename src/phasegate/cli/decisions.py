@@ -93,8 +93,12 @@ def decisions(
             out.print("No decisions are waiting.")
         return
     for record in found:
+        # A name other workflows have too is shown with its item's workflow.
+        named = record["item"]
+        if named in shared:
+            named = f"{named} ({record['workflow']})"
         out.print(
-            f"[bold]{escape(record['item'])}[/] {escape(record['id'])}: "
+            f"[bold]{escape(named)}[/] {escape(record['id'])}: "
             f"{escape(str(record.get('question') or ''))}"
         )
         for choice, description in (record.get("choices") or {}).items():

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from phasegate.cli.output import err, warn
-from phasegate.errors import BadInputError, WaitingForHuman
+from phasegate.errors import BadInputError, BlockedError, ItemRunningError, WaitingForHuman
 
 if TYPE_CHECKING:
     from phasegate.cli.progress import ProgressPrinter
@@ -174,19 +174,39 @@ def utf8_argument(value: str, what: str) -> str:
 
 def parse_answers(values: list[str] | None) -> dict[str, str]:
     """``--answer ID=CHOICE`` options as a mapping (bad ones are refused)."""
+    from phasegate.engine.answers import MAX_NOTE_CHARS, split_choice
+
     answers: dict[str, str] = {}
     for raw in values or []:
         utf8_argument(raw, "--answer")
         decision, sep, choice = raw.partition("=")
         if not sep or not decision.strip() or not choice.strip():
             raise BadInputError(f"--answer {raw!r}: write it as DECISION=CHOICE")
-        answers[decision.strip()] = choice.strip()
+        decision, choice = decision.strip(), choice.strip()
+        note = split_choice(choice)[1]
+        if len(note) > MAX_NOTE_CHARS:
+            raise BadInputError(
+                f"--answer {decision}=...: the note has {len(note):,} characters: a note "
+                f"may have at most {MAX_NOTE_CHARS:,}; shorten it"
+            )
+        earlier = answers.setdefault(decision, choice)
+        if earlier != choice:
+            raise BadInputError(
+                f"--answer {decision}=...: given twice, as {earlier!r} and {choice!r}; "
+                "give one answer to a decision"
+            )
     return answers
 
 
 #: The decisions phasegate itself may ask during any run (a budget cap, a warned
 #: transition, a phase found half done).
 OWN_DECISIONS = ("budget", "transition-warning", "partial-phase")
+#: Their choices: a wrong one is refused before the run, not when it asks mid-way.
+OWN_CHOICES = {
+    "budget": ("raise", "stop"),
+    "transition-warning": ("proceed", "stop"),
+    "partial-phase": ("continue", "fresh", "review"),
+}
 
 
 def check_answer_ids(
@@ -199,6 +219,7 @@ def check_answer_ids(
     ``classify`` reads it, with the note its choice requires)."""
     import re
 
+    from phasegate.engine.answers import split_choice
     from phasegate.workflow.model import ForeachNode, GateNode
     from phasegate.workflow.prompts import PLACEHOLDER
 
@@ -220,18 +241,44 @@ def check_answer_ids(
     possible = re.compile("|".join(f"(?:{p})" for p in patterns), re.DOTALL)
     for decision in answers:
         if possible.fullmatch(decision) is None:
-            known = ", ".join(dict.fromkeys([*named, *OWN_DECISIONS]))
             raise BadInputError(
                 f"--answer {decision}=...: workflow {workflow.name!r} has no decision "
-                f"{decision!r} (its decisions: {known})"
+                f"{decision!r} ({_answerable(item, named)})"
             )
     for decision, raw in answers.items():
+        own = OWN_CHOICES.get(decision)
+        if own is not None and split_choice(raw)[0] not in own:
+            raise BadInputError(
+                f"--answer {decision}={raw}: {split_choice(raw)[0]!r} is not a choice of "
+                f"decision {decision!r} (choices: {', '.join(own)})"
+            )
         matching = [(path, node) for found, path, node in gates if found.fullmatch(decision)]
         # A decision id written out in full names its gate before a templated one.
         matching.sort(key=lambda gate: gate[1].decision_template("/" in gate[0]) != decision)
         problems = [_choice_problem(item, decision, raw, path, node) for path, node in matching]
         if problems and all(problems):
             raise BadInputError(f"--answer {decision}={raw}: {problems[0]}")
+
+
+def _answerable(item: WorkItem | None, templates: list[str]) -> str:
+    """The decision ids a person can give ``--answer``: those ``item`` waits on now, then
+    the workflow's others, a templated one with its placeholders as ``<name>``."""
+    from phasegate.engine.answers import pending, with_journaled_answers
+    from phasegate.errors import PhasegateError
+    from phasegate.workflow.prompts import PLACEHOLDER
+
+    waiting: list[str] = []
+    if item is not None and item.engine_path.exists():
+        try:
+            state = with_journaled_answers(item, item.load(read_journal=False))
+            waiting = [str(record["id"]) for record in pending(state)]
+        except PhasegateError:
+            waiting = []
+    others = [PLACEHOLDER.sub(lambda m: f"<{m.group(1)}>", name) for name in templates]
+    known = ", ".join(d for d in dict.fromkeys([*others, *OWN_DECISIONS]) if d not in waiting)
+    if waiting:
+        return f"waiting: {', '.join(waiting)}; its other decisions: {known}"
+    return f"its decisions: {known}"
 
 
 def _choice_problem(
@@ -274,6 +321,47 @@ def _ended_before(item: WorkItem) -> bool:
     except PhasegateError:
         return False
     return state.status == "completed" or state.at == "@end"
+
+
+def _busy_waiting(item: WorkItem, busy: ItemRunningError) -> ItemRunningError:
+    """``busy`` (another run holds ``item``), saying what answers it when that run waits
+    for a person: it finishes only once its decision is answered."""
+    from phasegate.engine.answers import pending, record_command, with_journaled_answers
+    from phasegate.errors import PhasegateError
+
+    try:
+        waiting = pending(with_journaled_answers(item, item.load(read_journal=False)))
+    except PhasegateError:
+        return busy
+    if not waiting:
+        return busy
+    record = waiting[0]
+    more = f" (and {len(waiting) - 1} more: phasegate decisions {item.name})" if waiting[1:] else ""
+    return ItemRunningError(
+        f"{busy}; it waits for decision {record['id']}{more}: answer it with "
+        f"{record_command(item.name, record)}"
+    )
+
+
+def _warn_unasked(item: WorkItem, answers: Mapping[str, str]) -> None:
+    """Warn of each ``--answer`` to a gate's decision that the item never asked (a run
+    that stopped before the gate, a task key mistyped): it answered nothing, and the run
+    that reaches the gate needs it again. phasegate's own decisions are answered just in
+    case (a cap that may be reached): not warned of."""
+    from phasegate.errors import PhasegateError
+
+    if not answers:
+        return
+    try:
+        asked = item.load(read_journal=False).decisions
+    except PhasegateError:
+        return  # the run says why
+    for decision, raw in answers.items():
+        if decision not in asked and decision not in OWN_DECISIONS:
+            warn(
+                f"--answer {decision}={raw} answered nothing: {item.name} has not asked "
+                f"decision {decision!r}; give it again to the run that asks it"
+            )
 
 
 def run_item(
@@ -325,6 +413,7 @@ def run_item(
     # The run's one yes/no question: remove a finished item's worktree.
     later = f"phasegate worktree remove {name}"
     asker = TerminalAsker(later) if sys.stdin.isatty() else NoTerminal()
+    ended = _ended_before(item)
     with (
         notifying(
             root,
@@ -338,9 +427,20 @@ def run_item(
     ):
         try:
             # An item that had already ended is not run again: nothing to announce.
-            end.announce = not _ended_before(item)
+            end.announce = not ended
             asker.on_waiting = end.waiting
-            outcome = Runner(item, Backends(config, root), asker, options).run()
+            try:
+                outcome = Runner(item, Backends(config, root), asker, options).run()
+            except ItemRunningError as exc:
+                raise _busy_waiting(item, exc) from None
+            except (WaitingForHuman, BlockedError):
+                if not ended:  # a run that went as far as a person or a block
+                    printer.close()  # its progress first
+                    _warn_unasked(item, options.answers)
+                raise
+            if not ended:
+                printer.close()
+                _warn_unasked(item, options.answers)
             if shared:
                 named = with_workflow(outcome.message, name, item.workflow.name)
                 outcome = replace(outcome, message=named)
