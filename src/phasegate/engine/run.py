@@ -283,6 +283,7 @@ class Run(NodeRules):
         cursor.set(target)
         if isinstance(cursor, TopCursor):
             self._top_moves += 1
+        self.withdraw_left(path, f"the run went on from {before} ({outcome.name}) without it")
         if outcome.extend is not None and self.state.peek(target_path) is not None:
             self.resume_loop(target_path, outcome.extend, outcome.issues)
         else:
@@ -306,6 +307,24 @@ class Run(NodeRules):
                 cause=cause,
             )
         self.save(lazy=True)
+
+    def withdraw_left(self, left: str | None, reason: str) -> None:
+        """Decisions still pending at node ``left`` (or inside it; ``None``: anywhere) that the
+        run leaves without them: they no longer wait for anyone. Each is journaled as
+        withdrawn (an answer to it is refused as too late) and kept, marked ``skipped`` with
+        ``reason``, under the state's ``skipped_decisions``."""
+        for key, record in list(self.state.decisions.items()):
+            context = str(record.get("context") or "")
+            if record.get("status") != "pending" or not (
+                left is None or context == left or context.startswith((f"{left}/", f"{left}["))
+            ):
+                continue
+            del self.state.decisions[key]
+            skipped = {**record, "status": "skipped", "skipped_at": utc_now(), "reason": reason}
+            self.state.d.setdefault("skipped_decisions", []).append(skipped)
+            self.item.record(
+                "decision.withdrawn", id=key, visit=int(record.get("visit", 0)), reason=reason
+            )
 
     def resume_loop(self, path: str, extra: int, issues: list[dict[str, Any]]) -> None:
         """Continue an agent node's revise loop with ``extra`` more iterations (one answer,

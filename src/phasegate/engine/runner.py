@@ -383,6 +383,10 @@ class Runner:
             left = state.peek(at)
             if left is not None and left.get("started") and left.get("outcome") is None:
                 self.item.record("phase.abandoned", phase=at)
+            if at != target:
+                run.withdraw_left(
+                    at, f"the run moved on from {run.label(at)} to {run.label(target)} (--phase)"
+                )
         TopCursor(state).set(target)
         run.enter(target, None)
         state.node(target)["started"] = utc_now()  # the transition was just validated
@@ -452,6 +456,7 @@ class Runner:
             self.item.save(state, durable=True)
             raise BlockedError(end.message or f"{self.item.name} ended blocked at {end.label}")
         state.status = "completed" if end.status == "completed" else end.status
+        run.withdraw_left(None, f"{self.item.name} ended at {end.label}")
         state["completed"] = now
         state["summary"] = self.item.view.summary(state) or completion_summary(self.workflow, state)
         self.item.save(state, durable=True)

@@ -237,6 +237,8 @@ def _node_status(
         return "failed"  # its last run's commands failed (it is not done, even if the run went on)
     if found.get("outcome") is not None and not found.get("blocked"):
         return "completed"
+    if isinstance(workflow.node(node_id), GateNode) and state.at != node_id:
+        return "skipped"  # left unanswered (run --phase past it): it waits for nobody
     return "in-progress"
 
 
