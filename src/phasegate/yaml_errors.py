@@ -13,11 +13,11 @@ import re
 import warnings
 from pathlib import Path
 
-from ruamel.yaml.error import ReusedAnchorWarning
-
 # An anchor written again (``&a`` twice) is valid YAML, an alias naming the latest one;
-# ruamel's warning about it is several lines of its own text and source path on stderr.
-warnings.filterwarnings("ignore", category=ReusedAnchorWarning)
+# ruamel's warning about it (a ReusedAnchorWarning) is several lines of its own text and
+# source path on stderr. Matched by its text: importing ruamel here would load it for
+# every command (``status`` reads no YAML).
+warnings.filterwarnings("ignore", message=r"\s*found duplicate anchor")
 
 #: Where ruamel names the parsed text (``in "<unicode string>", position 3``).
 _NO_NAME = re.compile(r'\s*in "<unicode string>",?\s*')
