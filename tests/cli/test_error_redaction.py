@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "implement"))
-from implement_helpers import make_repo
+from implement_helpers import key, make_repo
 
 from phasegate.errors import ExitCode
 
@@ -26,6 +26,7 @@ PLAN = """# Plan: Limits
 
 - [ ] **Count requests** [`agent: the-developer`]
 """
+task_key = key("Count requests")
 
 
 def phasegate(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -52,7 +53,19 @@ def test_the_implement_workflow_redacts_an_agents_error(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo", PLAN, config=SCRIPTED, spec="docs/specs/030-limits")
     script = {"the-developer": {"*": [FAILING]}, "*": {"*": [{"text": "APPROVED"}]}}
     (root / ".phasegate" / "agents.yaml").write_text(json.dumps(script))
-    assert_redacted(phasegate(root, "implement", "030"))
+    # The task whose agent failed every attempt waits for a person, the error in the question.
+    ran = phasegate(root, "implement", "030")
+    assert ran.returncode == ExitCode.WAITING, ran.stderr
+    assert SECRET not in ran.stdout + ran.stderr
+    assert "failed after 2 attempts: auth failed for key [REDACTED]" in ran.stderr, ran.stderr
+    engine = (root / ".phasegate" / "implement" / "030" / ".engine.json").read_text()
+    assert SECRET not in engine
+    assert (
+        phasegate(root, "answer", "030", "failed-" + task_key, "skip_with_warning").returncode == 0
+    )
+    assert phasegate(root, "implement", "030").returncode == 0
+    plan = (root / "docs/specs/030-limits/PLAN.md").read_text()
+    assert SECRET not in plan and "auth failed for key [REDACTED]" in plan, plan
 
 
 def test_a_user_workflow_redacts_an_agents_error(tmp_path: Path) -> None:

@@ -172,6 +172,10 @@ class CallSpec:
     plays: str | None = None
     #: A timed-out attempt is the call's result (not retried): the node decides.
     timeout_ends: bool = False
+    #: The last attempt's failure, when every attempt failed, is the call's result
+    #: (journaled, so a resumed run reuses it): the node decides (an agent node whose
+    #: ``on`` maps ``failed``), instead of the run stopping.
+    failure_ends: bool = False
     #: The only files the call may change (``None``: any); others it changes are put back.
     writes: tuple[Path, ...] | None = None
 
@@ -220,7 +224,15 @@ def call_agent(
             if stopping is not None and stopping():
                 raise CallStopped(spec.key)
             result, attempt_id = _attempt(
-                item, state, backends, backend, spec, tries, max_usd, in_worker=in_worker
+                item,
+                state,
+                backends,
+                backend,
+                spec,
+                tries,
+                max_usd,
+                in_worker=in_worker,
+                last=tries == limit,
             )
         if result.ok or (spec.timeout_ends and result.timed_out):
             return result
@@ -266,6 +278,8 @@ def call_agent(
             )
         if asked:
             _wait(asked, stopping, spec.key)
+    if _ends_failed(spec, result, last=True):
+        return result  # journaled as the call's result: the node goes where ``failed`` says
     # Out of time: which setting gives it more (the limit is not always timeouts.agent).
     longer = f"; to give it longer, raise {_limit_setting(backends, spec)}"
     raise AgentError(
@@ -273,6 +287,18 @@ def call_agent(
         f"{_where(spec)} "
         f"after {limit} attempt{'s' if limit > 1 else ''}: {last_error}"
         f"{longer if result.timed_out else ''}"
+    )
+
+
+def _ends_failed(spec: CallSpec, result: AgentResult, *, last: bool) -> bool:
+    """Whether ``result``, the last attempt's, failed and is the call's result (the node
+    maps ``failed``); a bad setting or a failure another attempt would repeat stops the run."""
+    return (
+        spec.failure_ends
+        and last
+        and not result.ok
+        and not result.bad_setting
+        and not result.permanent
     )
 
 
@@ -375,6 +401,7 @@ def _attempt(
     max_usd: float | None = None,
     *,
     in_worker: bool = False,
+    last: bool = False,
 ) -> tuple[AgentResult, str]:
     attempt_id = f"{spec.label}.{spec.iteration}.{spec.role}.{secrets.token_hex(3)}"
     instructions, parts = spec.build_prompt()
@@ -479,12 +506,13 @@ def _attempt(
     # Written to the OS now (a killed process keeps it) and fsync'd by the
     # commit that applies it, before the state file is replaced.
     final_timeout = spec.timeout_ends and result.timed_out
+    final_failure = not final_timeout and _ends_failed(spec, result, last=last)
     # The limit it ran out of: raised since, a resumed run asks again (recover_call).
     ran_out = spec.timeout or backends.timeout(spec.role, spec.plays)
     limit: dict[str, Any] = {"timeout_s": ran_out} if final_timeout else {}
     item.record_result(
         "agent.finished",
-        spec.key if result.ok or final_timeout else None,
+        spec.key if result.ok or final_timeout or final_failure else None,
         **result_to_event(result, item),
         key=spec.key,
         attempt=attempt_id,
@@ -492,6 +520,7 @@ def _attempt(
         phase=spec.label,
         iteration=spec.iteration,
         **({"timed_out": True, "final": True} if final_timeout else {}),
+        **({"final": True, "gave_up": True} if final_failure else {}),
         **limit,
     )
     # The result is journaled but not yet applied: where a resumed run must recover it.

@@ -37,6 +37,7 @@ from phasegate.implement.where import (
     spec_dir_rel,
     task_prefix,
 )
+from phasegate.workflow.routing import BLOCKED, FAILED
 
 
 class LoadContext(Action):
@@ -168,6 +169,8 @@ def _why(ctx: PluginContext) -> str:
         return f"the review timed out ({last.get('summary', '')})".replace(" ()", "")
     if outcome == "unclear":
         return "the review was unclear"
+    if outcome in (FAILED, BLOCKED) and node is not None:
+        return str((node.get("failure") or {}).get("summary") or f"its agent {outcome}")
     if records:
         return f"still {last.get('word')} after {len(records)} review cycle(s): {_said(last)}"
     return "no review"
@@ -208,6 +211,12 @@ class TickTask(Action):
         if ctx.settings.get("landed"):
             tick_landed(ctx)
             return "done"
+        if ctx.settings.get("put_back"):
+            # Its agent failed or answered BLOCKED (no review, which would have done it):
+            # PLAN.md put back as before the call; nothing ticked.
+            restore_plan(ctx)
+            guard_plan(ctx)
+            return "done"
         assert ctx.task is not None
         note = self.note(ctx)
         restore_plan(ctx)  # a parallel task's worktree: the plan is not the task's to change
@@ -228,6 +237,8 @@ class TickTask(Action):
 
     def replay(self, ctx: PluginContext, outcome: str) -> None:
         # The outcome was journaled but the state that noted a waiting tick may be lost.
+        if ctx.settings.get("put_back"):
+            return
         if ctx.settings.get("landed"):
             tick_landed(ctx)
         elif ctx.task is not None and ctx.workspace is not None:
@@ -389,6 +400,8 @@ class EscalationDetail(Predicate):
     def __call__(self, ctx: PluginContext) -> str:
         assert ctx.task is not None
         escalation = settings_of(ctx).escalation
+        if _agent_failed(ctx):
+            return _failed_question(ctx, escalation.actions)
         minutes = escalation.timeout_minutes
         after = (
             f" Without an answer within {minutes:g} minutes: {escalation.default_action}."
@@ -407,6 +420,31 @@ class EscalationDetail(Predicate):
             f"Task {ctx.task.title!r} ({plan_rel(ctx.state)}:{ctx.task.line}) is escalated: "
             f"{_why(ctx)}. {asked[0].upper()}{asked[1:]}{after}"
         )
+
+
+def _agent_failed(ctx: PluginContext) -> bool:
+    """Whether the task's agent node ended ``failed`` (its call failed every attempt) or
+    ``blocked`` (its agent answered ``BLOCKED: reason``)."""
+    node = agent_node(ctx)
+    return node is not None and node.get("outcome") in (FAILED, BLOCKED)
+
+
+def _failed_question(ctx: PluginContext, offered: tuple[str, ...] | list[str]) -> str:
+    """Seed 004's repeated agent failures: the task, the failure, and the choices (retry
+    always; skipping and aborting where escalation.actions offers them)."""
+    assert ctx.task is not None
+    choices = [
+        "retry it",
+        *(["skip it with a warning"] if "skip_with_warning" in offered else []),
+        *(["abort"] if "abort_process" in offered else []),
+    ]
+    asked = f"{', '.join(choices[:-1])}, or {choices[-1]}?" if len(choices) > 1 else choices[0]
+    node = agent_node(ctx)
+    how = "is blocked" if node is not None and node.get("outcome") == BLOCKED else "failed"
+    return (
+        f"Task {ctx.task.title!r} ({plan_rel(ctx.state)}:{ctx.task.line}) {how}: "
+        f"{_why(ctx).rstrip('.')}. {asked[0].upper()}{asked[1:]}"
+    )
 
 
 class EscalationRecommendation(Predicate):
@@ -429,7 +467,9 @@ class AbortedChoices(Predicate):
 
     def __call__(self, ctx: PluginContext) -> str:
         offered = settings_of(ctx).escalation.actions
-        others = [a for a in ("skip_with_warning", "accept_as_is") if a in offered]
+        # A task whose agent failed has no work to accept.
+        offers = ("skip_with_warning",) if _agent_failed(ctx) else ACTIONS[:2]
+        others = [a for a in offers if a in offered]
         if not others:
             return "retry"
         return f"retry (choices: {', '.join(['retry', *others])})"

@@ -5,7 +5,9 @@ One row per task, in plan order: ``done`` (approved; or ``accepted`` /
 not in the work tree yet: ``approved, waiting to merge``, its box in PLAN.md still
 open), ``implementing``, ``in review`` (with the
 cycle, the reviewer and the focus), ``unclear review`` (its review could not
-be read as a verdict: the decision that waits), ``escalated`` (another decision
+be read as a verdict: the decision that waits), ``agent failed`` / ``agent blocked``
+(its agent's call failed every attempt, or it answered ``BLOCKED:``: the decision that
+waits), ``escalated`` (another decision
 waits: the command that answers it), ``merge conflict`` (its approved work waits on a
 merge conflict: the conflict's worktree, and the decision if one is asked), or
 ``pending``; ``interrupted`` (with what it was doing) when no run goes on any more
@@ -55,8 +57,13 @@ def _row(state: EngineState, phase: str, key: str, title: str, status: str) -> d
     decision = _decision(state, key)
     if decision is not None:
         # An unclear review waits for a person too, but nothing was escalated yet.
-        unclear = str(decision.get("id", "")).startswith("unclear-")
-        row["state"] = "unclear review" if unclear else "escalated"
+        asked = str(decision.get("id", ""))
+        unclear = asked.startswith("unclear-")
+        # Its agent failed every attempt, or answered BLOCKED: a person retries, skips or
+        # aborts it.
+        failed = asked.startswith("failed-")
+        how = "blocked" if node is not None and node.get("outcome") == "blocked" else "failed"
+        row["state"] = "unclear review" if unclear else f"agent {how}" if failed else "escalated"
         row["decision"] = decision.get("id")
         row["question"] = decision.get("question")
         return row

@@ -27,7 +27,7 @@ ADDED = "added_during_run"
 #: while it went on, found when every phase had ended (the run goes back to do them).
 UNTICKED = "unticked_during_run"
 #: A task's gates that wait for a person, and the node a task ends at.
-WAITING_GATES = ("unclear", "escalate", "manual-fix", "aborted")
+WAITING_GATES = ("unclear", "escalate", "manual-fix", "aborted", "failed", "failed-aborted")
 TASK_END = "task-done"
 #: In the item's data: decisions withdrawn because their task was ticked by hand, not
 #: journaled yet (the view journals them when the state is next committed).

@@ -30,6 +30,10 @@ from phasegate.workflow.parts import BLOCKED_TARGET, COMPLETE, PASS, REVISE
 SEQUENTIAL = frozenset({"pass", "done"})
 #: Outcomes that stop the run, blocked, when ``on`` does not map them.
 BLOCKING = frozenset({"checks-failed", "invalid", "exhausted", "interrupted", "merge-conflict"})
+#: An agent node's outcome when its executor's call failed every attempt (``on`` maps it).
+FAILED = "failed"
+#: An agent node's outcome when its executor answered ``BLOCKED: reason`` (``on`` maps it).
+BLOCKED = "blocked"
 #: The visits a node on a cycle may have when it sets no ``max_visits``.
 DEFAULT_CYCLE_VISITS = 10
 
@@ -76,6 +80,9 @@ def outcomes(node: AnyNode, on_cycle: bool = False) -> list[str]:
             found.append("checks-failed")
         if node.at_most_once:
             found.append("interrupted")
+        # Only when mapped: unmapped, a call failing every attempt stops the run (exit 6),
+        # and an answer starting BLOCKED: is the executor's work, reviewed as any.
+        found += [name for name in (FAILED, BLOCKED) if name in node.on]
         if limited:
             found.append("exhausted")
         return list(dict.fromkeys(found))

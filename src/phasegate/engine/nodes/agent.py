@@ -34,6 +34,7 @@ from phasegate.errors import AgentError
 from phasegate.verdicts.model import Issue, Verdict
 from phasegate.workflow.model import AgentNode
 from phasegate.workflow.parts import REVISE
+from phasegate.workflow.routing import BLOCKED, FAILED
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
@@ -61,7 +62,7 @@ def run_agent(run: Run, path: str, node: AgentNode, task: Task | None) -> Steps:
         stage = ns.stage
         if stage == "execute":
             executed: Outcome = yield from _execute(run, path, node, task, prompts)
-            if executed.name == "interrupted":
+            if executed.name in ("interrupted", FAILED, BLOCKED):
                 return executed
             continue
         if stage == "checks":
@@ -127,6 +128,7 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         workdir=run.workspace_dir(path),
         plays=plays(role, workflow_role),
         writes=_writes(run, path, node, outputs),
+        failure_ends=FAILED in node.on,
     )
     if node.at_most_once:
         if (
@@ -148,7 +150,17 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
     result: AgentResult = yield Call(spec)
     ns = run.state.node(path)
     run.state.add_usage(path, role, usage_of(result))
+    if not result.ok:
+        # Every attempt failed and ``on`` maps ``failed`` (else the call raised): the node
+        # ends with it, the failure kept for the question that follows.
+        return _failed(run, path, node, role, workflow_role, result)
     ns["changes"] = summary_of(result, run)
+    reason = blocked_reason(result.text) if BLOCKED in node.on else None
+    if reason is not None:
+        reason = run.item.redactor.text(reason)
+        # Seed 004: an agent reporting BLOCKED is not reviewed; a person is given the choice.
+        run.item.record("agent.blocked", node=path, role=role, reason=reason, sync_now=True)
+        return _ended(run, path, node, role, BLOCKED, f"{role} answered BLOCKED: {reason}", {})
     run_hooks(run, node.after_execute, path, node, task)
     missing = missing_outputs(run, node, prompts, "retry")
     if missing:
@@ -178,6 +190,53 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
     ns.stage = "checks" if has_checks else f"review:{int(ns.get('resume_review', 0))}"
     run.save(lazy=True)
     return Outcome("executed")
+
+
+def _failed(
+    run: Run, path: str, node: AgentNode, role: str, workflow_role: str, result: AgentResult
+) -> Outcome:
+    """The executor's call failed every attempt: the node ends ``failed``, journaled with
+    the error (``agent.gave_up``), which ``ns["failure"]`` keeps for a gate to show."""
+    attempts = run.backends.config.retries.agent + 1
+    # Redacted: it is shown in a question, kept in the state and may go into PLAN.md.
+    error = run.item.redactor.text(
+        " | ".join(line.strip() for line in (result.error or "").splitlines() if line.strip())
+        or f"exit status {result.exit_status}"
+    )
+    who = f"{role} ({run.backends.describe(role, plays(role, workflow_role))})"
+    said = f"{who} failed after {attempts} attempt{'s' if attempts > 1 else ''}: {error}"
+    run.item.record(
+        "agent.gave_up", node=path, role=role, attempts=attempts, error=error, sync_now=True
+    )
+    return _ended(run, path, node, role, FAILED, said, {"error": error, "attempts": attempts})
+
+
+def _ended(
+    run: Run, path: str, node: AgentNode, role: str, outcome: str, said: str, more: dict[str, Any]
+) -> Outcome:
+    """The node ends ``outcome`` (``failed``, ``blocked``) without a review; ``said`` is kept
+    in ``ns["failure"]`` for the gate that follows to show."""
+    from phasegate.engine.walk import Outcome
+
+    run.state.node(path)["failure"] = {"role": role, "summary": said, **more}
+    # Not saved here: the walk records the outcome with it (a crash before that reuses the
+    # journaled result and ends here again).
+    complete(run, path, outcome, [said], said, announce=False)
+    issues = [{"severity": "blocker", "description": said, "location": None}]
+    return Outcome(outcome, issues=issues, cause=f"{node.id} {outcome}")
+
+
+def blocked_reason(text: str) -> str | None:
+    """The reason of an answer whose first line starts ``BLOCKED:`` (markdown emphasis
+    around the word allowed), on one line; ``None`` for any other answer."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return None
+    first = lines[0].lstrip("#*_> ").replace("**", "").replace("__", "")
+    if not first.startswith("BLOCKED:"):
+        return None
+    reason = " ".join([first.removeprefix("BLOCKED:").strip(), *lines[1:]]).strip()
+    return " ".join(reason.split())[:500] or "no reason given"
 
 
 def _writes(run: Run, path: str, node: AgentNode, outputs: list[str]) -> tuple[Path, ...] | None:
