@@ -79,7 +79,7 @@ def test_workflows_lists_the_change_workflow(repo: Path) -> None:
     result = phasegate(repo, "workflows")
     assert result.returncode == 0, result.stderr
     assert "change (built-in)" in result.stdout
-    phases = "proposed → rejected → challenged → implementing → complete → archived"
+    phases = "proposed → rejected → challenged → implementing → complete; ends: archived"
     assert phases in result.stdout
 
 

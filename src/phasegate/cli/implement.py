@@ -142,7 +142,8 @@ def implement(
             "--answer",
             "-a",
             metavar="DECISION=CHOICE",
-            help="Answer a decision before it is asked: DECISION=CHOICE (repeatable).",
+            help="Answer a decision before it is asked: DECISION=CHOICE, or "
+            "'DECISION=CHOICE: note' for a choice that needs a note (repeatable).",
         ),
     ] = None,
     wait: Annotated[

@@ -21,6 +21,7 @@ def workflows(
     from phasegate.workflow.graph import main_path
     from phasegate.workflow.registry import WorkflowRegistry
     from phasegate.workflow.sources import BUILTIN_DIR
+    from phasegate.workflow.transitions import phase_names
 
     root: Path | None
     try:
@@ -44,7 +45,9 @@ def workflows(
                 **row,
                 "valid": True,
                 "description": wf.description,
-                "phases": list(wf.label_names),
+                # What `run --phase`/`--until` take; the labelled ends apart.
+                "phases": phase_names(wf),
+                "ends": [n for n in wf.label_names if n not in phase_names(wf)],
                 "paths": {m: main_path(wf, m) for m in wf.modes},
                 "nodes": [path for path, _ in wf.walk()],
                 "commands": list(wf.commands),
@@ -69,7 +72,8 @@ def workflows(
             for mode, path in paths.items():
                 out.print(f"    phases ({mode}): {' → '.join(path)}")
         else:
-            out.print(f"    phases: {' → '.join(row['phases'])}")
+            ends = f"; ends: {', '.join(row['ends'])}" if row["ends"] else ""
+            out.print(f"    phases: {' → '.join(row['phases'])}{ends}")
         if row["commands"]:
             out.print(f"    commands: {', '.join(row['commands'])}")
         out.print(f"    modes (max review iterations): {modes_text}; default {row['defaultMode']}")
@@ -151,6 +155,9 @@ def validate(
         ) from None
     wf = loaded.workflow
     count = sum(1 for _ in wf.walk())
+    from phasegate.workflow.transitions import phase_names
+
+    runnable = phase_names(wf)  # what `run --phase` takes (`workflows` lists the same)
     warnings = _config_warnings(path, root, wf)
     from phasegate.workflow.loader import unset_data_names
 
@@ -163,13 +170,14 @@ def validate(
                 "problems": [],
                 "warnings": warnings,
                 "workflow": wf.name,
-                "phases": list(wf.label_names),
+                "phases": runnable,
+                "ends": [name for name in wf.label_names if name not in runnable],
                 "nodes": count,
                 "modes": list(wf.modes),
             }
         )
         return
-    many = len(wf.label_names)
+    many = len(runnable)
     phases = f"{many} phase{'' if many == 1 else 's'}, " if many else ""
     if warnings:
         from phasegate.cli.output import warn
