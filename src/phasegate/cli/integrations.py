@@ -147,7 +147,13 @@ def worktree_remove(
         task_worktrees,
     )
     from phasegate.engine.items import locate_item
-    from phasegate.engine.worktree import check_worktree, describe, git_prune, remove_worktree
+    from phasegate.engine.worktree import (
+        check_worktree,
+        describe,
+        git_prune,
+        landing_steps,
+        remove_worktree,
+    )
     from phasegate.errors import NotFoundError
     from phasegate.workflow.registry import WorkflowRegistry
 
@@ -209,16 +215,17 @@ def worktree_remove(
         out.print(f"{state.worktree} is already gone{again}.", markup=False)
         return
     if not check.safe_to_remove and not force:
-        steps = ["commit them there"] if check.uncommitted else []
-        if branch:
-            steps.append(f"merge branch {branch} into {check.target} (git merge {branch})")
+        steps = landing_steps(check, state.worktree)
+        if check.uncommitted:  # the problem named them already
+            steps[0] = "commit them there"
         raise BadInputError(
             f"not removing {state.worktree}: {describe(check, state.worktree)}; "
             f"{', then '.join(steps) or 'merge it'} first, or pass --force to remove it "
             "anyway (the branch is kept)"
         )
     remove_worktree(root, state.worktree, force=force)
-    out.print(f"Removed {state.worktree}; branch {state.get('branch')} is kept.", markup=False)
+    kept = "was gone already" if check.branch_missing else "is kept"
+    out.print(f"Removed {state.worktree}; branch {state.get('branch')} {kept}.", markup=False)
     if not ended:
         warn(
             f"work item {name!r} is {state.status}: its next run works in {state.worktree}; "

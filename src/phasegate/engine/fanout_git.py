@@ -709,9 +709,20 @@ def task_worktrees(repo: Path, item: str) -> TaskWorktrees:
     for path, branch in _listed_worktrees(repo) if _has_folders(folder) else []:
         if path.resolve().parent != folder:
             continue
-        if branch.startswith(heads) if branch else path.name.startswith(prefix):
+        if branch.startswith(heads) if branch else _named_for(path.name, prefix):
             paths.append(path.resolve().relative_to(repo.resolve()).as_posix())
     return TaskWorktrees(tuple(paths), tuple(_task_branches(repo, heads)))
+
+
+#: What follows ``ITEM--`` in the name of a worktree of ITEM's parallel items: ``NODE--KEY``
+#: (a node id never holds ``--``; ``KEY`` is taken to hold none either).
+_NODE_AND_KEY = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*--(?:(?!--)[A-Za-z0-9._-])+")
+
+
+def _named_for(name: str, prefix: str) -> bool:
+    """Whether a worktree without a branch (a conflict's) named ``name`` is one of the item
+    whose names start with ``prefix`` (``ITEM--``): not one of an item named ``ITEM--MORE``."""
+    return name.startswith(prefix) and _NODE_AND_KEY.fullmatch(name[len(prefix) :]) is not None
 
 
 def _has_folders(folder: Path) -> bool:
@@ -732,8 +743,8 @@ def task_worktree_owner(repo: Path, name: str) -> str | None:
         head = f"refs/heads/{BRANCH_PREFIX}/"
         if branch and branch.startswith(head):
             return branch[len(head) :].split("/", 1)[0]
-        if "--" in name:
-            return name.split("--", 1)[0]
+        if name.count("--") >= 2:
+            return name.rsplit("--", 2)[0]  # ITEM--NODE--KEY, ITEM itself may hold "--"
     return None
 
 

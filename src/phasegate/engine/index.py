@@ -6,9 +6,11 @@ identity of the state file it belongs to (inode, size, modification time),
 to ``.phasegate/cache/index.jsonl``: one short line, so a commit costs the
 same whether the repository has ten items or a thousand. ``phasegate
 status`` and the Claude Code SessionStart hook read this one file instead
-of every item's state; an entry whose state file is no longer the one it
-was written for (a crash between the two writes, a file restored from git)
-is not used, and that item's brief is read from its state file instead. The
+of parsing every item's state; an entry whose state file is no longer the
+one it was written for (a crash between the two writes, a file restored from
+git), or does not hold the entry's brief byte for byte (a line not written
+by phasegate: the index is no guarded file, an agent may append to it), is
+not used, and that item's brief is read from its state file instead. The
 index is a cache: it can be deleted at any time. It is rewritten with the
 last entry of each item once it has grown to twice its size after the last
 rewrite.
@@ -43,9 +45,10 @@ LOCK_SECONDS = 5.0
 #: (inode, size, modification time in ns) of a state file.
 Identity = tuple[int, int, int]
 if TYPE_CHECKING:
-    #: An item's last entry: its engine state file's identity, its brief, and the identity
-    #: of the state file its view wrote (``None`` when it has none).
-    Entry = tuple[Identity, dict[str, Any], Identity | None]
+    #: An item's last entry: its engine state file's identity, its brief, the identity
+    #: of the state file its view wrote (``None`` when it has none), and the brief's bytes
+    #: as its line holds them (``None`` when they cannot be told apart from the rest).
+    Entry = tuple[Identity, dict[str, Any], Identity | None, bytes | None]
 #: Every entry starts so (its item first), which lets a reader skip all but the last.
 _PREFIX = b'{"item": "'
 
@@ -95,10 +98,10 @@ def read_index(repo: Path) -> dict[str, Entry]:
     if not isinstance(parsed, list) or len(parsed) != len(last):
         return _read_lines(lines)
     found: dict[str, Entry] = {}
-    for (key, _), entry in zip(last, parsed, strict=True):
+    for (key, line), entry in zip(last, parsed, strict=True):
         if not isinstance(entry, dict) or str(entry.get("item")).encode() != key:
             return _read_lines(lines)
-        _add(found, entry)
+        _add(found, entry, line)
     return found
 
 
@@ -120,18 +123,50 @@ def _read_lines(lines: list[bytes]) -> dict[str, Entry]:
         if not isinstance(entry, dict):
             continue
         seen.add(key)
-        _add(found, entry)
+        _add(found, entry, line)
     return found
 
 
-def _add(found: dict[str, Entry], entry: dict[str, Any]) -> None:
-    """Keep ``entry`` (a parsed line) in ``found`` when it holds a brief for a state file."""
+def _add(found: dict[str, Entry], entry: dict[str, Any], line: bytes) -> None:
+    """Keep ``entry`` (parsed ``line``) in ``found`` when it holds a brief for a state file."""
     brief: Any = entry.get("brief")
     if type(brief) is not dict:
         return
     stat = _as_identity(entry.get("state"))
     if stat is not None:
-        found[str(entry["item"])] = (stat, brief, _as_identity(entry.get("view")))
+        view = _as_identity(entry.get("view"))
+        found[str(entry["item"])] = (stat, brief, view, _brief_bytes(line, view))
+
+
+def _brief_bytes(line: bytes, view: Identity | None) -> bytes | None:
+    """The bytes of the brief in an index ``line`` (what follows it is known: the view's
+    identity, or the line's end)."""
+    line = line.rstrip(b"\n")
+    start = line.find(_BRIEF_KEY)
+    tail = b"}" if view is None else b", " + _encode({"view": list(view)})[1:].encode()
+    if start < 0 or not line.endswith(tail):
+        return None
+    return line[start + len(_BRIEF_KEY) : len(line) - len(tail)]
+
+
+#: How a brief begins in an engine state file (a top-level key: a line of its own).
+_STATE_BRIEF = b'\n "brief": '
+
+
+def brief_in_state(brief: bytes | None, state_file: str | os.PathLike[str]) -> bool:
+    """Whether ``state_file`` holds the brief whose bytes are ``brief``: an index line is
+    trusted only so. The index is no guarded file (anyone may append to it), the state
+    file is: a line written by anyone else than phasegate names a brief it does not hold."""
+    if not brief:
+        return False
+    try:
+        with open(state_file, "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return False
+    at = data.find(_STATE_BRIEF + brief)
+    end = at + len(_STATE_BRIEF) + len(brief)
+    return at >= 0 and data[end : end + 1] in (b",", b"\n")
 
 
 def _as_identity(value: Any) -> Identity | None:
@@ -225,24 +260,37 @@ def items_of_missing_workflows(repo: Path, known: Collection[str]) -> dict[str, 
     return found
 
 
-def head_brief(head: Head) -> dict[str, Any] | None:
-    """The brief of an item's head line (``None`` if it holds none)."""
+def head_brief(
+    head: Head, state_file: str | os.PathLike[str] | None = None
+) -> dict[str, Any] | None:
+    """The brief of an item's head line (``None`` if it holds none, or, given the item's
+    ``state_file``, if that file does not hold it: see :func:`brief_in_state`)."""
     try:
-        brief = json.loads(head[3]).get("brief")
+        entry = json.loads(head[3])
+        brief = entry.get("brief")
     except (ValueError, AttributeError):
         return None
-    return brief if type(brief) is dict else None
+    if type(brief) is not dict:
+        return None
+    if state_file is not None:
+        raw = _brief_bytes(head[3], _as_identity(entry.get("view")))
+        if not brief_in_state(raw, state_file):
+            return None
+    return brief
 
 
 def fresh_brief(
     index: dict[str, Entry], key: str, state_file: Path, view_file: Path | None = None
 ) -> dict[str, Any] | None:
     """The indexed brief of ``key`` if it was written for ``state_file`` as it is now (and,
-    given ``view_file``, for the view's state file as it is now)."""
+    given ``view_file``, for the view's state file as it is now), and ``state_file`` holds
+    it (see :func:`brief_in_state`)."""
     entry = index.get(key)
     if entry is None or identity(state_file) != entry[0]:
         return None
     if view_file is not None and identity(view_file) != entry[2]:
+        return None
+    if not brief_in_state(entry[3], state_file):
         return None
     return entry[1]
 

@@ -124,6 +124,10 @@ class WorktreeCheck:
     uncommitted: int
     unmerged: int
     target: str
+    #: Where the worktree's commits are: on ``branch``, or (checked out detached or on
+    #: another branch) only in the worktree's own HEAD; whether ``branch`` is gone.
+    on_branch: bool = True
+    branch_missing: bool = False
 
     @property
     def safe_to_remove(self) -> bool:
@@ -138,12 +142,24 @@ def check_worktree(repo: Path, rel: str, branch: str | None) -> WorktreeCheck:
         return WorktreeCheck(path, branch, False, 0, 0, head)
     status = _git(path, "status", "--porcelain")
     uncommitted = len(status.stdout.splitlines()) if status.returncode == 0 else 1
-    unmerged = 0
+    tips: list[str] = []
+    missing = False
     if branch:
-        count = _git(repo, "rev-list", "--count", f"HEAD..{branch}")
+        ref = f"refs/heads/{branch}"
+        missing = _git(repo, "rev-parse", "--verify", "-q", ref).returncode != 0
+        tips += [] if missing else [ref]
+    # Commits made in the worktree off its branch (a detached HEAD) would be lost with it.
+    here = _git(path, "rev-parse", "--verify", "-q", "HEAD").stdout.strip()
+    tips += [here] if here else []
+    checked_out = _git(path, "symbolic-ref", "-q", "HEAD").stdout.strip()
+    on_branch = not branch or checked_out == f"refs/heads/{branch}"
+    unmerged = 1 if missing else 0
+    if tips:
+        count = _git(repo, "rev-list", "--count", *tips, "^HEAD")
         # An unreadable branch counts as unmerged: never assume work is safe.
-        unmerged = int(count.stdout.strip()) if count.returncode == 0 else 1
-    return WorktreeCheck(path, branch, True, uncommitted, unmerged, head)
+        found = int(count.stdout.strip()) if count.returncode == 0 else 1
+        unmerged = max(unmerged, found)
+    return WorktreeCheck(path, branch, True, uncommitted, unmerged, head, on_branch, missing)
 
 
 def describe(check: WorktreeCheck, rel: str) -> str:
@@ -151,11 +167,30 @@ def describe(check: WorktreeCheck, rel: str) -> str:
     problems: list[str] = []
     if check.uncommitted:
         problems.append(f"{check.uncommitted} uncommitted change(s) in {rel}")
-    if check.unmerged:
+    if check.branch_missing:
+        problems.append(f"its branch {check.branch} is gone (deleted or renamed?)")
+    elif check.unmerged and not check.on_branch:
+        problems.append(
+            f"{check.unmerged} commit(s) in {rel} not merged into {check.target} (it is not "
+            f"on branch {check.branch})"
+        )
+    elif check.unmerged:
         problems.append(
             f"{check.unmerged} commit(s) on {check.branch} not merged into {check.target}"
         )
     return "; ".join(problems) if problems else f"{rel} is clean and merged"
+
+
+def landing_steps(check: WorktreeCheck, rel: str) -> list[str]:
+    """What to do, in order, so that removing the worktree loses nothing."""
+    steps = [f"commit the {check.uncommitted} uncommitted change(s) in {rel}"]
+    steps = steps if check.uncommitted else []
+    if check.branch_missing or not check.on_branch:
+        new = check.branch or "a new branch"
+        steps.append(f"put its commits on a branch (in {rel}: git switch -c {new}) and merge it")
+    elif check.branch:
+        steps.append(f"merge branch {check.branch} into {check.target} (git merge {check.branch})")
+    return steps
 
 
 def git_prune(repo: Path) -> None:
@@ -206,10 +241,7 @@ def _finish(
     if not check.exists:
         return f"Worktree {rel} is already gone; merge branch {branch} if you have not.", False
     if not check.safe_to_remove:
-        steps = []
-        if check.uncommitted:
-            steps.append(f"commit the {check.uncommitted} uncommitted change(s) in {rel}")
-        steps.append(f"merge branch {branch} into {check.target} (git merge {branch})")
+        steps = landing_steps(check, rel)
         return (
             f"To land the work: {', then '.join(steps)}. The worktree was kept; "
             f"remove it afterwards with: {later}",

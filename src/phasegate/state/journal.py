@@ -12,6 +12,7 @@ import contextlib
 import errno
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -144,7 +145,11 @@ class Journal:
             if info is not None and _ident(info) == handle.ident:
                 return handle.fd, info.st_size
             self._handle = None
-            handle.close()
+            try:
+                if info is None and self.path.parent.is_dir():
+                    self._put_back(handle.fd)
+            finally:
+                handle.close()
         if not self._folder_made:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._folder_made = True
@@ -177,6 +182,38 @@ class Journal:
             raise
         self._handle = _Handle(fd, _ident(info))
         return fd, info.st_size
+
+    def _put_back(self, fd: int) -> None:
+        """The journal was deleted (its folder kept) since the last append: make it again
+        from the file still open at ``fd``, every line it held, and say so on stderr.
+        Made again empty, the next run would find it shorter than the state records."""
+        held = b""
+        while True:
+            chunk = os.pread(fd, 1 << 20, len(held))
+            if not chunk:
+                break
+            held += chunk
+        tmp = self.path.with_name(f".{self.path.name}.put-back-{os.getpid()}")
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _NOFOLLOW, 0o644)
+        try:
+            written = 0
+            while written < len(held):
+                written += os.write(out, held[written:])
+            os.fsync(out)
+        finally:
+            os.close(out)
+        try:
+            os.link(tmp, self.path)  # never over a journal someone else made meanwhile
+        except FileExistsError:
+            return
+        finally:
+            os.unlink(tmp)
+        lines = held.count(b"\n")
+        sys.stderr.write(
+            f"phasegate: warning: journal {self.path} was deleted while this run went on; "
+            f"it was made again from the open file with every line it held ({lines}): "
+            "nothing is lost, and there is nothing to do\n"
+        )
 
     def close(self) -> None:
         """Close the file appends go to (the next append opens it again)."""

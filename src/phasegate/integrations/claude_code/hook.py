@@ -352,7 +352,7 @@ def _shown(entry: _Active) -> _Active | None:
         return entry
     try:
         _, stat = state_identity(entry[4], {})
-        fresh = head_brief(head) if stat == head[0] else None
+        fresh = head_brief(head, f"{entry[4]}/{ENGINE_FILE}") if stat == head[0] else None
         brief = fresh if fresh is not None else _state_brief(entry[4])
     except (OSError, ValueError) as exc:
         return (*entry[:6], None, str(exc))
