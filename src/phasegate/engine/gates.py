@@ -70,12 +70,7 @@ def ask(run: Run, q: Question) -> Answer:
         record = {
             "id": q.id,
             "visit": q.visit,
-            "question": q.question,
-            "choices": dict(q.choices),
-            "files": list(q.files),
-            "recommendation": q.recommendation,
-            "notes_required": list(q.notes_required),
-            "default": q.default,
+            **_asked_now(q),
             "context": q.context,
             **({"amount_notes": list(q.amount_notes)} if q.amount_notes else {}),
             **({"whole_amounts": True} if q.whole_amounts else {}),
