@@ -205,3 +205,59 @@ def yaml_problem(path: Path | str, exc: Exception) -> str:
     if line is not None:
         where += f":{line}" if column is None else f":{line}:{column}"
     return f"{where}: invalid YAML: {detail}"
+
+
+def flow_comma_hint(document: object, loc: tuple[str | int, ...], text: str) -> str:
+    """``; the comma in ...`` for an unknown field at ``loc`` of the round-trip
+    ``document`` (read from ``text``) that a comma split off a plain value before it in a
+    ``{...}`` mapping (``{description: Ship it, now}`` holds a field ``now``), else ``""``."""
+    parent = document
+    for part in loc[:-1]:
+        try:
+            parent = parent[part]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return ""
+    fa, lc = getattr(parent, "fa", None), getattr(parent, "lc", None)
+    if not isinstance(parent, dict) or fa is None or lc is None or not fa.flow_style():
+        return ""
+    keys = list(parent)
+    if not loc or loc[-1] not in keys:
+        return ""
+    lines = text.split("\n")
+    position = keys.index(loc[-1])
+    start = position
+    while start > 0 and _bare_key(parent, keys[start], lines):
+        start -= 1
+    end = position
+    while end + 1 < len(keys) and _bare_key(parent, keys[end + 1], lines):
+        end += 1
+    value = parent[keys[start]]
+    if not _bare_key(parent, keys[position], lines) or not isinstance(value, str):
+        return ""
+    try:
+        row, column = lc.value(keys[start])
+    except (KeyError, TypeError):
+        return ""
+    if not 0 <= row < len(lines) or lines[row][column : column + 1] in ("'", '"', "|", ">"):
+        return ""  # a quoted text ends at its quote: the comma is not in it
+    whole = ", ".join([value, *(str(key) for key in keys[start + 1 : end + 1])])
+    example = f' ({keys[start]}: "{whole}")' if '"' not in whole and "\\" not in whole else ""
+    return (
+        f"; a comma split the value of {str(keys[start])!r} ({whole!r}): put the whole "
+        f"value in quotes{example}"
+    )
+
+
+def _bare_key(mapping: object, key: object, lines: list[str]) -> bool:
+    """Whether ``key`` of the flow ``mapping`` is written alone, without ``:`` nor a
+    value (``now`` of ``{description: Ship it, now}``)."""
+    if mapping[key] is not None:  # type: ignore[index]
+        return False
+    try:
+        row, column = mapping.lc.key(key)  # type: ignore[attr-defined]
+    except (AttributeError, KeyError, TypeError):
+        return False
+    if not 0 <= row < len(lines):
+        return False
+    rest = lines[row][column + len(str(key)) :].lstrip(" ")
+    return not rest.startswith(":")

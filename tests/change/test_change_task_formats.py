@@ -260,7 +260,9 @@ def test_agentd_frontmatter_id_is_the_change_id() -> None:
 def test_agentd_frontmatter_id_naming_another_change_is_refused() -> None:
     """A mismatched `id:` is refused like a mismatched `change_id`, naming the file."""
     text = (FIXTURES / "agentd-yaml-tasks.md").read_text().replace("id: add-oauth", "id: other")
-    with pytest.raises(BadInputError, match=r"tasks\.md: frontmatter id 'other' does not match"):
+    with pytest.raises(
+        BadInputError, match=r"tasks\.md:2:5: frontmatter id 'other' does not match"
+    ):
         parse_tasks(text, PATH)
 
 

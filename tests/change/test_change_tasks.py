@@ -115,7 +115,7 @@ def test_checked_tasks_are_done() -> None:
 
 def test_frontmatter_naming_another_change_is_refused_with_the_file() -> None:
     """A tasks.md copied from another change is caught, naming what and where."""
-    with pytest.raises(BadInputError, match=r"tasks\.md: frontmatter change_id 'other'"):
+    with pytest.raises(BadInputError, match=r"tasks\.md:2:12: frontmatter change_id 'other'"):
         parse_tasks("---\nchange_id: other\n---\n" + NO_FRONTMATTER, PATH)
 
 
@@ -138,5 +138,5 @@ def test_broken_frontmatter_is_described_in_one_line_with_its_file_line() -> Non
     data, body, problem = split_frontmatter(text)
     assert data is None and body == NO_FRONTMATTER
     assert problem is not None and "\n" not in problem
-    assert problem.startswith("invalid YAML frontmatter on line 4: ")
+    assert problem.startswith("invalid YAML frontmatter on line 4, column 1: ")
     assert "<unicode string>" not in problem

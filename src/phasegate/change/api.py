@@ -241,6 +241,10 @@ class Changes:
         opts = options or PlanOptions()
         text = (description if description is not None else opts.description or "").strip()
         item = self.item(change_id, sink)
+        if text and ChangePaths(self.root, change_id, item.item_dir).archived:
+            # A description names a new change: the archived one keeps its folder, the
+            # name is free again in changes/ (archive dates the folders it moves there).
+            item = WorkItem(self.root, change_id, item.loaded, self.config, sink=sink)
         if not item.exists():
             if not text:
                 raise BadInputError(

@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 
 from phasegate.change.paths import ChangePaths, paths_of
 from phasegate.change.phases import ChangeNotReady
-from phasegate.change.specdelta import SpecDeltaError
+from phasegate.change.specdelta import SpecDeltaError, delta_place
 from phasegate.change.specfiles import base_text, spec_order
 from phasegate.change.specmerge import merge_spec
 from phasegate.engine.plugin_api import Action, PluginContext
@@ -120,10 +120,16 @@ class Archive(Action):
                         name=_spec_title(name),
                     )
             except SpecDeltaError as exc:
+                spec = change.rel(change.specs_dir / name)
+                place = exc.place or (
+                    delta_place(ours, exc.section, exc.requirement)
+                    if exc.section and exc.requirement
+                    else None
+                )
+                where = f"{spec}:{place[0]}:{place[1]}:" if place else f"in {spec},"
                 raise SpecDeltaError(
-                    f"cannot archive {ctx.item.name}: in {change.rel(change.specs_dir / name)}, "
-                    f"{exc}; nothing was written. Fix it, then run phasegate archive "
-                    f"{ctx.item.name}"
+                    f"cannot archive {ctx.item.name}: {where} {exc}; nothing was written. "
+                    f"Fix it, then run phasegate archive {ctx.item.name}"
                 ) from None
             conflicts += [f"{rel} {title!r}" for title in result.conflicts]
             if result.text != (living if living is not None else ""):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from phasegate.yaml_errors import yaml_error_detail
+from phasegate.yaml_errors import yaml_error_column, yaml_error_detail
 
 _FENCE = "---"
 
@@ -36,7 +36,9 @@ def _parse(raw: str, body: str) -> tuple[dict[str, Any] | None, str, str | None]
     except Exception as exc:  # any YAML failure means the same to the reader
         # The frontmatter's text starts on the file's second line, after the opening fence.
         line, problem = yaml_error_detail(exc, first_line=2)
+        column = yaml_error_column(exc)
         where = f" on line {line}" if line is not None else ""
+        where += f", column {column}" if line is not None and column is not None else ""
         return None, body, f"invalid YAML frontmatter{where}: {problem[:200]}"
     if data is None:
         return {}, body, None

@@ -98,18 +98,33 @@ class ChangePaths:
 
 
 def archived_folder(changes_root: Path, change_id: str) -> Path | None:
-    """Where ``change_id`` was archived, if it was (the newest if the id was reused)."""
+    """Where ``change_id`` was archived, if it was (the newest if the id was reused: a
+    second archive the same day is ``<date>-<change-id>-2``)."""
     root = changes_root / ARCHIVE_DIR
     if not root.is_dir():
         return None
-    found = sorted(
-        p
-        for p in root.iterdir()
-        if (p / STATE_FILE).is_file()
-        and (m := _DATED.match(p.name)) is not None
-        and m.group(1) == change_id
-    )
-    return found[-1] if found else None
+    found: list[tuple[str, int, Path]] = []
+    for p in root.iterdir():
+        m = _DATED.match(p.name)
+        if m is None or not (p / STATE_FILE).is_file():
+            continue
+        if m.group(1) == change_id:
+            found.append((p.name[:10], 1, p))
+            continue
+        stem, dash, number = m.group(1).rpartition("-")
+        if stem == change_id and dash and number.isdigit() and _state_names(p, change_id):
+            found.append((p.name[:10], int(number), p))
+    return max(found)[2] if found else None
+
+
+def _state_names(folder: Path, change_id: str) -> bool:
+    """Whether the STATE.yaml of an archived ``folder`` records ``change_id`` (a folder
+    ``<date>-a-2`` is change ``a`` archived twice that day, or a change named ``a-2``)."""
+    try:
+        text = (folder / STATE_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return re.search(rf"^change_id: ['\"]?{re.escape(change_id)}['\"]?\s*$", text, re.M) is not None
 
 
 def safe_spec_name(raw: str) -> str | None:

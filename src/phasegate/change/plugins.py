@@ -17,6 +17,7 @@ from typing import Any
 
 from phasegate.agents.base import PromptPart
 from phasegate.change.archive import Archive
+from phasegate.change.frontmatter import split_frontmatter
 from phasegate.change.paths import paths_of
 from phasegate.change.reader import RECORDED_EVENT, review_digest
 from phasegate.change.specfiles import snapshot_bases, spec_entries
@@ -51,6 +52,15 @@ class SpecsParser(ItemParser):
         kept, cycles = _break_cycles(entries)
         items = tuple(Task(key=name, title=name, deps=tuple(deps)) for name, deps in kept)
         return Parsed(items, "frontmatter", (*warnings, *cycles))
+
+    def count(self, path: Path) -> int:
+        entries, _ = spec_entries(read_file(path) or "")
+        return len(entries or ())
+
+    def problems(self, ctx: PluginContext, path: Path) -> list[str]:
+        # Unreadable frontmatter would read as "no specs": the plan would go on without them.
+        _, _, problem = split_frontmatter(read_file(path) or "")
+        return [f"{problem}; the specs list is read from it"] if problem else []
 
 
 def _break_cycles(

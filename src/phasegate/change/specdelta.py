@@ -51,7 +51,85 @@ _REQUIREMENTS = "title:requirements"
 
 
 class SpecDeltaError(BadInputError):
-    """An OpenSpec delta that cannot apply to the living spec (naming the requirement)."""
+    """An OpenSpec delta that cannot apply to the living spec (naming the requirement).
+
+    ``section`` (``MODIFIED``...) and ``requirement`` (its name, as
+    :func:`requirement_name` gives it) say where in the delta, for :func:`delta_place`;
+    ``place`` is the 1-based ``(line, column)`` when known already.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        section: str | None = None,
+        requirement: str | None = None,
+        place: tuple[int, int] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.section, self.requirement, self.place = section, requirement, place
+
+
+#: A heading meant as a delta section but not written as one (``## ADDED Requirement``,
+#: ``## Removed requirements:``, ``## ADDED``).
+_DELTA_LIKE = re.compile(r"^(ADDED|MODIFIED|REMOVED|RENAMED)(?:\s+Requirements?)?\s*:?$", re.I)
+
+
+def refuse_delta_heading_typos(text: str) -> None:
+    """Refuse a change spec with a heading meant as a delta section that is not one: a
+    delta would skip that section, a full version would replace the living spec whole."""
+    lines = split_lines(text)
+    for heading in outline(text).headings:
+        title = " ".join(heading.title.strip("*_ ").split())
+        found = _DELTA_LIKE.match(title)
+        if found is None or (heading.level == 2 and _DELTA.match(heading.title)):
+            continue
+        if heading.level != 2 and "requirement" not in title.lower():
+            continue  # a changelog's "### Added" in a full version, not a delta section
+        line = lines[heading.line] if heading.line < len(lines) else ""
+        written = line.strip()
+        meant = f"## {found.group(1).upper()} Requirements"
+        raise SpecDeltaError(
+            f"{written!r} is not an OpenSpec delta section heading; write {meant!r}",
+            place=(heading.line + 1, line.find("#") + 1 if "#" in line else 1),
+        )
+
+
+def delta_place(text: str, section: str, requirement: str) -> tuple[int, int] | None:
+    """1-based ``(line, column)`` in the delta ``text`` of the heading (or bullet) naming
+    ``requirement`` in its ``section`` Requirements section; ``None`` when not found."""
+    lines = split_lines(text)
+    parsed = outline(text)
+    fenced = [(f.line, f.end) for f in parsed.fences]
+    sections = [h for h in parsed.headings if h.level <= 2]
+    for position, heading in enumerate(sections):
+        match = _DELTA.match(heading.title)
+        if match is None or match.group(1).upper() != section:
+            continue
+        end = sections[position + 1].line if position + 1 < len(sections) else len(lines)
+        for n in range(heading.line + 1, end):
+            line = lines[n]
+            if any(start <= n < stop for start, stop in fenced):
+                continue
+            title = _requirement_title(line.strip(), section)
+            if title is not None and requirement_name(title) == requirement:
+                column = line.find("#") if "#" in line else len(line) - len(line.lstrip())
+                return n + 1, column + 1
+    return None
+
+
+def _requirement_title(line: str, section: str) -> str | None:
+    """The requirement a delta's line names (a ``###`` heading, a bullet, a FROM/TO)."""
+    if line.startswith("###") and not line.startswith("####"):
+        return line.lstrip("#").strip()
+    if section == "RENAMED":
+        pair = _PAIR.match(line)
+        if pair is None:
+            return None
+        named = _NAMED.match(pair.group(2))
+        return named.group(1) if named else pair.group(2).strip("` ")
+    bullet = _BULLET.match(line)
+    return bullet.group(1) if bullet is not None else None
 
 
 @dataclass
@@ -213,7 +291,11 @@ def _validate(delta: Delta) -> None:
     ):
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
-            raise SpecDeltaError(f"{section} lists {_header(twice[0])!r} twice")
+            raise SpecDeltaError(
+                f"{section} lists {_header(twice[0])!r} twice",
+                section=section.split()[0],
+                requirement=twice[0],
+            )
     for one, two, a, b in (
         ("MODIFIED", "REMOVED", modified, delta.removed),
         ("MODIFIED", "ADDED", modified, added),
@@ -221,18 +303,32 @@ def _validate(delta: Delta) -> None:
     ):
         both = [n for n in a if n in b]
         if both:
-            raise SpecDeltaError(f"{_header(both[0])!r} is in both {one} and {two}")
+            raise SpecDeltaError(
+                f"{_header(both[0])!r} is in both {one} and {two}",
+                section=two,
+                requirement=both[0],
+            )
     removed_folds = {_fold(n): n for n in delta.removed}
     for source, target in zip(sources, targets, strict=True):
         if _fold(source) in removed_folds:
-            raise SpecDeltaError(f"{_header(source)!r} is both RENAMED and REMOVED")
+            raise SpecDeltaError(
+                f"{_header(source)!r} is both RENAMED and REMOVED",
+                section="REMOVED",
+                requirement=removed_folds[_fold(source)],
+            )
         if source in modified:
             raise SpecDeltaError(
                 f"MODIFIED names {_header(source)!r}, which RENAMED renames; "
-                f"use its new name {_header(target)!r}"
+                f"use its new name {_header(target)!r}",
+                section="MODIFIED",
+                requirement=source,
             )
         if target in added:
-            raise SpecDeltaError(f"RENAMED TO {_header(target)!r} collides with an ADDED one")
+            raise SpecDeltaError(
+                f"RENAMED TO {_header(target)!r} collides with an ADDED one",
+                section="RENAMED",
+                requirement=target,
+            )
 
 
 class _Applier:
@@ -272,7 +368,9 @@ class _Applier:
             if kind == "block" and other not in (name, but_not) and _fold(other) == _fold(name):
                 raise SpecDeltaError(
                     f"{section} {_header(name)!r} is not in the living spec, but "
-                    f"{_header(other)!r} is; write its name exactly"
+                    f"{_header(other)!r} is; write its name exactly",
+                    section=section,
+                    requirement=name,
                 )
 
     def in_base(self, name: str) -> Unit | None:
@@ -288,7 +386,11 @@ class _Applier:
                 return
             found = self.in_base(source)
             if found is None:
-                raise SpecDeltaError(f"RENAMED {_header(source)!r} is not in the living spec")
+                raise SpecDeltaError(
+                    f"RENAMED {_header(source)!r} is not in the living spec",
+                    section="RENAMED",
+                    requirement=source,
+                )
             # It was there when the change began: removed (or renamed) since, a conflict.
             # What the delta does to it under its new name is judged against the base.
             self.origin[target] = self.origin.get(source, source)
@@ -302,7 +404,11 @@ class _Applier:
             )
             return
         if self.find(target) is not None:
-            raise SpecDeltaError(f"RENAMED TO {_header(target)!r} is already in the living spec")
+            raise SpecDeltaError(
+                f"RENAMED TO {_header(target)!r} is already in the living spec",
+                section="RENAMED",
+                requirement=target,
+            )
         unit = self.draft.entries[at].unit
         ending = unit.lines[0][len(unit.lines[0].rstrip("\r\n")) :] or self.draft.eol
         heading = f"### {target_title.strip()}{ending}"
@@ -316,7 +422,11 @@ class _Applier:
         if at is None:
             self.refuse_near_miss("REMOVED", name)
             if self.in_base(name) is None:
-                raise SpecDeltaError(f"REMOVED {_header(name)!r} is not in the living spec")
+                raise SpecDeltaError(
+                    f"REMOVED {_header(name)!r} is not in the living spec",
+                    section="REMOVED",
+                    requirement=name,
+                )
             self.result.notes.append(f"{_header(name)} is already removed")
             return
         unit = self.draft.entries[at].unit
@@ -332,7 +442,11 @@ class _Applier:
         if at is None:
             self.refuse_near_miss("MODIFIED", name)
             if self.in_base(name) is None:
-                raise SpecDeltaError(f"MODIFIED {_header(name)!r} is not in the living spec")
+                raise SpecDeltaError(
+                    f"MODIFIED {_header(name)!r} is not in the living spec",
+                    section="MODIFIED",
+                    requirement=name,
+                )
             if not self.prefer:  # it was there when the change began: removed since
                 self.result.conflicts.append(block.title)
                 return
@@ -359,7 +473,9 @@ class _Applier:
         if self.in_base(name) is not None:
             raise SpecDeltaError(
                 f"ADDED {_header(name)!r} is already in the living spec; "
-                "change an existing requirement with MODIFIED"
+                "change an existing requirement with MODIFIED",
+                section="ADDED",
+                requirement=name,
             )
         if not self.prefer:  # someone else added one of that name meanwhile
             self.result.conflicts.append(block.title)

@@ -61,8 +61,9 @@ def merge_spec(
     OpenSpec delta creates. A delta that cannot apply raises
     :class:`~phasegate.change.specdelta.SpecDeltaError`.
     """
-    from phasegate.change.specdelta import apply_delta, is_delta
+    from phasegate.change.specdelta import apply_delta, is_delta, refuse_delta_heading_typos
 
+    refuse_delta_heading_typos(change)
     if is_delta(change):
         return apply_delta(base, living, change, prefer_change=prefer_change, name=name)
     if living is None and base is None:

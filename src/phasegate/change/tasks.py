@@ -145,13 +145,24 @@ def parse_tasks(text: str, path: Path) -> TaskList:
             continue
         if str(declared) != directory_id:
             raise BadInputError(
-                f"{path}: frontmatter {key} {str(declared)!r} does not match its change "
-                f"folder {directory_id!r}; fix the frontmatter"
+                f"{path}{_key_place(text, key)}: frontmatter {key} {str(declared)!r} does not "
+                f"match its change folder {directory_id!r}; fix the frontmatter"
             )
         source = "frontmatter"
     first_line = len(split_lines(text[: len(text) - len(body)]))  # the body is a suffix
     layers, order = _group(body, first_line)
     return TaskList(directory_id, source, layers, order)
+
+
+def _key_place(text: str, key: str) -> str:
+    """``:line:column`` of the value of the top-level frontmatter ``key`` in ``text``."""
+    for number, line in enumerate(split_lines(text)[1:], 2):
+        if line.strip() == "---":
+            break
+        found = re.match(rf"{re.escape(key)}\s*:\s*", line)
+        if found is not None:
+            return f":{number}:{found.end() + 1}"
+    return ""
 
 
 def _group(body: str, first_line: int) -> tuple[tuple[Layer, ...], TaskOrder]:

@@ -76,8 +76,8 @@ def plan(
 ) -> None:
     """Plan a change: proposal.md -> specs/*.md -> tasks.md -> challenge loop.
 
-    Creates the change when it does not exist (give DESCRIPTION); otherwise
-    continues from its phase. Running again after an interruption resumes.
+    Creates the change when it does not exist, or only in the archive (give
+    DESCRIPTION); otherwise continues from its phase. Running again after an interruption resumes.
     """
     from phasegate.change.api import LIMIT_CHOICES, PlanOptions
     from phasegate.engine.walk import NoTerminal
@@ -340,4 +340,7 @@ change_app.command()(plan)
 change_app.command()(impl)
 change_app.command()(archive)
 change_app.command()(status)
-change_app.command("list")(status)
+change_app.command(
+    "list",
+    help="List every change in progress, its phase and what to run next (as 'change status').",
+)(status)

@@ -46,7 +46,7 @@ from phasegate.workflow.prompts import (
     unknown_placeholders,
 )
 from phasegate.workflow.sources import prompt_search_path
-from phasegate.yaml_errors import yaml_problem
+from phasegate.yaml_errors import flow_comma_hint, yaml_problem
 
 #: Bounds on a workflow file: bytes, YAML values after alias expansion, nesting depth.
 MAX_FILE_BYTES = 1_000_000
@@ -634,6 +634,14 @@ def _pydantic_problems(
     return problems
 
 
+def _comma_hint(path: Path, document: Any, loc: Location) -> str:
+    """:func:`flow_comma_hint` for the unknown field at ``loc`` of the file ``path``."""
+    try:
+        return flow_comma_hint(document, loc, path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 def _field_hint(model: Any, loc: Location) -> str:
     """``; did you mean 'access'?`` for the unknown field at ``loc`` (a pydantic error's
     location, union tags included) when a field of the model there is spelt alike."""
@@ -738,7 +746,7 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
     loc = tuple(error["loc"])
     message = str(error["msg"])
     if error["type"] == "extra_forbidden":
-        message = "unknown field" + error.get("hint", "")
+        message = "unknown field" + (_comma_hint(path, document, loc) or error.get("hint", ""))
     elif error["type"] == "missing":
         message = "required field is missing"
         group = _PLUGIN_FIELDS.get(str(loc[-1])) if loc else None
