@@ -109,14 +109,14 @@ def test_an_implementer_answering_blocked_is_not_reviewed_but_asked_about(tmp_pa
     said = first.stdout + first.stderr
     assert first.returncode == 3, said
     assert (
-        f"failed-{SIGN}: Task 'Sign outgoing payloads' (docs/specs/006-webhooks/PLAN.md:5) is "
+        f"blocked-{SIGN}: Task 'Sign outgoing payloads' (docs/specs/006-webhooks/PLAN.md:5) is "
         "blocked: the-developer answered BLOCKED: the signing key's format is not specified. "
         "Retry it, skip it with a warning, or abort?"
     ) in said, said
     calls = (root / ".phasegate" / "calls.jsonl").read_text().splitlines()
     assert len(calls) == 1, calls  # no reviewer was asked
 
-    answered = cli(root, "answer", "006", f"failed-{SIGN}", "skip_with_warning")
+    answered = cli(root, "answer", "006", f"blocked-{SIGN}", "skip_with_warning")
     assert answered.returncode == 0, answered.stderr
     done = cli(root, "implement", "006")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -64,7 +64,7 @@ def test_an_unknown_agent_is_refused_with_the_known_ones(tmp_path: Path) -> None
     root = make_repo(tmp_path / "repo", PLAN_TEXT, agents=("the-developer", "the-architect"))
     with pytest.raises(BadInputError) as refused:
         run(new_item(root), Team({}))
-    assert "PLAN.md:5: task 'Tune the answer prompt' names agent 'the-ai-engineer'" in str(
+    assert "PLAN.md:5:34: task 'Tune the answer prompt' names agent 'the-ai-engineer'" in str(
         refused.value
     )
     assert "known agents: the-architect, the-developer" in str(refused.value)

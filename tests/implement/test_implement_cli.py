@@ -136,7 +136,7 @@ def test_a_task_naming_an_unknown_agent_stops_with_the_known_ones(tmp_path: Path
     result = cli(root, "implement", "006")
     assert result.returncode == 2
     assert (
-        "docs/specs/006-webhooks/PLAN.md:5: task 'Sign outgoing payloads' names agent "
+        "docs/specs/006-webhooks/PLAN.md:5:34: task 'Sign outgoing payloads' names agent "
         "'the-ml-wizard', which is not known here"
     ) in result.stderr
     assert "known agents: the-architect, the-data-engineer, the-developer" in result.stderr

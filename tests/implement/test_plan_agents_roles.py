@@ -70,5 +70,5 @@ def test_a_task_naming_a_role_of_the_implement_workflow_is_told_why(tmp_path: Pa
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert f"{PLAN}:5: task 'One task' names agent 'reviewer'" in lines[0]
+    assert f"{PLAN}:5:20: task 'One task' names agent 'reviewer'" in lines[0]
     assert "roles.reviewer" in lines[0] and "not an agent" in lines[0]

@@ -34,7 +34,7 @@ def test_a_plan_error_creates_no_item(tmp_path: Path) -> None:
     ran = cli(root, "implement", "020")
     assert ran.returncode == ExitCode.BAD_INPUT, ran.stderr
     assert ran.stderr.strip().splitlines()[-1] == (
-        f"phasegate: error: {SPEC}/PLAN.md:5: `parallel: maybe` must be true or false"
+        f"phasegate: error: {SPEC}/PLAN.md:5:51: `parallel: maybe` must be true or false"
     )
     assert "Created 020" not in ran.stdout
     assert not (root / ".phasegate" / "implement" / "020").exists()
@@ -57,7 +57,7 @@ def test_new_with_a_plan_in_error_creates_no_item(tmp_path: Path) -> None:
     made = cli(root, "new", "limits", "--workflow", "implement", "--plan", f"{SPEC}/PLAN.md")
     assert made.returncode == ExitCode.BAD_INPUT, made.stderr
     assert made.stderr.strip().splitlines()[-1] == (
-        f"phasegate: error: {SPEC}/PLAN.md:5: `parallel: maybe` must be true or false"
+        f"phasegate: error: {SPEC}/PLAN.md:5:51: `parallel: maybe` must be true or false"
     )
     assert not (root / ".phasegate" / "implement" / "limits").exists()
     assert json.loads(cli(root, "status", "--json").stdout) == []

@@ -107,7 +107,10 @@ def test_unknown_metadata_is_kept_and_reported_with_its_line() -> None:
     retry = plan.phases[1].tasks[0]
     assert retry.metadata["owner"] == "platform-team"
     notes = plan.notes("PLAN.md")
-    assert any(n.startswith("PLAN.md:44: unknown metadata `owner: platform-team`") for n in notes)
+    # Its column too: where the unknown metadata starts on the line.
+    assert any(
+        n.startswith("PLAN.md:44:120: unknown metadata `owner: platform-team`") for n in notes
+    )
 
 
 def test_checkboxes_outside_any_phase_are_reported_not_run() -> None:
@@ -149,15 +152,16 @@ def test_a_bad_metadata_value_is_an_error_naming_file_and_line() -> None:
     with pytest.raises(BadInputError) as caught:
         plan.raise_errors("docs/specs/1/PLAN.md")
     message = str(caught.value)
-    assert "docs/specs/1/PLAN.md:3: `parallel: maybe` must be true or false" in message
-    assert "docs/specs/1/PLAN.md:3: `complexity: huge` must be one of" in message
+    # file:line:column: each error at the metadata it is about.
+    assert "docs/specs/1/PLAN.md:3:17: `parallel: maybe` must be true or false" in message
+    assert "docs/specs/1/PLAN.md:3:37: `complexity: huge` must be one of" in message
 
 
 def test_metadata_written_without_key_value_is_reported() -> None:
     """Something that looks like metadata but is not 'key: value' is reported, not dropped."""
     plan = parse_plan("## Phase 1\n\n- [ ] Do it [`agent the-developer`]\n", Path("PLAN.md"))
     assert plan.notes("PLAN.md") == [
-        "PLAN.md:3: [`agent the-developer`] is not metadata (write [`key: value`])"
+        "PLAN.md:3:13: [`agent the-developer`] is not metadata (write [`key: value`])"
     ]
 
 

@@ -50,7 +50,7 @@ def test_a_task_added_with_an_unknown_agent_is_refused_before_any_call(tmp_path:
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1, refused.stderr
     assert calls(root) == before, "an agent was called before the plan was refused"
-    assert f"{PLAN}:11: task 'Publish the example' names agent 'the-ghost-writer'" in lines[0]
+    assert f"{PLAN}:11:31: task 'Publish the example' names agent 'the-ghost-writer'" in lines[0]
     assert "known agents: the-architect" in lines[0]
     status = json.loads(cli(root, "status", "006", "--json").stdout)
     assert [t["state"] for t in status["tasks"][1:3]] == ["pending", "pending"]

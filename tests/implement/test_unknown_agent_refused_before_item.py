@@ -14,7 +14,7 @@ from phasegate.errors import ExitCode
 
 UNKNOWN = ONE_TASK.replace("the-developer", "the-ml-wizard")
 LINE = (
-    f"phasegate: error: {PLAN}:5: task 'Sign outgoing payloads' names agent 'the-ml-wizard', "
+    f"phasegate: error: {PLAN}:5:34: task 'Sign outgoing payloads' names agent 'the-ml-wizard', "
     "which is not known here"
 )
 

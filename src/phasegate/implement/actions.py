@@ -37,7 +37,7 @@ from phasegate.implement.where import (
     spec_dir_rel,
     task_prefix,
 )
-from phasegate.workflow.routing import BLOCKED, FAILED
+from phasegate.workflow.routing import BLOCKED, FAILED, REVIEW_FAILED
 
 
 class LoadContext(Action):
@@ -169,8 +169,9 @@ def _why(ctx: PluginContext) -> str:
         return f"the review timed out ({last.get('summary', '')})".replace(" ()", "")
     if outcome == "unclear":
         return "the review was unclear"
-    if outcome in (FAILED, BLOCKED) and node is not None:
-        return str((node.get("failure") or {}).get("summary") or f"its agent {outcome}")
+    if outcome in (FAILED, BLOCKED, REVIEW_FAILED) and node is not None:
+        said = str((node.get("failure") or {}).get("summary") or f"its agent {outcome}")
+        return f"its review failed: {said}" if outcome == REVIEW_FAILED else said
     if records:
         return f"still {last.get('word')} after {len(records)} review cycle(s): {_said(last)}"
     return "no review"
@@ -423,8 +424,15 @@ class EscalationDetail(Predicate):
 
 
 def _agent_failed(ctx: PluginContext) -> bool:
-    """Whether the task's agent node ended ``failed`` (its call failed every attempt) or
-    ``blocked`` (its agent answered ``BLOCKED: reason``)."""
+    """Whether the task's agent node ended ``failed`` (its call failed every attempt),
+    ``blocked`` (its agent answered ``BLOCKED: reason``) or ``review-failed`` (its
+    reviewer's call failed every attempt)."""
+    node = agent_node(ctx)
+    return node is not None and node.get("outcome") in (FAILED, BLOCKED, REVIEW_FAILED)
+
+
+def _no_work(ctx: PluginContext) -> bool:
+    """Whether the task's agent did no work to accept: its call failed, or it was blocked."""
     node = agent_node(ctx)
     return node is not None and node.get("outcome") in (FAILED, BLOCKED)
 
@@ -433,17 +441,21 @@ def _failed_question(ctx: PluginContext, offered: tuple[str, ...] | list[str]) -
     """Seed 004's repeated agent failures: the task, the failure, and the choices (retry
     always; skipping and aborting where escalation.actions offers them)."""
     assert ctx.task is not None
+    node = agent_node(ctx)
+    outcome = node.get("outcome") if node is not None else None
     choices = [
-        "retry it",
+        "retry the review" if outcome == REVIEW_FAILED else "retry it",
         *(["skip it with a warning"] if "skip_with_warning" in offered else []),
         *(["abort"] if "abort_process" in offered else []),
     ]
     asked = f"{', '.join(choices[:-1])}, or {choices[-1]}?" if len(choices) > 1 else choices[0]
-    node = agent_node(ctx)
-    how = "is blocked" if node is not None and node.get("outcome") == BLOCKED else "failed"
+    how = {BLOCKED: "is blocked", REVIEW_FAILED: "could not be reviewed"}.get(
+        str(outcome), "failed"
+    )
     return (
         f"Task {ctx.task.title!r} ({plan_rel(ctx.state)}:{ctx.task.line}) {how}: "
-        f"{_why(ctx).rstrip('.')}. {asked[0].upper()}{asked[1:]}"
+        f"{_why(ctx).removeprefix('its review failed: ').rstrip('.')}. "
+        f"{asked[0].upper()}{asked[1:]}"
     )
 
 
@@ -468,7 +480,7 @@ class AbortedChoices(Predicate):
     def __call__(self, ctx: PluginContext) -> str:
         offered = settings_of(ctx).escalation.actions
         # A task whose agent failed has no work to accept.
-        offers = ("skip_with_warning",) if _agent_failed(ctx) else ACTIONS[:2]
+        offers = ("skip_with_warning",) if _no_work(ctx) else ACTIONS[:2]
         others = [a for a in offers if a in offered]
         if not others:
             return "retry"

@@ -47,6 +47,10 @@ class TaskMetadata:
     parallel: bool | None = None
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: The metadata span (as written) each error or warning is about: its column is shown.
+    spans: dict[str, str] = field(default_factory=dict)
+    #: The ``agent`` span as written (its column is shown when the agent is not known).
+    agent_span: str | None = None
 
 
 def strip_metadata(text: str) -> str:
@@ -75,13 +79,20 @@ def read_metadata(text: str) -> TaskMetadata:
         which = next(n for n in ("1", "2", "3") if match.group(f"k{n}"))
         key = match.group(f"k{which}").lower()
         value = match.group(f"v{which}") or ""
+        said = len(found.errors) + len(found.warnings)
         if key in found.values:
             found.errors.append(f"`{key}` is given twice")
-            continue
-        found.values[key] = value
-        _apply(key, value, found)
+        else:
+            found.values[key] = value
+            _apply(key, value, found)
+            if key == "agent":
+                found.agent_span = match.group(0)
+        for message in [*found.errors, *found.warnings][said:]:
+            found.spans.setdefault(message, match.group(0))
     for miss in _NEAR_MISS.finditer(_META.sub(" ", text)):
-        found.warnings.append(f"{miss.group(0)} is not metadata (write [`key: value`])")
+        message = f"{miss.group(0)} is not metadata (write [`key: value`])"
+        found.warnings.append(message)
+        found.spans.setdefault(message, miss.group(0))
     return found
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.errors import BadInputError, NotFoundError
-from phasegate.implement.metadata import read_metadata, strip_metadata
+from phasegate.implement.metadata import TaskMetadata, read_metadata, strip_metadata
 from phasegate.implement.outline import Block, ListItem, outline, walk
 
 _PHASE_HEADING = re.compile(r"^\W*phase\b", re.I)
@@ -45,6 +45,13 @@ class PlanProblem:
     line: int
     message: str
     error: bool = False
+    #: 1-based, where the line's problem starts (metadata written wrong): ``None``, the line.
+    column: int | None = None
+
+    def at(self, where: str) -> str:
+        """``where:LINE: message``, or ``where:LINE:COLUMN: message`` with a column."""
+        column = f":{self.column}" if self.column is not None else ""
+        return f"{where}:{self.line}{column}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,8 @@ class PlanTask:
     details: str = ""
     #: The 1-based line on which the task's own text ends (its sub-items follow).
     text_end: int = 0
+    #: ``LINE:COLUMN`` (1-based) of its ``agent`` metadata, or its line alone.
+    agent_at: str = ""
 
     def data(self) -> dict[str, Any]:
         """The task as a foreach item's data (JSON-ready)."""
@@ -117,11 +126,12 @@ class Plan:
 
     def notes(self, where: str) -> list[str]:
         """The warnings, as ``where:LINE: message``."""
-        return [f"{where}:{p.line}: {p.message}" for p in self.problems if not p.error]
+        return [p.at(where) for p in self.problems if not p.error]
 
     def raise_errors(self, where: str) -> None:
-        """Stop (exit 2) with every error of the plan, each as ``where:LINE: message``."""
-        errors = [f"{where}:{p.line}: {p.message}" for p in self.problems if p.error]
+        """Stop (exit 2) with every error of the plan, each as ``where:LINE: message``
+        (``where:LINE:COLUMN: message`` where a column is known)."""
+        errors = [p.at(where) for p in self.problems if p.error]
         if errors:
             raise BadInputError("; ".join(errors))
 
@@ -152,6 +162,7 @@ class _Builder:
         self.lines = lines
         self.problems: list[PlanProblem] = []
         self.titles: dict[str, int] = {}
+        self.first_line: dict[str, int] = {}
         self.slugs: dict[str, int] = {}
         self.phases: list[PlanPhase] = []
 
@@ -159,6 +170,20 @@ class _Builder:
         slug = _slug(title)
         self.slugs[slug] = self.slugs.get(slug, 0) + 1
         return slug if self.slugs[slug] == 1 else f"{slug}-{self.slugs[slug]}"
+
+    def spot(self, item: ListItem, meta: TaskMetadata, message: str) -> tuple[int, int | None]:
+        """The 1-based line and column of the metadata span ``message`` is about (a task's
+        first paragraph may run over lines), else the task's line and no column."""
+        return self.locate(item, meta.spans.get(message))
+
+    def locate(self, item: ListItem, span: str | None) -> tuple[int, int | None]:
+        """Where ``span`` is in ``item``'s first paragraph (else its line, no column)."""
+        last = item.text_lines[1] if item.text_lines else item.line + 1
+        if span:
+            for index in range(item.line, max(last, item.line + 1)):
+                if index < len(self.lines) and (found := self.lines[index].find(span)) >= 0:
+                    return index + 1, found + 1
+        return item.line + 1, None
 
     def details(self, item: ListItem) -> str:
         start = item.text_lines[1] if item.text_lines else item.line + 1
@@ -173,12 +198,24 @@ class _Builder:
         title = task_title(item)
         self.titles[title] = self.titles.get(title, 0) + 1
         meta = read_metadata(item.text or "")
-        for message in meta.errors:
-            self.problems.append(PlanProblem(line, message, error=True))
-        for message in meta.warnings:
-            self.problems.append(PlanProblem(line, message))
+        for message in [*meta.errors, *meta.warnings]:
+            at, column = self.spot(item, meta, message)
+            self.problems.append(
+                PlanProblem(at, message, error=message in meta.errors, column=column)
+            )
         if not title:
             self.problems.append(PlanProblem(line, "a task without a title", error=True))
+        elif self.titles[title] > 1:
+            first = self.first_line[title]
+            self.problems.append(
+                PlanProblem(
+                    line,
+                    f"task {title!r} has the title of the task at line {first}: a task is "
+                    "known by its title, so moving or removing one of them makes the other "
+                    "take its place (its state, its review cycles); give each its own title",
+                )
+            )
+        self.first_line.setdefault(title, line)
         parallel = meta.parallel if meta.parallel is not None else phase_parallel
         return PlanTask(
             key=task_hash(title, self.titles[title]),
@@ -194,6 +231,7 @@ class _Builder:
             metadata=dict(meta.values),
             details=self.details(item),
             text_end=item.text_lines[1] if item.text_lines else line,
+            agent_at=":".join(str(n) for n in self.locate(item, meta.agent_span) if n),
         )
 
     def add_phase(

@@ -1,12 +1,13 @@
 """Where each task of a plan stands, for ``phasegate status``.
 
-One row per task, in plan order: ``done`` (approved; or ``accepted`` /
+One row per task, in PLAN.md's current order: ``done`` (approved; or ``accepted`` /
 ``skipped`` / ``fixed by hand`` / ``ticked by hand``; a parallel task whose work is
 not in the work tree yet: ``approved, waiting to merge``, its box in PLAN.md still
 open), ``implementing``, ``in review`` (with the
 cycle, the reviewer and the focus), ``unclear review`` (its review could not
 be read as a verdict: the decision that waits), ``agent failed`` / ``agent blocked``
 (its agent's call failed every attempt, or it answered ``BLOCKED:``: the decision that
+waits), ``review failed`` (its reviewer's call failed every attempt: the decision that
 waits), ``escalated`` (another decision
 waits: the command that answers it), ``merge conflict`` (its approved work waits on a
 merge conflict: the conflict's worktree, and the decision if one is asked), or
@@ -59,11 +60,20 @@ def _row(state: EngineState, phase: str, key: str, title: str, status: str) -> d
         # An unclear review waits for a person too, but nothing was escalated yet.
         asked = str(decision.get("id", ""))
         unclear = asked.startswith("unclear-")
-        # Its agent failed every attempt, or answered BLOCKED: a person retries, skips or
-        # aborts it.
-        failed = asked.startswith("failed-")
+        # Its agent failed every attempt, or answered BLOCKED, or its reviewer's call failed
+        # every attempt: a person retries, skips or aborts it. (A run started before
+        # blocked-<task> existed asks a blocked agent's task at failed-<task>.)
+        failed = asked.startswith(("failed-", "blocked-"))
         how = "blocked" if node is not None and node.get("outcome") == "blocked" else "failed"
-        row["state"] = "unclear review" if unclear else f"agent {how}" if failed else "escalated"
+        row["state"] = (
+            "unclear review"
+            if unclear
+            else "review failed"
+            if asked.startswith("review-failed-")
+            else f"agent {how}"
+            if failed
+            else "escalated"
+        )
         row["decision"] = decision.get("id")
         row["question"] = decision.get("question")
         return row
@@ -161,4 +171,7 @@ def task_rows(item: Any, state: EngineState, plan: Plan | None) -> list[dict[str
             rows.append(
                 {"key": task.key, "title": task.title, "state": "done" if task.done else "pending"}
             )
+        # PLAN.md's current order: a person may have moved tasks since the run began.
+        where = {task.key: index for index, task in enumerate(plan.tasks())}
+        rows.sort(key=lambda row: where.get(row["key"], len(where)))
     return rows

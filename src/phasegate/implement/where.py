@@ -27,7 +27,16 @@ ADDED = "added_during_run"
 #: while it went on, found when every phase had ended (the run goes back to do them).
 UNTICKED = "unticked_during_run"
 #: A task's gates that wait for a person, and the node a task ends at.
-WAITING_GATES = ("unclear", "escalate", "manual-fix", "aborted", "failed", "failed-aborted")
+WAITING_GATES = (
+    "unclear",
+    "escalate",
+    "manual-fix",
+    "aborted",
+    "failed",
+    "blocked",
+    "review-failed",
+    "failed-aborted",
+)
 TASK_END = "task-done"
 #: In the item's data: decisions withdrawn because their task was ticked by hand, not
 #: journaled yet (the view journals them when the state is next committed).
@@ -83,7 +92,7 @@ def refuse_unknown_agents(plan: Plan, found: AgentRoster, where: str) -> None:
     """Stop (exit 2) when an open task names an agent that is not known here, naming each
     such task with its line, and the known agents."""
     unknown = [
-        f"{where}:{t.line}: task {t.title!r} names agent {t.agent!r}"
+        f"{where}:{t.agent_at or t.line}: task {t.title!r} names agent {t.agent!r}"
         for t in plan.tasks()
         if not t.done and t.agent and t.agent not in found.agents
     ]

@@ -34,6 +34,8 @@ BLOCKING = frozenset({"checks-failed", "invalid", "exhausted", "interrupted", "m
 FAILED = "failed"
 #: An agent node's outcome when its executor answered ``BLOCKED: reason`` (``on`` maps it).
 BLOCKED = "blocked"
+#: An agent node's outcome when a reviewer's call failed every attempt (``on`` maps it).
+REVIEW_FAILED = "review-failed"
 #: The visits a node on a cycle may have when it sets no ``max_visits``.
 DEFAULT_CYCLE_VISITS = 10
 
@@ -82,7 +84,7 @@ def outcomes(node: AnyNode, on_cycle: bool = False) -> list[str]:
             found.append("interrupted")
         # Only when mapped: unmapped, a call failing every attempt stops the run (exit 6),
         # and an answer starting BLOCKED: is the executor's work, reviewed as any.
-        found += [name for name in (FAILED, BLOCKED) if name in node.on]
+        found += [name for name in (FAILED, BLOCKED, REVIEW_FAILED) if name in node.on]
         if limited:
             found.append("exhausted")
         return list(dict.fromkeys(found))

@@ -34,7 +34,7 @@ from phasegate.errors import AgentError
 from phasegate.verdicts.model import Issue, Verdict
 from phasegate.workflow.model import AgentNode
 from phasegate.workflow.parts import REVISE
-from phasegate.workflow.routing import BLOCKED, FAILED
+from phasegate.workflow.routing import BLOCKED, FAILED, REVIEW_FAILED
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
@@ -193,10 +193,17 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
 
 
 def _failed(
-    run: Run, path: str, node: AgentNode, role: str, workflow_role: str, result: AgentResult
+    run: Run,
+    path: str,
+    node: AgentNode,
+    role: str,
+    workflow_role: str | None,
+    result: AgentResult,
+    outcome: str = FAILED,
 ) -> Outcome:
-    """The executor's call failed every attempt: the node ends ``failed``, journaled with
-    the error (``agent.gave_up``), which ``ns["failure"]`` keeps for a gate to show."""
+    """The executor's call (or, ending ``review-failed``, a reviewer's) failed every
+    attempt: the node ends ``outcome``, journaled with the error (``agent.gave_up``),
+    which ``ns["failure"]`` keeps for a gate to show."""
     attempts = run.backends.config.retries.agent + 1
     # Redacted: it is shown in a question, kept in the state and may go into PLAN.md.
     error = run.item.redactor.text(
@@ -208,7 +215,14 @@ def _failed(
     run.item.record(
         "agent.gave_up", node=path, role=role, attempts=attempts, error=error, sync_now=True
     )
-    return _ended(run, path, node, role, FAILED, said, {"error": error, "attempts": attempts})
+    return _ended(run, path, node, role, outcome, said, {"error": error, "attempts": attempts})
+
+
+def review_failed(
+    run: Run, path: str, node: AgentNode, role: str, workflow_role: str | None, result: AgentResult
+) -> Outcome:
+    """A reviewer's call failed every attempt and ``on`` maps ``review-failed``."""
+    return _failed(run, path, node, role, workflow_role, result, REVIEW_FAILED)
 
 
 def _ended(

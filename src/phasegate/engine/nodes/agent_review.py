@@ -19,6 +19,7 @@ from phasegate.errors import AgentError
 from phasegate.verdicts.readers import ReadContext, ToolCall, VerdictReader, schema_text
 from phasegate.workflow.model import AgentNode
 from phasegate.workflow.parts import PASS, REVISE, Reviewer
+from phasegate.workflow.routing import REVIEW_FAILED
 
 if TYPE_CHECKING:
     from phasegate.engine.run import Run
@@ -201,12 +202,19 @@ def review(
         workdir=run.workspace_dir(path),
         plays=plays(role, reviewer.role),
         timeout_ends=reviewer.on_timeout is not None,
+        failure_ends=REVIEW_FAILED in node.on,
     )
     result: AgentResult = AgentResult(text="") if recovered else (yield Call(spec))
     ns = run.state.node(path)
     run.state.add_usage(path, role, usage_of(result))
     if result.timed_out and reviewer.on_timeout is not None:
         return timed_out(run, path, node, reviewer, index, role, result)
+    if not result.ok:
+        # Every attempt failed and ``on`` maps ``review-failed`` (else the call raised):
+        # the node ends with it, the failure kept for the question that follows.
+        from phasegate.engine.nodes.agent import review_failed
+
+        return review_failed(run, path, node, role, reviewer.role, result)
     verdict = reader.read(result, rctx)
     if verdict is None:
         return _no_verdict(run, path, reviewer, reader, rctx, result, tries)
