@@ -17,6 +17,10 @@ from typing import Any
 from phasegate.agents.base import Access, AgentRequest, AgentResult, Backend, McpServer, TokenUsage
 
 PLACEHOLDER = "# {name}\n\nPlaceholder written by phasegate's auto backend ({role}, {node}).\n"
+#: What the backend reads of its settings: none of its own; ``model`` comes from a role
+#: binding, ``base_dir`` from phasegate. Any other key is a typo, refused as every backend
+#: refuses it.
+SETTINGS = ("model", "base_dir")
 
 
 class AutoBackend(Backend):
@@ -25,6 +29,26 @@ class AutoBackend(Backend):
     name = "auto"
     structured_output = True
     writes_files = True
+
+    @classmethod
+    def check_settings(cls, settings: Mapping[str, Any]) -> None:
+        import difflib
+
+        from phasegate.errors import ConfigError
+
+        for key in settings:
+            if key not in SETTINGS:
+                close = difflib.get_close_matches(str(key), SETTINGS, n=1)
+                mean = f"did you mean {close[0]!r}? " if close else ""
+                raise ConfigError(
+                    f"backend {cls.name!r}: {key}: unknown setting ({mean}the auto backend "
+                    f"takes only model; check backends.{cls.name} and the roles using it in "
+                    ".phasegate/config.yaml)"
+                )
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        self.check_settings(self.settings)
 
     def run(self, request: AgentRequest) -> AgentResult:
         started = time.monotonic()

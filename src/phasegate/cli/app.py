@@ -298,6 +298,23 @@ def new(
         out.print(f"Worktree: {state.worktree} (branch {state['branch']}); agents work there.")
 
 
+def _check_flag_answers(answers: dict[str, str], *, yes: bool, partial: str | None) -> None:
+    """Refuse ``--yes`` or ``--partial X`` given with an ``--answer`` that answers the same
+    decision otherwise (``transition-warning=stop``): one of them would be ignored."""
+    from phasegate.engine.answers import split_choice
+
+    for flag, decision, meant in (
+        ("--yes", "transition-warning", "proceed" if yes else None),
+        (f"--partial {partial}", "partial-phase", partial),
+    ):
+        given = answers.get(decision)
+        if meant is not None and given is not None and split_choice(given)[0] != meant:
+            raise BadInputError(
+                f"{flag} and --answer {decision}={given} answer decision {decision} "
+                "differently; give one of them"
+            )
+
+
 @app.command()
 def run(
     name: Annotated[str, typer.Argument(help="The work item to run (or resume).")],
@@ -393,6 +410,8 @@ def run(
         raise BadInputError(f"--partial must be one of {', '.join(PARTIAL_CHOICES)}")
     if phase is not None and until is not None:
         raise BadInputError("--phase and --until cannot be combined")
+    answers = parse_answers(answer)
+    _check_flag_answers(answers, yes=yes, partial=partial)
     root = _repo(repo)
     options = RunOptions(
         phase=phase,
@@ -401,7 +420,7 @@ def run(
         partial=partial,
         yes=yes,
         command=command,
-        answers=parse_answers(answer),
+        answers=answers,
         wait=wait,
         jobs=jobs,
     )

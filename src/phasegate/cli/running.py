@@ -248,16 +248,87 @@ def check_answer_ids(
     for decision, raw in answers.items():
         own = OWN_CHOICES.get(decision)
         if own is not None and split_choice(raw)[0] not in own:
+            alike = [c for c in own if c.lower() == split_choice(raw)[0].lower()]
             raise BadInputError(
                 f"--answer {decision}={raw}: {split_choice(raw)[0]!r} is not a choice of "
                 f"decision {decision!r} (choices: {', '.join(own)})"
+                + (f"; did you mean {alike[0]!r}?" if alike else "")
             )
+        if decision == "budget":
+            _check_raise_note(raw)
         matching = [(path, node) for found, path, node in gates if found.fullmatch(decision)]
         # A decision id written out in full names its gate before a templated one.
         matching.sort(key=lambda gate: gate[1].decision_template("/" in gate[0]) != decision)
         problems = [_choice_problem(item, decision, raw, path, node) for path, node in matching]
         if problems and all(problems):
             raise BadInputError(f"--answer {decision}={raw}: {problems[0]}")
+
+
+def _check_raise_note(raw: str) -> None:
+    """Refuse ``--answer budget=raise: NOTE`` whose note is no amount at all, before the run
+    (its calls) rather than when the cap is reached; whether the cap takes a whole number
+    (tokens) is known only then."""
+    from phasegate.engine.answers import parse_amount, split_choice
+
+    choice, note = split_choice(raw)
+    if choice != "raise" or not note:
+        return
+    named, sep, rest = note.partition(":")
+    amount = rest.strip() if sep and named.strip().lower() == "raise" else note
+    if parse_amount(amount, whole=True) is None:
+        raise BadInputError(
+            f"--answer budget={raw}: the note of choice 'raise' must be a positive amount in "
+            f"the cap's unit (e.g. 'budget=raise: 2.5' for USD, 'budget=raise: 500000' for "
+            f"tokens), not {note!r}"
+        )
+
+
+def check_recorded_answers(item: WorkItem, answers: Mapping[str, str]) -> None:
+    """Warn, before the run starts, of an ``--answer`` to a gate whose current question was
+    already answered otherwise (``phasegate answer``, the dashboard, an earlier run's flag)
+    and waits for the run to act on it: the first answer recorded wins, and the flag answers
+    only the gate's next visit (a round that asks again), so it is not followed now."""
+    from phasegate.cli.output import warn
+    from phasegate.engine.answers import classified, split_choice, with_journaled_answers
+    from phasegate.errors import PhasegateError
+
+    if not answers or not item.engine_path.exists():
+        return
+    try:
+        state = with_journaled_answers(item, item.load(read_journal=False))
+    except PhasegateError:
+        return  # the run says why
+    for decision, raw in answers.items():
+        record = state.decisions.get(decision)
+        if decision in OWN_DECISIONS or not isinstance(record, Mapping):
+            continue
+        recorded = record.get("answer")
+        context = str(record.get("context") or "")
+        gate = state.peek(context) if context else None
+        if (
+            record.get("status") != "answered"
+            or not isinstance(recorded, Mapping)
+            or gate is None
+            or not gate.get("started")
+            or gate.get("outcome") is not None
+            or (record.get("visit") is not None and record.get("visit") != gate.get("visit"))
+        ):
+            continue  # not answered, or answered at a visit a run already acted on
+        try:
+            choice, note = split_choice(classified(item, state, record, raw))
+        except PhasegateError:
+            continue
+        if choice == recorded.get("choice") and note in ("", recorded.get("note") or ""):
+            continue
+        said = str(recorded.get("choice"))
+        if recorded.get("note"):
+            said += f": {recorded['note']}"
+        warn(
+            f"--answer {decision}={raw}: decision {decision} of {item.name} was already "
+            f"answered {said!r} (by {recorded.get('by') or 'someone'}); the run acts on that "
+            f"answer (the first recorded), and this flag answers only the gate's next visit, "
+            f"if the run comes back to it"
+        )
 
 
 def _answerable(item: WorkItem | None, templates: list[str]) -> str:
@@ -402,6 +473,7 @@ def run_item(
     registry = WorkflowRegistry(root)
     item = locate_item(root, name, registry, config, workflow, command=options.command)
     check_answer_ids(item.workflow, options.answers, item)
+    check_recorded_answers(item, options.answers)
     # Without a workflow given the item was found by its name alone: no other workflow has it.
     shared = workflow is not None and named_elsewhere(
         root, name, item.workflow.name, registry, config

@@ -133,7 +133,11 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
     if status["unresolvedConcerns"]:
         console.print("  [yellow]Unresolved reviewer concerns:[/]")
         for concern in status["unresolvedConcerns"]:
-            console.print(f"    - {concern['phase']}: {escape(_first_line(concern['note']))}")
+            # Clipped as run's progress clips an issue (the review history keeps it whole).
+            note = " ".join(_first_line(concern["note"]).split())
+            if len(note) > CONCERN_CHARS:
+                note = note[: CONCERN_CHARS - 1].rstrip() + "…"
+            console.print(f"    - {concern['phase']}: {escape(note)}")
     if status.get("knownIssues"):  # accepted by a person (team: "accept with known issues")
         console.print("  Known issues (accepted):")
         for issue in status["knownIssues"]:
@@ -199,6 +203,11 @@ def _budget_held(progress: dict[str, Any]) -> str:
     from phasegate.engine.live_run import budget_held
 
     return budget_held(progress)
+
+
+#: How many characters of an unresolved concern the status shows (``status --json`` and the
+#: review history keep it whole).
+CONCERN_CHARS = 300
 
 
 def _first_line(note: str | None) -> str:

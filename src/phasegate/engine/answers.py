@@ -99,9 +99,12 @@ def canonical(
     choice, inline_note = split_choice(raw)
     choices = list(question.get("choices") or {})
     if choice not in choices:
+        # Choices are exact: one spelt in another case is named, not taken.
+        alike = [c for c in choices if c.lower() == choice.lower()]
+        mean = f"; did you mean {alike[0]!r}?" if alike else ""
         raise BadInputError(
             f"{raw!r} is not a choice of decision {question.get('id')!r} "
-            f"(choices: {', '.join(choices)})"
+            f"(choices: {', '.join(choices)}){mean}"
         )
     note, inline_note = note.strip(), inline_note.strip()
     if note and inline_note:
@@ -295,7 +298,10 @@ def answer_decision(
             _refuse_withdrawn(item, decision, visit)
             open_ids = [d["id"] for d in pending(with_journaled_answers(item, state))]
             known = ", ".join(open_ids) if open_ids else "none"
-            raise BadInputError(f"{item.name} has no decision {decision!r} (pending: {known})")
+            raise BadInputError(
+                f"{item.name} has no decision {decision!r} (pending: {known})"
+                + _not_asked_yet(item, decision)
+            )
         current = int(record.get("visit", 0))
         if visit is not None and visit != current:
             _refuse_other_visit(item, decision, visit, current)
@@ -337,6 +343,23 @@ def answer_decision(
             # What takes the answer: the command that asked (run --phase P for a warning).
             "next": _next_after(item, decision, record, given.choice),
         }
+
+
+def _not_asked_yet(item: WorkItem, decision: str) -> str:
+    """What answers ``decision``, a gate of the item's workflow not asked yet (a run has not
+    reached it): the run that asks it, given the answer with ``--answer``. A templated id
+    (``ask-{{ task }}``) is more likely a key mistyped: the pending ones say which."""
+    from phasegate.workflow.model import GateNode
+
+    if item.journal.find("decision", id=decision) is not None:
+        return ""  # answered by its default, never pending
+    for path, node in item.workflow.walk():
+        if isinstance(node, GateNode) and node.decision_template("/" in path) == decision:
+            return (
+                f"; a run has not asked it yet: give the answer to the run that asks it, "
+                f"--answer {decision}=CHOICE"
+            )
+    return ""
 
 
 def _asked_again(

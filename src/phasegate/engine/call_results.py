@@ -50,6 +50,10 @@ def result_to_event(result: AgentResult, item: WorkItem | None = None) -> dict[s
         "duration_s": round(result.duration_s, 3),
         "session_id": result.session_id,
         "stderr": stderr,
+        # How a reused result reads as it did: a cut-off answer names the token limit, a
+        # permanent failure is not retried.
+        **({"cut_off": result.cut_off} if result.cut_off else {}),
+        **({"permanent": True} if result.permanent else {}),
     }
 
 
@@ -71,6 +75,8 @@ def result_from_event(event: Mapping[str, Any]) -> AgentResult:
         session_id=event.get("session_id"),
         error=event.get("error"),
         stderr=str(event.get("stderr") or ""),
+        permanent=event.get("permanent") is True,
+        cut_off=str(event["cut_off"]) if event.get("cut_off") else None,
     )
 
 
