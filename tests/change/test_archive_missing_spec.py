@@ -38,9 +38,12 @@ def test_a_deleted_spec_refuses_the_archive_until_restored(repo: Path) -> None:
     assert not (repo / "specs").exists()
     assert (repo / "changes/add-oauth/STATE.yaml").is_file()
     assert not (repo / "changes/archive").exists()
-    # Nothing runs after the refusal: status names the archive again, nothing in progress.
+    # Nothing runs after the refusal: status names the archive again, nothing in progress,
+    # and says what blocks it.
     status = run_cli(repo, "status", "add-oauth").stdout
-    assert "in progress" not in status and "Next: phasegate archive add-oauth" in status, status
+    assert "in progress" not in status, status
+    assert "Next: fix the block, then: phasegate archive add-oauth" in status, status
+    assert "Blocked: cannot archive add-oauth: the spec file" in status, status
 
     spec.write_text(text)
     done = run_cli(repo, "archive", "add-oauth")

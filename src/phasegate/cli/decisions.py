@@ -29,6 +29,7 @@ def decisions(
     from phasegate.cli.status_command import unlisted_workflows
     from phasegate.config import load_config
     from phasegate.engine.answers import pending, record_command, with_journaled_answers
+    from phasegate.engine.budget import BUDGET_DECISION, question_lapsed
     from phasegate.engine.items import iter_items, locate_item
     from phasegate.suggested_commands import named_elsewhere, shared_names, with_workflow
     from phasegate.workflow.registry import WorkflowRegistry
@@ -67,7 +68,14 @@ def decisions(
             # One unreadable item does not hide the decisions of the others.
             warn(f"{exc} (its decisions are not listed)")
             continue
-        for record in pending(with_journaled_answers(item, state)):
+        shown = with_journaled_answers(item, state)
+        # A budget question a cap raised in the config made moot: the next run goes on.
+        lapsed = question_lapsed(
+            item.config, item.workflow.name, shown, item.journal.path, item.workflow.roles
+        )
+        for record in pending(shown):
+            if lapsed and record.get("id") == BUDGET_DECISION:
+                continue
             command = record_command(item.name, record)
             if item.name in shared:
                 command = with_workflow(command, item.name, item.workflow.name)

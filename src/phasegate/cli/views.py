@@ -46,6 +46,13 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         )
     elif progress and progress.get("budget"):  # a budget cap holds the node's next call
         console.print(f"  Phase: [bold]{progress['phase']}[/], {escape(_budget_held(progress))}")
+    elif progress and progress.get("capRaised") and not status.get("pendingDecisions"):
+        # The budget question went unanswered and the cap was raised in the config.
+        console.print(
+            f"  Phase: [bold]{progress['phase']}[/], the budget cap "
+            f"{escape(str(progress['capRaised']))} no longer holds its next call (changed in "
+            "the config); the next run goes on without an answer"
+        )
     elif progress and (kind == "gate" or status.get("pendingDecisions")):
         console.print(f"  Phase: [bold]{progress['phase']}[/], waiting on a decision")
     elif progress and kind == "foreach" and "itemsDone" in progress:

@@ -304,6 +304,22 @@ def budget_status(config: Config, workflow: str, state: EngineState, journal: Pa
     return {"caps": rows, "spent": {**spend.summary(), "uncosted": spend.uncosted(None)}}
 
 
+def question_lapsed(
+    config: Config, workflow: str, state: EngineState, journal: Path, roles: Iterable[str]
+) -> bool:
+    """Whether the ``budget`` question waits although no cap holds a call of any of
+    ``roles`` any more (the config was changed instead of answering it): the next run
+    withdraws it and its held call goes ahead, so it waits for nobody."""
+    decision = state.decisions.get(BUDGET_DECISION)
+    if not isinstance(decision, Mapping) or decision.get("status") != "pending":
+        return False
+    if not configured(config, workflow):
+        return True
+    caps = caps_of(config, workflow, state)
+    spend = read_spend(journal)
+    return not any(holding(caps, spend, role) for role in roles)
+
+
 def budget_lines(budget: dict[str, Any] | None) -> list[str]:
     """``Budget: item $1.20 of $5.00 (24%)``, one line per cap (none without caps)."""
     if not budget:

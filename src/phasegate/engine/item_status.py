@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from phasegate.engine.budget import budget_status
+from phasegate.engine.budget import BUDGET_DECISION, budget_status, question_lapsed
 from phasegate.engine.live_run import failure_of as failure_of
 from phasegate.engine.live_run import (
     last_event,
@@ -26,7 +26,8 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
     """What ``phasegate status NAME --json`` prints for ``item``."""
     from phasegate.engine.answers import with_journaled_answers
 
-    data = item.status(with_journaled_answers(item, state))
+    shown = with_journaled_answers(item, state)
+    data = item.status(shown)
     worktree = state.worktree
     if worktree and data.get("nextCommand") and not (item.repo / worktree).is_dir():
         # Removed by hand or by `phasegate worktree remove`: a run would stop on it.
@@ -42,6 +43,9 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
         if left:  # `phasegate worktree remove NAME` removes them
             data["taskWorktrees"] = {"paths": list(left.paths), "branches": list(left.branches)}
     data["budget"] = budget_status(item.config, item.workflow.name, state, item.journal.path)
+    roles = item.workflow.roles
+    if question_lapsed(item.config, item.workflow.name, shown, item.journal.path, roles):
+        data = without_lapsed_question(item, data)
     data["usage"] = with_failed_attempts(data.get("usage"), read_spend(item.journal.path))
     live = read_live(live_path(item.run_lock_path))
     progress = data.get("inProgress") or {}
@@ -58,6 +62,33 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
     if progress.get("interrupted") and (ahead := journal_ahead(item, state)):
         progress["journalAhead"] = ahead
     return with_live_run(data, live)
+
+
+def without_lapsed_question(item: WorkItem, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` (an item's status) without the ``budget`` question a cap raised in the
+    config since it was asked made moot: not waiting, its call not held (``inProgress``
+    says ``capRaised``: the cap), and the next command the one that goes on."""
+    from phasegate.engine.status import again_command
+
+    waiting = data.get("pendingDecisions") or []
+    data["pendingDecisions"] = [d for d in waiting if d.get("id") != BUDGET_DECISION]
+    progress = data.get("inProgress") or {}
+    held = progress.pop("budget", None)
+    if held is not None:
+        progress["capRaised"] = held.get("cap")
+        progress["iteration"] = held["iteration"]
+        for phase in data.get("phases") or []:
+            if phase.get("node") == progress.get("node") and progress.get("kind") == "agent":
+                phase["iterations"] = held["iteration"]
+    answer = next((d.get("command") for d in waiting if d.get("id") == BUDGET_DECISION), None)
+    if data.get("nextCommand") == answer:
+        others = data["pendingDecisions"]
+        data["nextCommand"] = (
+            others[0].get("command")
+            if others
+            else again_command(item.workflow, item.name, data.get("label"))
+        )
+    return data
 
 
 def journal_ahead(item: WorkItem, state: EngineState) -> list[str]:
@@ -104,6 +135,8 @@ def _ended_midway(data: dict[str, Any], last: dict[str, Any] | None) -> bool:
     progress = data.get("inProgress") or {}
     if data.get("blocked") or data.get("pendingDecisions") or progress.get("budget"):
         return False
+    if progress.get("capRaised"):
+        return False  # held by a cap raised since: the next run goes on (nothing was cut)
     if progress.get("stage") in ("answered", "conflict") or progress.get("kind") == "gate":
         return False
     if last is not None and last.get("event") == "decision.answered":

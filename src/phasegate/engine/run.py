@@ -21,6 +21,7 @@ from phasegate.engine.plugin_api import PluginContext, Task, plugin
 from phasegate.engine.recorded import move_key
 from phasegate.engine.run_rules import NodeRules
 from phasegate.engine.state import EngineState
+from phasegate.engine.status import REFUSED
 from phasegate.engine.walk import (
     Asker,
     Call,
@@ -36,7 +37,7 @@ from phasegate.engine.walk import (
     Workspace,
     definition_path,
 )
-from phasegate.errors import BlockedError
+from phasegate.errors import BadInputError, BlockedError
 from phasegate.state.journal import utc_now
 from phasegate.workflow.model import AgentNode, AnyNode, EndNode
 from phasegate.workflow.parts import BLOCKED_TARGET, Budget
@@ -59,6 +60,8 @@ class Run(NodeRules):
         self.backends = backends
         self.asker: Asker = asker or NoTerminal()
         self.options = options or RunOptions()
+        # What refused the last run (see ``refused``) no longer stands: this run tries again.
+        state.d.pop(REFUSED, None)
         # An answer a run killed after acting on it already gave: not given to the next
         # visit of its gate by the same command run again to resume (that visit is asked).
         self.presets: dict[str, str] = {
@@ -223,7 +226,34 @@ class Run(NodeRules):
         """Walk the top-level graph from the cursor to an end node (or a stop)."""
         nodes = tuple(self.workflow.nodes)
         start = self.workflow.start_node(self.state.mode)
-        return self.drive(self.frame("", "", nodes, TopCursor(self.state), start, None))  # type: ignore[no-any-return]
+        try:
+            return self.drive(self.frame("", "", nodes, TopCursor(self.state), start, None))  # type: ignore[no-any-return]
+        except (BlockedError, BadInputError) as exc:
+            self.refused(exc)
+            raise
+
+    def refused(self, exc: BlockedError | BadInputError) -> None:
+        """A step that refused to go on (an action, a loop's items, a worktree to run them
+        in): journaled and kept under the state's ``refused`` (status says it blocks the
+        item, and why) unless what stopped it says so already (a node's blocked outcome,
+        a prerequisite, a budget stop, a merge conflict waiting on a person)."""
+        from phasegate.engine.live_run import last_event
+        from phasegate.engine.nodes.parallel_conflicts import ConflictStopped
+
+        at = self.state.at
+        if isinstance(exc, ConflictStopped) or not at or at.startswith("@"):
+            return
+        last = last_event(self.item.journal.path) or {}
+        if last.get("event") in ("node.blocked", "transition.blocked", "budget.stopped"):
+            return
+        if any(
+            (f := self.state.peek(p)) is not None and f.get("blocked") for p in self.state.paths()
+        ):
+            return
+        message = str(exc)
+        self.state.d[REFUSED] = {"node": at, "message": message}
+        self.item.record("transition.blocked", to=at, current=at, message=message, sync_now=True)
+        self.save(durable=True)
 
     def frame(
         self,

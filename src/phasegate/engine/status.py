@@ -154,6 +154,10 @@ def command_runs_in(workflow: Workflow, label: str | None) -> bool:
     return any(label in command.runs_in for command in workflow.commands.values())
 
 
+#: The state's record of the step that refused to go on in the item's last run (an
+#: action, a loop's items or their worktrees): ``{node, message}``; the next run clears it.
+REFUSED = "refused"
+
 #: The review values of an agent step no reviewer looked at: ``none`` (it has no
 #: reviewers) and ``skipped`` (--no-review, or every reviewer's ``when``/selector
 #: skipped it). Such a step adds no review iteration.
@@ -385,6 +389,12 @@ def item_head(
                 if result.type == "blocked":
                     blocked = result.message
                     blocked_by = {"by": "prerequisites", "node": at}
+            refused = state.d.get(REFUSED)
+            if blocked is None and isinstance(refused, Mapping) and refused.get("node") == at:
+                # A step of its last run refused to go on (the run said why): it still does
+                # until something changes, and a run tries again.
+                blocked = str(refused.get("message") or "")
+                blocked_by = {"by": "refused", "node": at}
         else:
             completed = _completed(workflow, state)
             start = workflow.start_node(state.mode)
