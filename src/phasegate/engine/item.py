@@ -467,6 +467,10 @@ class WorkItem(ItemCommits):
             killed = reap_leftover_agents(self.children_dir)
             if killed:
                 self.record("agents.reaped", pids=killed, sync_now=True)
+            # What an agent changed of guarded files before it (or someone) killed that run.
+            from phasegate.engine.protect_pending import put_back_pending
+
+            put_back_pending(self)
             with AgentGroups(self.children_dir).recording():
                 yield
         finally:

@@ -27,7 +27,9 @@ threads run agents) are recorded again right after each commit. Calls that
 overlap (parallel items) share one record; a change found while several run
 is reported by each of them, since it cannot be told which agent made it.
 Changes are looked for when a call begins or ends and before each state commit;
-an interrupted call (Ctrl-C, a stop signal) has its changes undone too.
+an interrupted call (Ctrl-C, a stop signal) has its changes undone too. The record is
+also on disk while calls run, so what an agent changed before phasegate was killed is
+put back by the item's next run (:mod:`phasegate.engine.protect_pending`).
 
 A call that works in a git worktree (an item of a parallel foreach, or the repair
 of a merge conflict) has that worktree's ``.phasegate/`` checked the same way:
@@ -40,7 +42,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -48,12 +50,13 @@ from phasegate.agents.base import AgentResult
 from phasegate.engine.item import WorkItem
 from phasegate.engine.protect_cache import ABSENT, _Copy
 from phasegate.engine.protect_outputs import GitFacts, OutputsRecord, outside_words
+from phasegate.engine.protect_pending import PendingRecord
 from phasegate.engine.protect_snapshot import (
     ReadCache,
     Snapshot,
-    _put_back,
     event_names,
     item_file_paths,
+    put_back,
 )
 from phasegate.engine.protect_walk import UNPROTECTED_DIRS
 from phasegate.errors import AgentError
@@ -141,6 +144,18 @@ class Guard:
         self._cache = ReadCache()
         #: What git said of the work trees calls work in (for calls confined to outputs).
         self.git = GitFacts()
+        #: The record on disk while calls run (put back by the next run if this one is killed).
+        self._pending = PendingRecord(item)
+        #: Per running call: the files its view keeps from it, as they were when it began.
+        self._extra: dict[int, Mapping[str, _Copy]] = {}
+
+    def _write_pending(self) -> None:
+        assert self._snapshot is not None
+        extra: dict[str, _Copy] = {}
+        for files in self._extra.values():
+            for path, copy in files.items():
+                extra.setdefault(path, copy)
+        self._pending.write(self._snapshot, extra)
 
     def _sweep(self) -> None:
         """Undo whatever differs from the record; each running call is told."""
@@ -154,10 +169,15 @@ class Guard:
         with self._lock:
             if self._snapshot is not None and self._snapshot.journal == self.item.journal.path:
                 self._snapshot.own_append(line)
+                self._pending.own(line)
 
     @contextlib.contextmanager
-    def watching(self, exempt: Iterable[Path] = ()) -> Iterator[list[Violation]]:
-        """While one agent call runs: the violations found meanwhile (filled when it ends)."""
+    def watching(
+        self, exempt: Iterable[Path] = (), kept: Mapping[str, _Copy] | None = None
+    ) -> Iterator[list[Violation]]:
+        """While one agent call runs: the violations found meanwhile (filled when it ends).
+        ``kept``: the files the call's view keeps from it, as they are now (written to the
+        record on disk with phasegate's own files, see :mod:`.protect_pending`)."""
         # The journal's lock first: phasegate's own appends (which tell this guard) hold it.
         with self.item.journal.lock, self._lock:
             if self._snapshot is None:
@@ -169,6 +189,9 @@ class Guard:
             token, self._next = self._next, self._next + 1
             found: list[Violation] = []
             self._running[token] = found
+            if kept:
+                self._extra[token] = kept
+            self._write_pending()
         try:
             yield found
         finally:
@@ -177,9 +200,13 @@ class Guard:
                     self._sweep()
                 finally:
                     del self._running[token]
+                    self._extra.pop(token, None)
                     if not self._running:
                         self._snapshot = None
                         self.item.journal.observer = None
+                        self._pending.remove()
+                    else:
+                        self._write_pending()
 
     @contextlib.contextmanager
     def own_writes(self) -> Iterator[None]:
@@ -192,6 +219,7 @@ class Guard:
             self._sweep()
             yield
             self._snapshot.refresh(item_file_paths(self.item, self._cache))
+            self._write_pending()
 
 
 def guard_of(item: WorkItem) -> Guard:
@@ -242,7 +270,7 @@ class WorktreeRecord:
         changed += [p for p in self._listed() if p not in self.files]
         for path in sorted(changed, key=len):
             was: _Copy = self.files.get(path, ABSENT)
-            _put_back(Path(path), was)
+            put_back(Path(path), was)
         if not changed:
             return None
         return Violation(tuple(_shown(repo, p) for p in changed), ())
@@ -283,10 +311,16 @@ def guarded_call(
     # The workflow's files this role may not change (the view says which, and how much).
     watched = item.view.watch_call(role)
     watched_node = item.view.watch_node(node) if node is not None else None
+    # What the view keeps from the call (an undo may carry ``recorded``: path -> its copy
+    # when the call began), on disk with the guard's record while the call runs.
+    kept: dict[str, _Copy] = {
+        **(getattr(watched, "recorded", None) or {}),
+        **(getattr(watched_node, "recorded", None) or {}),
+    }
     here: list[Violation] = []
     outside: tuple[str, ...] = ()
     try:
-        with guard.watching(exempt) as found:  # undone after an interrupt too
+        with guard.watching(exempt, kept) as found:  # undone after an interrupt too
             try:
                 result = call()
             finally:

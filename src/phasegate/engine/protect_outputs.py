@@ -33,7 +33,7 @@ from pathlib import Path
 
 from phasegate.engine.item import WorkItem
 from phasegate.engine.protect_cache import ABSENT, SETTLED_NS, ReadCache, _Copy
-from phasegate.engine.protect_snapshot import _put_back, item_files
+from phasegate.engine.protect_snapshot import item_files, put_back
 from phasegate.engine.state import ENGINE_FILE
 from phasegate.repo_paths import CONFIG_DIR
 
@@ -144,7 +144,7 @@ class OutputsRecord:
                     kept.parent.mkdir(parents=True, exist_ok=True)
                     kept.write_bytes(now_copy.content)
         for path, was in changed:
-            _put_back(Path(path), was)
+            put_back(Path(path), was)
         return tuple(_shown(repo, p) for p, _ in changed)
 
     def _committed(self, path: str) -> _Copy:

@@ -48,6 +48,7 @@ __all__ = [
     "event_names",
     "item_file_paths",
     "item_files",
+    "put_back",
 ]
 
 #: Events other phasegate commands journal while a run goes on (``phasegate answer``, the
@@ -180,7 +181,7 @@ class Snapshot:
             if self.config_dir is not None and path == os.fspath(self.config_dir):
                 _folder_back(self.config_dir)
                 continue
-            _put_back(Path(path), self.files.get(path, ABSENT))
+            put_back(Path(path), self.files.get(path, ABSENT))
 
     def settle_journal(self) -> tuple[bool, list[str]]:
         """Make the journal the record plus phasegate's own lines (and answers other phasegate
@@ -210,7 +211,7 @@ class Snapshot:
                 "been recorded whole; restore it from a backup (the run stopped here)"
             )
         content = whole + bytes(was.own)
-        _put_back(path, _Copy("file", content) if content else ABSENT)
+        put_back(path, _Copy("file", content) if content else ABSENT)
         was.inode = path.stat().st_ino if content else 0
         return True, []
 
@@ -304,7 +305,7 @@ def _prefix(path: Path, size: int) -> bytes:
         return handle.read(size)
 
 
-def _put_back(path: Path, was: _Copy) -> None:
+def put_back(path: Path, was: _Copy) -> None:
     """Make ``path`` what it was, never writing through a link an agent put there."""
     with contextlib.suppress(FileNotFoundError):
         if path.is_dir() and not path.is_symlink():

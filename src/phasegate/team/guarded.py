@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from phasegate.engine.protect_cache import ABSENT, _Copy
-from phasegate.engine.protect_snapshot import _put_back
-from phasegate.team.tasks import read_tasks
+from phasegate.engine.protect_snapshot import put_back
+from phasegate.team.tasks import read_tasks, set_statuses
 
 ACCEPTANCE = "acceptance.json"
 TASKS = "tasks.yaml"
@@ -100,14 +100,14 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
     def undo() -> list[str]:
         found: list[str] = []
         if acceptance_was is not None and _copy(acceptance) != acceptance_was:
-            _put_back(acceptance, acceptance_was)
+            put_back(acceptance, acceptance_was)
             found.append(f"the acceptance criteria ({shown}/{ACCEPTANCE}), kept from the {role}")
         if tasks_was is not None and tasks_was.kind == "file" and _copy(tasks) != tasks_was:
             checks, status = _tasks_changes(owned_was, _owned_fields(tasks))
             if checks and tasks_was.kind == "file" and _copy(tasks) == ABSENT:
                 checks = ["deleted"]
             if checks or status:
-                _put_back(tasks, tasks_was)
+                put_back(tasks, tasks_was)
             if checks:
                 found.append(
                     f"the tasks' acceptance checks ({shown}/{TASKS}: {'; '.join(checks)}), "

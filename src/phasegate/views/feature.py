@@ -21,8 +21,8 @@ from typing import Any
 
 from phasegate.engine.brief import Progress
 from phasegate.engine.plugin_api import StateView
-from phasegate.engine.protect_cache import ReadCache
-from phasegate.engine.protect_snapshot import _put_back
+from phasegate.engine.protect_cache import ReadCache, _Copy
+from phasegate.engine.protect_snapshot import put_back
 from phasegate.engine.state import EngineState
 from phasegate.engine.state_encoding import numbers_only
 from phasegate.engine.status import camel_usage
@@ -59,21 +59,23 @@ _GUARDED: dict[int, tuple[Any, dict[str, tuple[str, ...]]]] = {}
 
 
 def _guarded(workflow: Any) -> dict[str, tuple[str, ...]]:
-    """Per agent node of ``workflow`` (its top level): the files (in the item's folder) it
-    is given (its ``inputs`` and ``previous``) that other agent nodes list as their
-    outputs, and it does not: the artifacts its work is built on. (Only those: checking
-    every phase's artifact around each call would cost more the more phases there are.)"""
+    """Per agent node of ``workflow`` (by its path, ``foreach-id/body-id`` inside a foreach
+    body): the files (in the item's folder) it is given (its ``inputs`` and ``previous``)
+    that other agent nodes list as their outputs, and it does not: the artifacts its work
+    is built on. (Only those: checking every phase's artifact around each call would cost
+    more the more phases there are.)"""
     known = _GUARDED.get(id(workflow))
     if known is not None and known[0] is workflow:
         return known[1]
-    nodes = [n for n in workflow.nodes if isinstance(n, AgentNode)]
+    nodes = [(path, n) for path, n in workflow.walk() if isinstance(n, AgentNode)]
     outputs = {
-        n.id: tuple(o.file for o in n.outputs if "{{" not in o.file and not o.file.endswith("/"))
-        for n in nodes
+        path: tuple(o.file for o in n.outputs if "{{" not in o.file and not o.file.endswith("/"))
+        for path, n in nodes
     }
     every = tuple(dict.fromkeys(name for names in outputs.values() for name in names))
     given = {
-        n.id: {i.file for i in n.inputs} | ({n.previous} if n.previous else set()) for n in nodes
+        path: {i.file for i in n.inputs} | ({n.previous} if n.previous else set())
+        for path, n in nodes
     }
     found = {
         n: tuple(name for name in every if name not in own and name in given[n])
@@ -83,6 +85,19 @@ def _guarded(workflow: Any) -> dict[str, tuple[str, ...]]:
         _GUARDED.clear()
     _GUARDED[id(workflow)] = (workflow, found)
     return found
+
+
+class _Undo:
+    """What :meth:`FeatureView.watch_node` returns: the put-back to run once the call ended,
+    and the files it keeps as they were when the call began (``recorded``: the guard writes
+    them to disk with its record, so a run killed during the call has them put back)."""
+
+    def __init__(self, undo: Callable[[], list[str]], recorded: dict[str, _Copy]) -> None:
+        self.undo = undo
+        self.recorded = recorded
+
+    def __call__(self) -> list[str]:
+        return self.undo()
 
 
 class FeatureView(StateView):
@@ -152,7 +167,9 @@ class FeatureView(StateView):
         folder): a call of a phase that does not list one as its own may not change it (the
         implement executor cannot weaken spec.md, a reviewer cannot edit the brainstorm).
         What it changed is put back, a violation as for phasegate's own files."""
-        kept = _guarded(self.item.workflow).get(node.rsplit("/", 1)[-1].split("[", 1)[0])
+        # The node's path in the workflow: ``tasks[3]/build`` is ``tasks/build``.
+        where = node if "[" not in node else "/".join(p.split("[", 1)[0] for p in node.split("/"))
+        kept = _guarded(self.item.workflow).get(where)
         if not kept:
             return None
         folder = self.item.item_dir
@@ -166,13 +183,13 @@ class FeatureView(StateView):
         def undo() -> list[str]:
             changed = [name for name, copy in was.items() if cache.read(folder / name) != copy]
             for name in changed:
-                _put_back(folder / name, was[name])
+                put_back(folder / name, was[name])
             return [
                 f"another phase's artifact ({shown}{name}), which its phase may not change"
                 for name in changed
             ]
 
-        return undo
+        return _Undo(undo, {str(folder / name): copy for name, copy in was.items()})
 
     def check(self, state: EngineState) -> None:
         """Keys a person added to the state file are kept; the file is written from the

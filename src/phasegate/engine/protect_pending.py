@@ -1,0 +1,233 @@
+"""The record of an agent call's guarded files, on disk while the call runs.
+
+What an agent changes of the files its call may not change (phasegate's own files, the
+artifacts of other phases a workflow's view keeps from it) is put back when the call ends
+(:mod:`phasegate.engine.protect`). A phasegate killed during the call (SIGKILL: an agent
+with a shell can kill its parent) cannot do that then, so the record is also written to
+``.phasegate/locks/<workflow>--<item>.guard`` before the call begins (and the journal
+lines phasegate appends meanwhile to ``<...>.guard.own``); both are removed once the
+call's changes are put back. The next run of the item, before it reads or dispatches
+anything, finds them and puts back what differs from them, as the killed run would have:
+changed files get their old bytes, new files in ``.phasegate/`` are removed, journal
+lines phasegate did not write are cut out. It says so in one line and journals
+``guard.restored``. What the files held is copied to
+``.phasegate/cache/put-back/after-kill/`` first (a person's edit made after the kill is
+not lost). Without such a record (no run was killed during a call), a file changed
+while no run goes on is a person's edit, and kept.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from phasegate.engine.item import WorkItem
+from phasegate.engine.protect_cache import ReadCache, _Copy, _JournalRecord
+from phasegate.engine.protect_snapshot import Snapshot, event_names
+from phasegate.errors import StorageError, is_storage_error
+from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, LOCKS_DIR
+
+#: Where what the files held when a record was put back is copied, below ``.phasegate/``.
+KEPT_DIR = f"{CACHE_DIR}/put-back/after-kill"
+
+
+def record_path(item: WorkItem) -> Path:
+    """The item's record of a running call's guarded files."""
+    return item.repo / CONFIG_DIR / LOCKS_DIR / f"{item.workflow.name}--{item.name}.guard"
+
+
+def _own_path(item: WorkItem) -> Path:
+    return record_path(item).with_name(record_path(item).name + ".own")
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+class PendingRecord:
+    """The on-disk copy of a guard's record while calls run."""
+
+    def __init__(self, item: WorkItem) -> None:
+        self.item = item
+        self.path = record_path(item)
+        self._own: IO[bytes] | None = None
+
+    def write(self, snapshot: Snapshot, extra: Mapping[str, _Copy]) -> None:
+        """Write ``snapshot`` (and ``extra`` files a view keeps from the running calls)."""
+        record = snapshot.record
+        assert record is not None and snapshot.journal is not None
+        files = {**snapshot.files, **extra}
+        document: dict[str, Any] = {
+            "files": [[p, c.kind, c.mode, _b64(c.content)] for p, c in files.items()],
+            "config_dir": os.fspath(snapshot.config_dir) if snapshot.config_dir else None,
+            "config_was_folder": snapshot.config_was_folder,
+            "exempt": sorted(snapshot.exempt),
+            "item_dirs": sorted(snapshot.item_dirs),
+            "git_dir": snapshot.git_dir,
+            "journal": os.fspath(snapshot.journal),
+            "size": record.size,
+            "inode": record.inode,
+            "tail": _b64(record.tail),
+        }
+        _write_whole(self.path, json.dumps(document).encode("utf-8"))
+        if self._own is not None:
+            self._close_own()
+            _own_path(self.item).unlink(missing_ok=True)
+        self.own(bytes(record.own))
+
+    def own(self, line: bytes) -> None:
+        """phasegate appended ``line`` to the journal (kept in the ``.own`` file, made at
+        the first line: most calls see none)."""
+        if not line:
+            return
+        try:
+            if self._own is None:
+                own = _own_path(self.item)
+                own.parent.mkdir(parents=True, exist_ok=True)
+                self._own = open(own, "wb")  # noqa: SIM115 (open while calls run)
+            self._own.write(line)
+            self._own.flush()
+        except OSError:
+            pass  # the journal's own append stands; only a killed run's record lacks it
+
+    def _close_own(self) -> None:
+        if self._own is not None:
+            self._own.close()
+            self._own = None
+
+    def remove(self) -> None:
+        """The calls' changes are put back: no record is left."""
+        if self._own is not None:
+            self._close_own()
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                _own_path(self.item).unlink()
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            self.path.unlink()
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """``path`` replaced by ``data`` whole (a temp file renamed over it), as
+    :func:`~phasegate.state.atomic.atomic_write_bytes` does, without its fsync: the record
+    is there for a process killed during a call, not for a power cut, and it is written
+    before every call (an fsync would cost more than the rest of the call's bookkeeping)."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        try:
+            handle = open(tmp, "wb")  # noqa: SIM115 (closed below)
+        except FileNotFoundError:  # ``locks/`` removed (an agent replaced .phasegate/)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = open(tmp, "wb")  # noqa: SIM115
+        with handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if is_storage_error(exc):
+            raise StorageError.from_os_error(exc, path) from exc
+        raise
+
+
+def _snapshot(item: WorkItem, document: dict[str, Any], own: bytes) -> Snapshot:
+    files = {
+        str(p): _Copy(kind, base64.b64decode(content), int(mode))
+        for p, kind, mode, content in document["files"]
+    }
+    record = _JournalRecord(
+        int(document["size"]), int(document["inode"]), base64.b64decode(document["tail"]), None
+    )
+    record.own = bytearray(own)
+    config_dir = document.get("config_dir")
+    return Snapshot(
+        files=files,
+        config_dir=Path(config_dir) if config_dir else None,
+        exempt=frozenset(document.get("exempt") or ()),
+        journal=Path(document["journal"]),
+        record=record,
+        item_dirs=frozenset(document.get("item_dirs") or ()),
+        cache=ReadCache(),
+        item=item,
+        git_dir=document.get("git_dir"),
+        config_was_folder=bool(document.get("config_was_folder")),
+    )
+
+
+def put_back_pending(item: WorkItem) -> list[str]:
+    """A record left by a run killed during an agent call: what differs from it put back
+    (said on stderr, journaled as ``guard.restored``); the paths put back."""
+    path = record_path(item)
+    for stale in path.parent.glob(f".{path.name}.tmp-*"):  # a run killed while writing it
+        stale.unlink(missing_ok=True)
+    try:
+        raw = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        _own_path(item).unlink(missing_ok=True)
+        return []
+    try:
+        own = _own_path(item).read_bytes()
+    except FileNotFoundError:
+        own = b""
+    try:
+        snapshot = _snapshot(item, json.loads(raw), own)
+    except (ValueError, KeyError, TypeError):
+        # Not one phasegate wrote whole: nothing it says can be trusted.
+        PendingRecord(item).remove()
+        return []
+    if snapshot.config_dir is not None and snapshot.config_dir.is_dir():
+        # A work item made since (``phasegate new`` of a workflow keeping its items under
+        # ``.phasegate/``) is that item's, not the agent's.
+        found = snapshot.cache.layout(snapshot.config_dir, item).item_dirs
+        snapshot.item_dirs |= found
+    changed = snapshot.changed_files()
+    _keep_copies(item, snapshot, changed)
+    snapshot.restore(changed)
+    journal, forged = snapshot.settle_journal()
+    shown = [_shown(item.repo, p) for p in changed]
+    if journal:
+        shown.append(_shown(item.repo, item.journal.path))
+    PendingRecord(item).remove()
+    if not shown:
+        return []
+    kept = item.repo / CONFIG_DIR / KEPT_DIR
+    sys.stderr.write(
+        "phasegate: an earlier run was killed during an agent call; what the agent changed "
+        f"of files it may not change was put back ({', '.join(shown)}); what they held is "
+        f"copied in {_shown(item.repo, kept)}/\n"
+    )
+    sys.stderr.flush()
+    item.record(
+        "guard.restored",
+        paths=shown,
+        forged_events=event_names(forged),
+        forged_lines=forged[:5],
+        sync_now=True,
+    )
+    return shown
+
+
+def _keep_copies(item: WorkItem, snapshot: Snapshot, changed: list[str]) -> None:
+    """What the ``changed`` files hold now, copied below :data:`KEPT_DIR`."""
+    kept = item.repo / CONFIG_DIR / KEPT_DIR
+    for path in changed:
+        now = snapshot.cache.read(path)
+        if now.kind != "file":
+            continue
+        target = kept / _shown(item.repo, path).lstrip("/")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(now.content)
+        except OSError:
+            continue  # a copy is a courtesy: the record is put back regardless
+
+
+def _shown(repo: Path, path: str | Path) -> str:
+    try:
+        return Path(path).relative_to(repo).as_posix()
+    except ValueError:
+        return str(path)
