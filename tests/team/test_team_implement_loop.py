@@ -234,5 +234,5 @@ def test_tasks_yaml_that_is_not_yaml_is_described_by_its_line(tmp_path: Path) ->
     tasks, problems = read_tasks(path)
     assert tasks == []
     (problem,) = problems
-    assert problem.startswith("it is not valid YAML (line 4): ")
+    assert problem.startswith("it is not valid YAML (line 4, column 1): ")
     assert "<unicode string>" not in problem and "\n" not in problem

@@ -205,6 +205,8 @@ def kept_from(ctx: PluginContext, role: str) -> str:
             f"in {tasks}: the list of tasks, their acceptance_checks and done_when ({author}), "
             "and whether a task is completed (phasegate marks it once every gate passed)"
         )
+        if ctx.task is not None and ctx.path.split("[", 1)[0] in ("tasks", "tasks-single"):
+            found.append(f"in {tasks}: another task's status (this call is {ctx.task.key}'s)")
     if not found:
         return ""
     return (

@@ -4,10 +4,13 @@
 APPROVE_DESIGN): during any other agent's call it may not change at all. In
 ``tasks.yaml`` (the Planner's, or SpecAgent's in lean mode) the tasks, their
 ``acceptance_checks`` and ``done_when`` may not change during any other agent's
-call, and no task's ``status`` may become or stop being ``completed``: only
-phasegate marks a task completed, once every gate of the task passed (the Coder
-marks it ``implemented``). What such a call changed is put back as it was before
-the call, and the call fails naming it (see :mod:`phasegate.engine.protect`).
+call, and no task's ``status`` may become or stop being ``completed`` (nor become
+``completed`` during its author's call): only phasegate marks a task completed,
+once every gate of the task passed (the Coder marks it ``implemented``). What such a
+call changed is put back as it was before the call, and the call fails naming it
+(see :mod:`phasegate.engine.protect`).
+A call of one task's node (its Coder, its reviewers) may change that task's
+``status`` only: another task's status it changed is put back the same way.
 """
 
 from __future__ import annotations
@@ -91,11 +94,16 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
     tasks = item_dir / TASKS
     watch_acceptance = role not in AUTHORS[ACCEPTANCE]
     watch_tasks = role not in AUTHORS[TASKS]
-    if not watch_acceptance and not watch_tasks:
-        return None
     acceptance_was = _copy(acceptance) if watch_acceptance else None
     tasks_was = _copy(tasks) if watch_tasks else None
     owned_was = _owned_fields(tasks) if tasks_was is not None and tasks_was.kind == "file" else None
+    # The tasks' author (the Planner, SpecAgent) writes the tasks, never one completed.
+    authored_was = None if watch_tasks else _copy(tasks)
+    completed_was = (
+        {tid for tid, f in (_owned_fields(tasks) or {}).items() if f["completed"]}
+        if authored_was is not None and authored_was.kind == "file"
+        else set()
+    )
 
     def undo() -> list[str]:
         found: list[str] = []
@@ -118,6 +126,46 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
                     f"the tasks' completed status ({shown}/{TASKS}: {'; '.join(status)}), "
                     "which only phasegate sets"
                 )
+        if authored_was is not None and _copy(tasks) != authored_was:
+            made = [
+                tid
+                for tid, f in (_owned_fields(tasks) or {}).items()
+                if f["completed"] and tid not in completed_was
+            ]
+            if made:
+                put_back(tasks, authored_was)
+                said = "; ".join(f"{tid}'s status set to completed" for tid in made)
+                found.append(
+                    f"the tasks' completed status ({shown}/{TASKS}: {said}), "
+                    "which only phasegate sets"
+                )
         return found
+
+    return undo
+
+
+def watch_task_statuses(item_dir: Path, shown: str, task: str) -> Callable[[], list[str]]:
+    """Before a call of task ``task``'s node (its Coder, its reviewers): what puts back,
+    once it ended, the ``status`` it set of another task of ``tasks.yaml`` (a task's
+    calls mark that task only; the other tasks' own calls mark them). Only those statuses
+    are put back: the rest of the call's edit of ``tasks.yaml`` stays."""
+    path = item_dir / TASKS
+    tasks, _ = read_tasks(path)
+    was = {t.id: t.status for t in tasks}
+
+    def undo() -> list[str]:
+        if not was:
+            return []
+        now, _ = read_tasks(path)
+        changed = {
+            t.id: t.status for t in now if t.id != task and t.id in was and t.status != was[t.id]
+        }
+        if not changed or not set_statuses(path, {tid: was[tid] for tid in changed}):
+            return []
+        said = "; ".join(f"{tid}'s status set to {status}" for tid, status in changed.items())
+        return [
+            f"another task's status ({shown}/{TASKS}: {said}), which only that task's "
+            f"own calls change (this call is {task}'s)"
+        ]
 
     return undo

@@ -19,8 +19,9 @@ tasks:
 
 The PLAN gate (checked in code) needs every task to have an id (not ``meta``, the final
 review's), a title, ``dependencies`` on known tasks without a cycle,
-``acceptance_checks`` and ``done_when``. The Coder marks a task ``implemented``; only
-phasegate marks it ``completed``, once every gate of the task passed. Another agent's change of
+``acceptance_checks`` and ``done_when``, and only the risk flags listed above. The
+Coder marks a task ``implemented``; only phasegate marks it ``completed``, once every
+gate of the task passed. Another agent's change of
 the tasks, their ``acceptance_checks``, ``done_when`` or a ``completed`` status
 is put back and fails its call (:mod:`phasegate.team.guarded`).
 """
@@ -35,9 +36,11 @@ from typing import Any
 
 from phasegate.engine.prompting import read_file
 from phasegate.state.atomic import atomic_write_text
-from phasegate.yaml_errors import yaml_error_detail
+from phasegate.yaml_errors import yaml_error_column, yaml_error_detail
 
 STATUSES = ("not-started", "in-progress", "implemented", "completed", "blocked")
+#: The risk flags a task may name (a misspelt one would silently skip the Security gate).
+RISK_FLAGS = ("security", "auth", "input", "network", "perf", "breaking-change", "none")
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 
 
@@ -101,7 +104,10 @@ def load_document(path: Path) -> tuple[Any, list[str]]:
         document = _yaml().load(text)
     except Exception as exc:
         line, problem = yaml_error_detail(exc)
+        column = yaml_error_column(exc) if line is not None else None
         where = f" (line {line})" if line is not None else ""
+        if column is not None:
+            where = f" (line {line}, column {column})"
         return None, [f"it is not valid YAML{where}: {problem}"]
     entries = document.get("tasks") if isinstance(document, dict) else document
     if not isinstance(entries, list) or not entries:
@@ -164,6 +170,13 @@ def _task(entry: dict[str, Any], position: int) -> tuple[TeamTask | None, list[s
     status = str(entry.get("status") or "not-started")
     if status not in STATUSES:
         problems.append(f"task {tid} has status {status!r} (one of: {', '.join(STATUSES)})")
+    flags = tuple(f.strip().lower() for f in _strings(entry.get("risk_flags")))
+    unknown = [f for f in flags if f not in RISK_FLAGS]
+    if unknown:
+        problems.append(
+            f"task {tid} has risk flag(s) {', '.join(repr(f) for f in unknown)} "
+            f"(each one of: {', '.join(RISK_FLAGS)})"
+        )
     deps = entry.get("dependencies") or []
     task = TeamTask(
         id=tid,
@@ -172,7 +185,7 @@ def _task(entry: dict[str, Any], position: int) -> tuple[TeamTask | None, list[s
         dependencies=tuple(str(d) for d in deps) if isinstance(deps, list) else (),
         acceptance_checks=checks,
         done_when=done_when,
-        risk_flags=tuple(f.lower() for f in _strings(entry.get("risk_flags"))),
+        risk_flags=flags,
         files=_strings(entry.get("files")),
         ui=entry.get("ui") is True,
         qa=_flag(entry.get("qa")),

@@ -11,6 +11,7 @@ starts and detected again whenever the file on disk lacks it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
 from phasegate.state.atomic import atomic_write_bytes
 from phasegate.state.journal import utc_now
-from phasegate.team.guarded import watch_documents
+from phasegate.team.guarded import watch_documents, watch_task_statuses
 from phasegate.team.session import (
     REVIEW_STRATEGY,
     WELL_KNOWN,
@@ -47,6 +48,30 @@ COPILOT_INSTRUCTIONS = Path(".github") / "copilot-instructions.md"
 TASK_LOOPS = ("tasks", "tasks-single")
 #: Where a session at DONE with tasks not completed goes back to: the strategy's loop.
 REOPEN_NODE = "strategy-route"
+#: The Planner's node: a failed gate there, with tasks.yaml fixed by hand, goes on from it.
+PLAN_NODE = "plan"
+
+
+def _digest(path: Path) -> str | None:
+    """A fingerprint of the file at ``path`` (``None`` when it cannot be read)."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _say(message: str) -> None:
+    """One line on stderr, once per process (``check`` runs more than once a command)."""
+    if message in _SAID:
+        return
+    _SAID.add(message)
+    sys.stderr.write(f"phasegate: warning: {message}\n")
+    sys.stderr.flush()
+
+
+_SAID: set[str] = set()
 
 
 def copilot_flags(workdir: Path) -> dict[str, Any]:
@@ -86,6 +111,20 @@ class TeamView(StateView):
             shown = str(folder)
         return watch_documents(folder, shown, role)
 
+    def watch_node(self, node: str) -> Callable[[], list[str]] | None:
+        """A call of a task's node (``tasks[T1]/code``) may change that task's status in
+        tasks.yaml, no other task's (see :func:`phasegate.team.guarded.watch_task_statuses`)."""
+        loop, sep, rest = node.partition("[")
+        task = rest.split("]", 1)[0] if sep and "]/" in rest else ""
+        if loop not in TASK_LOOPS or not task:
+            return None
+        folder = self.item.item_dir
+        try:
+            shown = folder.relative_to(self.item.repo).as_posix()
+        except ValueError:
+            shown = str(folder)
+        return watch_task_statuses(folder, shown, task)
+
     def check(self, state: EngineState) -> None:
         try:
             raw = self.path.read_bytes()
@@ -103,6 +142,8 @@ class TeamView(StateView):
             team_data(state).pop("runtime_flags", None)  # detected again before the next write
         if state.status == "active" and state.at in TASK_LOOPS and state.mode != "lean":
             self._tasks_added_meanwhile(state, state.at)
+        elif state.status == "active" and state.at == PLAN_NODE:
+            self._plan_fixed_by_hand(state)
         elif state.status == "completed":
             self._reopen(state)
 
@@ -141,6 +182,36 @@ class TeamView(StateView):
         state.data.pop("end_label", None)
         state.at = REOPEN_NODE
         enter_node(self.item.workflow, state, REOPEN_NODE)
+
+    def _plan_fixed_by_hand(self, state: EngineState) -> None:
+        """A session stopped by PLAN's failed gate whose tasks.yaml a person changed since
+        (and made valid) goes on from it: PLAN is entered again at its checks, so the
+        Planner is not called and the fixed tasks.yaml is not overwritten. A tasks.yaml
+        that is unchanged, or still has a problem, has the Planner run again.
+
+        Only the state in memory changes here: a run commits it, a ``status`` shows it.
+        """
+        from phasegate.engine.walk import enter_node  # only here: status reads stay light
+
+        ns = state.peek(PLAN_NODE)
+        failed = team_data(state).get("plan_failed")
+        if ns is None or not ns.get("blocked") or not isinstance(failed, dict):
+            return
+        path = self.item.item_dir / "tasks.yaml"
+        now = _digest(path)
+        if failed.get("visit") != ns.visit or now is None or now == failed.get("tasks"):
+            return
+        if read_tasks(path)[1]:
+            return
+        enter_node(self.item.workflow, state, PLAN_NODE, start_with="review")
+        try:
+            shown = path.relative_to(self.item.repo).as_posix()
+        except ValueError:
+            shown = str(path)
+        _say(
+            f"{state.item}: {shown} was changed since PLAN's gate failed and is valid now: "
+            "the session goes on from it (the Planner is not called again)"
+        )
 
     def _tasks_added_meanwhile(self, state: EngineState, loop: str) -> None:
         """Tasks added to tasks.yaml while the session was stopped inside IMPLEMENT_LOOP (at
@@ -188,6 +259,13 @@ class TeamView(StateView):
 
     def prepare(self, state: EngineState) -> None:
         data = team_data(state)
+        ns = state.peek(PLAN_NODE)
+        if state.at == PLAN_NODE and ns is not None and ns.get("blocked"):
+            # What tasks.yaml was when PLAN's gate failed: a person's fix is told from it.
+            failed = data.get("plan_failed")
+            if not isinstance(failed, dict) or failed.get("visit") != ns.visit:
+                tasks = _digest(self.item.item_dir / "tasks.yaml")
+                data["plan_failed"] = {"visit": ns.visit, "tasks": tasks}
         if not isinstance(data.get("runtime_flags"), dict):
             data["runtime_flags"] = copilot_flags(self.item.workdir(state))
         track_corrections(state)
@@ -198,6 +276,24 @@ class TeamView(StateView):
         seen: dict[str, Any] = data.setdefault("decisions_seen", {})
         past: list[Any] = data.setdefault("past_decisions", [])
         workflow = self.item.workflow
+        skipped = {
+            (str(r.get("id")), int(r.get("visit") or 1)): r
+            for r in state.d.get("skipped_decisions") or []
+            if isinstance(r, dict)
+        }
+        for decision_id, before in list(seen.items()):
+            # Withdrawn while it waited (the run left its gate): kept as skipped, not pending.
+            visit = int(before["entry"]["visit"])
+            record = state.decisions.get(decision_id)
+            withdrawn = skipped.get((decision_id, visit))
+            if withdrawn is None or (record is not None and int(record.get("visit") or 1) == visit):
+                continue
+            entry = decision_entry(workflow, withdrawn)
+            entry["status"] = "skipped"
+            entry["resolved_at"] = withdrawn.get("skipped_at") or utc_now()
+            entry["resolution_reason"] = str(withdrawn.get("reason") or "withdrawn")
+            past.append({"entry": entry, "known_issue": None})
+            del seen[decision_id]
         for decision_id, record in state.decisions.items():
             if decision_id in WELL_KNOWN:
                 continue
