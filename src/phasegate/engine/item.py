@@ -474,6 +474,10 @@ class WorkItem(ItemCommits):
             with AgentGroups(self.children_dir).recording():
                 yield
         finally:
+            # The guard's record of calls on disk goes with the run (see protect_pending).
+            close_guard = getattr(self.write_guard, "close", None)
+            if close_guard is not None:
+                close_guard()
             if live is not None:
                 remove_live(live)
             # The journal's file, kept open between appends, is closed with the run.

@@ -204,7 +204,7 @@ class Guard:
                     if not self._running:
                         self._snapshot = None
                         self.item.journal.observer = None
-                        self._pending.remove()
+                        self._pending.ended()
                     else:
                         self._write_pending()
 
@@ -220,6 +220,13 @@ class Guard:
             yield
             self._snapshot.refresh(item_file_paths(self.item, self._cache))
             self._write_pending()
+
+    def close(self) -> None:
+        """The run ends: the record on disk goes (kept when a call's changes were never
+        put back, for the next run)."""
+        with self._lock:
+            if self._snapshot is None:
+                self._pending.close()
 
 
 def guard_of(item: WorkItem) -> Guard:

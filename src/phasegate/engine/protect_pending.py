@@ -5,8 +5,10 @@ artifacts of other phases a workflow's view keeps from it) is put back when the 
 (:mod:`phasegate.engine.protect`). A phasegate killed during the call (SIGKILL: an agent
 with a shell can kill its parent) cannot do that then, so the record is also written to
 ``.phasegate/locks/<workflow>--<item>.guard`` before the call begins (and the journal
-lines phasegate appends meanwhile to ``<...>.guard.own``); both are removed once the
-call's changes are put back. The next run of the item, before it reads or dispatches
+lines phasegate appends meanwhile to ``<...>.guard.own``). The record is appended to, a
+line per call holding what changed since the line before (unchanged files by name, a file
+that only grew by what it gained), and a line saying when the calls' changes were put back;
+it is removed when the run ends. The next run of the item, before it reads or dispatches
 anything, finds them and puts back what differs from them, as the killed run would have:
 changed files get their old bytes, new files in ``.phasegate/`` are removed, journal
 lines phasegate did not write are cut out. It says so in one line and journals
@@ -19,6 +21,7 @@ while no run goes on is a person's edit, and kept.
 from __future__ import annotations
 
 import base64
+import binascii
 import contextlib
 import json
 import os
@@ -57,14 +60,24 @@ class PendingRecord:
         self.item = item
         self.path = record_path(item)
         self._own: IO[bytes] | None = None
+        #: The record file, kept open while the run goes on: each write appends one line
+        #: (see :func:`_read_log`), so a call's record costs what changed since the last.
+        self._log: IO[bytes] | None = None
+        self._log_size = 0
+        #: The files as the record's last line says (what the next line is written against).
+        self._written: dict[str, _Copy] = {}
+        self._ended = True
 
     def write(self, snapshot: Snapshot, extra: Mapping[str, _Copy]) -> None:
         """Write ``snapshot`` (and ``extra`` files a view keeps from the running calls)."""
         record = snapshot.record
         assert record is not None and snapshot.journal is not None
         files = {**snapshot.files, **extra}
+        fresh = self._log is None or self._log_size > LOG_LIMIT
+        if fresh:
+            self._written = {}
         document: dict[str, Any] = {
-            "files": [[p, c.kind, c.mode, _b64(c.content)] for p, c in files.items()],
+            "files": [_entry(p, c, self._written.get(p)) for p, c in files.items()],
             "config_dir": os.fspath(snapshot.config_dir) if snapshot.config_dir else None,
             "config_was_folder": snapshot.config_was_folder,
             "exempt": sorted(snapshot.exempt),
@@ -75,7 +88,19 @@ class PendingRecord:
             "inode": record.inode,
             "tail": _b64(record.tail),
         }
-        _write_whole(self.path, json.dumps(document).encode("utf-8"))
+        line = json.dumps(document).encode("utf-8") + b"\n"
+        if fresh:
+            self._close_log()
+            _write_whole(self.path, line)
+            try:
+                self._log = open(self.path, "ab")  # noqa: SIM115 (open while the run goes on)
+            except OSError:
+                self._log = None  # the next write makes it whole again
+            self._log_size = len(line)
+        else:
+            self._append(line)
+        self._written = files
+        self._ended = False
         if self._own is not None:
             self._close_own()
             _own_path(self.item).unlink(missing_ok=True)
@@ -101,14 +126,111 @@ class PendingRecord:
             self._own.close()
             self._own = None
 
+    def _append(self, line: bytes) -> None:
+        assert self._log is not None
+        try:
+            self._log.write(line)
+            self._log.flush()
+        except OSError as exc:
+            self._close_log()  # a line half written: the next write makes the record whole
+            if is_storage_error(exc):
+                raise StorageError.from_os_error(exc, self.path) from exc
+            raise
+        self._log_size += len(line)
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            with contextlib.suppress(OSError):
+                self._log.close()
+            self._log = None
+
+    def ended(self) -> None:
+        """The calls' changes are put back: the record says no call runs (one line; the
+        file itself goes with the run, :meth:`close`)."""
+        if self._own is not None:
+            self._close_own()
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                _own_path(self.item).unlink()
+        self._ended = True
+        if self._log is not None:
+            try:
+                self._append(ENDED)
+            except (OSError, StorageError):
+                self.remove()  # no line can say it: no record is left
+
+    def close(self) -> None:
+        """The run ends: its record goes, unless a call's changes were never put back."""
+        self._close_log()
+        self._written = {}
+        if self._ended:
+            self.remove()
+
     def remove(self) -> None:
-        """The calls' changes are put back: no record is left."""
+        """No record is left."""
+        self._close_log()
+        self._written = {}
         if self._own is not None:
             self._close_own()
             with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                 _own_path(self.item).unlink()
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             self.path.unlink()
+
+
+#: The record's line saying that no call runs (every call's changes were put back).
+ENDED = b'{"ended": true}\n'
+
+#: Past this size the record is written whole again (a long run's lines add up).
+LOG_LIMIT = 1 << 20
+
+
+def _entry(path: str, copy: _Copy, was: _Copy | None) -> list[Any]:
+    """One file of a record line: ``[path]`` when it is as the line before said,
+    ``[path, kind, mode, None, added]`` when bytes were only added to it (a history, an
+    archive), else ``[path, kind, mode, content]``."""
+    if was is not None and (was is copy or was == copy):
+        return [path]
+    if (
+        was is not None
+        and was.kind == copy.kind == "file"
+        and was.mode == copy.mode
+        and len(copy.content) > len(was.content)
+        and copy.content.startswith(was.content)
+    ):
+        return [path, copy.kind, copy.mode, None, _b64(copy.content[len(was.content) :])]
+    return [path, copy.kind, copy.mode, _b64(copy.content)]
+
+
+def _read_log(raw: bytes) -> tuple[dict[str, Any] | None, dict[str, _Copy]]:
+    """The record's lines read in order: the last line's document (None when it says no
+    call runs) and the files as it says them. A line cut short (a run killed while it
+    wrote it, before the call it was for began) ends the reading."""
+    document: dict[str, Any] | None = None
+    files: dict[str, _Copy] = {}
+    for line in raw.split(b"\n"):
+        if not line:
+            continue
+        try:
+            found = json.loads(line)
+        except ValueError:
+            break
+        if not isinstance(found, dict):
+            raise ValueError("not a record line")
+        if found.get("ended"):
+            document = None
+            continue
+        now: dict[str, _Copy] = {}
+        for entry in found["files"]:
+            path = str(entry[0])
+            if len(entry) == 1:
+                now[path] = files[path]
+            elif entry[3] is None:
+                was = files[path]
+                now[path] = _Copy(entry[1], was.content + base64.b64decode(entry[4]), entry[2])
+            else:
+                now[path] = _Copy(entry[1], base64.b64decode(entry[3]), int(entry[2]))
+        files, document = now, found
+    return document, files
 
 
 def _write_whole(path: Path, data: bytes) -> None:
@@ -134,11 +256,9 @@ def _write_whole(path: Path, data: bytes) -> None:
         raise
 
 
-def _snapshot(item: WorkItem, document: dict[str, Any], own: bytes) -> Snapshot:
-    files = {
-        str(p): _Copy(kind, base64.b64decode(content), int(mode))
-        for p, kind, mode, content in document["files"]
-    }
+def _snapshot(
+    item: WorkItem, document: dict[str, Any], files: dict[str, _Copy], own: bytes
+) -> Snapshot:
     record = _JournalRecord(
         int(document["size"]), int(document["inode"]), base64.b64decode(document["tail"]), None
     )
@@ -174,9 +294,13 @@ def put_back_pending(item: WorkItem) -> list[str]:
     except FileNotFoundError:
         own = b""
     try:
-        snapshot = _snapshot(item, json.loads(raw), own)
-    except (ValueError, KeyError, TypeError):
-        # Not one phasegate wrote whole: nothing it says can be trusted.
+        document, files = _read_log(raw)
+        if document is None:  # every call's changes were put back: nothing to do
+            PendingRecord(item).remove()
+            return []
+        snapshot = _snapshot(item, document, files, own)
+    except (ValueError, KeyError, TypeError, IndexError, binascii.Error):
+        # Not one phasegate wrote: nothing it says can be trusted.
         PendingRecord(item).remove()
         return []
     if snapshot.config_dir is not None and snapshot.config_dir.is_dir():
