@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from phasegate.change.tasks import parse_tasks
+from phasegate.engine.protect_cache import _Copy
 from phasegate.errors import PhasegateError
 from phasegate.state.atomic import atomic_write_bytes
 
@@ -52,11 +53,30 @@ def watch_added_specs(specs_dir: Path, repo: Path) -> Callable[[], list[str]]:
     return undo
 
 
-def watch_tasks(tasks_path: Path, repo: Path) -> Callable[[], list[str]]:
+class Undo:
+    """A put-back to run once the call ended, and the files it keeps as they were when the
+    call began (``recorded``: the guard writes them to disk with its record, so a run
+    killed during the call has them put back by the next run, before the call is made
+    again; see :mod:`phasegate.engine.protect_pending`)."""
+
+    def __init__(self, undo: Callable[[], list[str]], recorded: dict[str, _Copy]) -> None:
+        self.undo = undo
+        self.recorded = recorded
+
+    def __call__(self) -> list[str]:
+        return self.undo()
+
+
+def watch_tasks(tasks_path: Path, repo: Path) -> Undo:
     """Before an agent call: what puts tasks.md back, once it ended, when the call dropped
     or reworded a task it listed (ticking a task, or adding one, is the implementer's),
-    and names that in words (nothing: an empty list)."""
+    and names that in words (nothing: an empty list). tasks.md as it was is ``recorded``:
+    a run killed during the call has it put back whole (the call is made again)."""
     was, tasks = _tasks_of(tasks_path)
+    try:
+        mode = tasks_path.stat().st_mode & 0o7777
+    except OSError:
+        mode = 0o644
 
     def undo() -> list[str]:
         if was is None or tasks is None:
@@ -87,7 +107,8 @@ def watch_tasks(tasks_path: Path, repo: Path) -> Callable[[], list[str]]:
             f"{shown}), put back: ticking a task off is the implementer's, not removing it"
         ]
 
-    return undo
+    kept = {str(tasks_path): _Copy("file", was, mode)} if was is not None and tasks else {}
+    return Undo(undo, kept)
 
 
 def _tasks_of(path: Path) -> tuple[bytes | None, list[str] | None]:

@@ -22,7 +22,7 @@ from phasegate.change.phases import (
     manual_fix_command,
     next_command,
 )
-from phasegate.change.plan_guard import watch_added_specs, watch_tasks
+from phasegate.change.plan_guard import Undo, watch_added_specs, watch_tasks
 from phasegate.change.reader import close_review, review_open
 from phasegate.change.state import ChangeState
 from phasegate.engine.answers import record_command
@@ -81,8 +81,9 @@ class ChangeView(StateView):
         if not self._planned():
             return None
         paths, repo = self.paths, self.item.repo
-        watches = (watch_added_specs(paths.specs_dir, repo), watch_tasks(paths.tasks_path, repo))
-        return lambda: [words for undo in watches for words in undo()]
+        tasks = watch_tasks(paths.tasks_path, repo)
+        watches = (watch_added_specs(paths.specs_dir, repo), tasks)
+        return Undo(lambda: [words for undo in watches for words in undo()], tasks.recorded)
 
     def _planned(self) -> bool:
         """Whether STATE.yaml says planning is over (implementing or complete)."""

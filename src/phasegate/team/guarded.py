@@ -11,6 +11,8 @@ call changed is put back as it was before the call, and the call fails naming it
 (see :mod:`phasegate.engine.protect`).
 A call of one task's node (its Coder, its reviewers) may change that task's
 ``status`` only: another task's status it changed is put back the same way.
+The documents as they were before the call are also on disk with the guard's record
+(``recorded``): a run killed during the call has them put back by the next run.
 """
 
 from __future__ import annotations
@@ -86,6 +88,20 @@ def _tasks_changes(
     return found, status
 
 
+class _Undo:
+    """A put-back to run once the call ended, and the documents it keeps as they were when
+    the call began (``recorded``: the guard writes them to disk with its record, so a run
+    killed during the call has them put back by the next run, before the call is made
+    again)."""
+
+    def __init__(self, undo: Callable[[], list[str]], recorded: dict[str, _Copy]) -> None:
+        self.undo = undo
+        self.recorded = recorded
+
+    def __call__(self) -> list[str]:
+        return self.undo()
+
+
 def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[str]] | None:
     """Before a call of ``role``: what puts back, once it ended, what it may not change
     of ``acceptance.json`` and ``tasks.yaml`` in ``item_dir`` (shown as ``shown``), and
@@ -141,7 +157,13 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
                 )
         return found
 
-    return undo
+    # As the put-back above would: acceptance.json whole; tasks.yaml when it was a file
+    # (another role's call), or as it was (its author's: the killed call is made again).
+    kept = [(acceptance, acceptance_was), (tasks, authored_was)]
+    if tasks_was is not None and tasks_was.kind == "file":
+        kept.append((tasks, tasks_was))
+    recorded = {str(path): copy for path, copy in kept if copy is not None and copy.kind != "other"}
+    return _Undo(undo, recorded)
 
 
 def watch_task_statuses(item_dir: Path, shown: str, task: str) -> Callable[[], list[str]]:
@@ -150,6 +172,7 @@ def watch_task_statuses(item_dir: Path, shown: str, task: str) -> Callable[[], l
     calls mark that task only; the other tasks' own calls mark them). Only those statuses
     are put back: the rest of the call's edit of ``tasks.yaml`` stays."""
     path = item_dir / TASKS
+    copy = _copy(path)
     tasks, _ = read_tasks(path)
     was = {t.id: t.status for t in tasks}
 
@@ -168,4 +191,4 @@ def watch_task_statuses(item_dir: Path, shown: str, task: str) -> Callable[[], l
             f"own calls change (this call is {task}'s)"
         ]
 
-    return undo
+    return _Undo(undo, {str(path): copy} if was and copy.kind == "file" else {})
