@@ -10,20 +10,27 @@ before the task's work is committed, so tasks ticked on adjacent lines never
 conflict as they are merged. A task running in the work tree itself (a
 sequential one) has the plan put back right after each executor call, before
 anything reads it: an agent can neither tick, untick, add or remove tasks or
-checkpoints, nor mark a task ``review: false``.
+checkpoints, nor mark a task ``review: false``. The plan's copy is handed to the guard
+of phasegate's own files (:class:`PlanUndo`): it is put back when the call ends even if
+the run then stops for a violation, and by the next run when phasegate was killed
+during the call.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
+from phasegate.engine.item import WorkItem
 from phasegate.engine.plugin_api import PluginContext, Predicate
+from phasegate.engine.protect_cache import _Copy
 from phasegate.implement import cycles
-from phasegate.implement.where import plan_rel
+from phasegate.implement.where import AGENT_NODE, TASKS, plan_rel
 from phasegate.state.atomic import atomic_write_bytes
 
 
@@ -66,6 +73,10 @@ def restore_plan(ctx: PluginContext) -> bool:
 #: a new one, so a plan is never put back to a copy older than the run.
 _BEFORE_CALL: dict[tuple[str, str, int, int], tuple[object, bytes | None, int | None]] = {}
 _BEFORE_LOCK = threading.Lock()
+#: By workflow, item and task: the plan file (and its path as the item records it) and
+#: the copy its executor's call in the work tree (about to run, or running) is to find
+#: again (what :func:`watch_plan` hands the guard).
+_CALLING: dict[tuple[str, str, str], tuple[str, str, bytes | None, int | None]] = {}
 
 
 def _read(path: Path) -> tuple[bytes | None, int | None]:
@@ -96,7 +107,9 @@ def remember_plan(ctx: PluginContext) -> None:
     with _BEFORE_LOCK:
         known = _BEFORE_CALL.get(key)
         if known is None or known[0] is not ctx.state:
-            _BEFORE_CALL[key] = (ctx.state, *_read(Path(key[0])))
+            known = _BEFORE_CALL[key] = (ctx.state, *_read(Path(key[0])))
+        rel = plan_rel(ctx.state)
+        _CALLING[(ctx.item.workflow.name, ctx.item.name, key[1])] = (key[0], rel, *known[1:])
 
 
 def guard_plan(ctx: PluginContext) -> bool:
@@ -107,6 +120,7 @@ def guard_plan(ctx: PluginContext) -> bool:
         return False
     target = ctx.item.workdir(ctx.state) / plan_rel(ctx.state)
     with _BEFORE_LOCK:
+        _CALLING.pop((ctx.item.workflow.name, ctx.item.name, ctx.task.key), None)
         mine = [k for k in _BEFORE_CALL if k[:2] == (os.fspath(target), ctx.task.key)]
         taken = [_BEFORE_CALL.pop(k) for k in mine]
     # The copy before the earliest call of this run not looked at since.
@@ -119,12 +133,69 @@ def guard_plan(ctx: PluginContext) -> bool:
     return _put_back(ctx, target, before, mode, None)
 
 
+class PlanUndo:
+    """What the implement view's ``watch_node`` returns for an executor's call in the work
+    tree: PLAN.md put back right after the call, as it was before it (journaled as
+    ``implement.plan_restored``; the call stands), even when the run then stops for a
+    violation; and the copy (``recorded``) the guard writes to disk with its record, so a
+    run killed during the call has the plan put back by the next run."""
+
+    def __init__(
+        self,
+        item: WorkItem,
+        node: str,
+        task: str,
+        plan: tuple[Path, str],
+        before: bytes,
+        mode: int | None,
+    ) -> None:
+        self.item, self.node, self.task = item, node, task
+        (self.target, self.rel), self.before, self.mode = plan, before, mode
+        self.recorded = {
+            os.fspath(self.target): _Copy("file", before, 0o644 if mode is None else mode)
+        }
+
+    def __call__(self) -> list[str]:
+        record = functools.partial(self.item.record, node=self.node)
+        _write_back(record, self.task, self.rel, self.target, self.before, self.mode, None)
+        return []  # put back as after any executor call: not a violation
+
+
+def watch_plan(item: WorkItem, node: str) -> PlanUndo | None:
+    """For the call of the task agent node at ``node`` (``phases[P]/tasks[T]/implement``):
+    the plan kept from it, when it is an executor's call in the work tree."""
+    parts = node.split("/")
+    if len(parts) != 3 or parts[2] != AGENT_NODE or not parts[1].startswith(f"{TASKS}["):
+        return None
+    task = parts[1][len(TASKS) + 1 : -1]
+    with _BEFORE_LOCK:
+        found = _CALLING.get((item.workflow.name, item.name, task))
+    if found is None or found[2] is None:
+        return None
+    return PlanUndo(item, node, task, (Path(found[0]), found[1]), found[2], found[3])
+
+
 def _put_back(
     ctx: PluginContext, target: Path, before: bytes, mode: int | None, worktree: str | None
 ) -> bool:
     """PLAN.md at ``target`` written back as ``before`` (with its ``mode``) if it changed;
     whether it had (journaled as ``implement.plan_restored``)."""
     assert ctx.task is not None
+    return _write_back(
+        ctx.record, ctx.task.key, plan_rel(ctx.state), target, before, mode, worktree
+    )
+
+
+def _write_back(
+    record: Callable[..., object],
+    task: str,
+    rel: str,
+    target: Path,
+    before: bytes,
+    mode: int | None,
+    worktree: str | None,
+) -> bool:
+    """As :func:`_put_back`, journaled through ``record``."""
     try:
         now: bytes | None = target.read_bytes()
     except FileNotFoundError:
@@ -141,10 +212,10 @@ def _put_back(
     atomic_write_bytes(target, before)
     if mode is not None:
         os.chmod(target, mode)
-    ctx.record(
+    record(
         "implement.plan_restored",
-        task=ctx.task.key,
-        plan=plan_rel(ctx.state),
+        task=task,
+        plan=rel,
         worktree=worktree,
         removed=now is None,
         sync_now=True,

@@ -21,7 +21,7 @@ reopened at its first node, so the run does them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from phasegate.engine.plugin_api import StateView
 from phasegate.engine.state import EngineState
 from phasegate.errors import BadInputError, StateCorruptError, os_reason
 from phasegate.implement import cycles
+from phasegate.implement.parallel import watch_plan
 from phasegate.implement.plan import Plan, PlanPhase, parse_plan
 from phasegate.implement.settings import implement_settings
 from phasegate.implement.status import interrupted, stopped, task_rows
@@ -64,6 +65,11 @@ class ImplementView(StateView):
 
     def files(self) -> list[Path]:
         return [self.path]
+
+    def watch_node(self, node: str) -> Callable[[], list[str]] | None:
+        """An executor's call in the work tree: PLAN.md put back after it, and kept on disk
+        with the guard's record while it runs (see :func:`~.parallel.watch_plan`)."""
+        return watch_plan(self.item, node)
 
     # -- before a run ----------------------------------------------------------------------
 
