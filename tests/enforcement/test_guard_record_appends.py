@@ -58,3 +58,28 @@ def test_a_record_whose_calls_all_ended_puts_nothing_back(tmp_path: Path) -> Non
     assert "put back" not in again.stderr
     assert spec.read_text() == "the person's spec\n"
     assert not (root / RECORD).exists()
+
+
+def test_a_line_holding_only_a_changed_middle_reads_back_as_the_file() -> None:
+    """Each way a file can change between two calls (a byte changed, bytes cut or put in
+    anywhere, bytes added at the end) reads back from the record's two lines as the file."""
+    import random
+
+    from phasegate.engine.protect_cache import _Copy
+    from phasegate.engine.protect_pending import _entry, _read_log
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        before = bytes(rng.choice(b"ab") for _ in range(rng.randint(0, 40)))
+        after = bytearray(before)
+        start, end = sorted((rng.randint(0, len(after)), rng.randint(0, len(after))))
+        after[start:end] = bytes(rng.choice(b"abc") for _ in range(rng.randint(0, 6)))
+        was, now = _Copy("file", before, 0o644), _Copy("file", bytes(after), 0o644)
+        lines = [
+            {"files": [_entry("f", was, None)], "size": 0, "inode": 0, "tail": ""},
+            {"files": [_entry("f", now, was)], "size": 0, "inode": 0, "tail": ""},
+        ]
+        raw = "".join(json.dumps(line) + "\n" for line in lines).encode()
+        document, files = _read_log(raw)
+        assert document is not None
+        assert files["f"].content == bytes(after), (before, bytes(after), lines[1])

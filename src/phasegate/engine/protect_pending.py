@@ -66,6 +66,8 @@ class PendingRecord:
         self._log_size = 0
         #: The files as the record's last line says (what the next line is written against).
         self._written: dict[str, _Copy] = {}
+        #: The journal's size, inode and last bytes as the record's last line says.
+        self._journal: tuple[int, int, bytes] | None = None
         self._ended = True
 
     def write(self, snapshot: Snapshot, extra: Mapping[str, _Copy]) -> None:
@@ -76,6 +78,7 @@ class PendingRecord:
         fresh = self._log is None or self._log_size > LOG_LIMIT
         if fresh:
             self._written = {}
+            self._journal = None
         document: dict[str, Any] = {
             "files": [_entry(p, c, self._written.get(p)) for p, c in files.items()],
             "config_dir": os.fspath(snapshot.config_dir) if snapshot.config_dir else None,
@@ -86,7 +89,7 @@ class PendingRecord:
             "journal": os.fspath(snapshot.journal),
             "size": record.size,
             "inode": record.inode,
-            "tail": _b64(record.tail),
+            **_tail_entry(self._journal, record.size, record.inode, record.tail),
         }
         line = json.dumps(document).encode("utf-8") + b"\n"
         if fresh:
@@ -100,6 +103,7 @@ class PendingRecord:
         else:
             self._append(line)
         self._written = files
+        self._journal = (record.size, record.inode, record.tail)
         self._ended = False
         if self._own is not None:
             self._close_own()
@@ -161,14 +165,14 @@ class PendingRecord:
     def close(self) -> None:
         """The run ends: its record goes, unless a call's changes were never put back."""
         self._close_log()
-        self._written = {}
+        self._written, self._journal = {}, None
         if self._ended:
             self.remove()
 
     def remove(self) -> None:
         """No record is left."""
         self._close_log()
-        self._written = {}
+        self._written, self._journal = {}, None
         if self._own is not None:
             self._close_own()
             with contextlib.suppress(FileNotFoundError, NotADirectoryError):
@@ -181,32 +185,71 @@ class PendingRecord:
 ENDED = b'{"ended": true}\n'
 
 #: Past this size the record is written whole again (a long run's lines add up).
-LOG_LIMIT = 1 << 20
+LOG_LIMIT = 4 << 20
 
 
 def _entry(path: str, copy: _Copy, was: _Copy | None) -> list[Any]:
-    """One file of a record line: ``[path]`` when it is as the line before said,
-    ``[path, kind, mode, None, added]`` when bytes were only added to it (a history, an
-    archive), else ``[path, kind, mode, content]``."""
+    """One file of a record line: ``[path]`` when it is as the line before said;
+    ``[path, kind, mode, None, kept, kept_end, middle]`` when only its middle changed (its
+    first ``kept`` and last ``kept_end`` bytes are the line before's: a history or archive
+    that grew, a state file with a field changed); else ``[path, kind, mode, content]``."""
     if was is not None and (was is copy or was == copy):
         return [path]
-    if (
-        was is not None
-        and was.kind == copy.kind == "file"
-        and was.mode == copy.mode
-        and len(copy.content) > len(was.content)
-        and copy.content.startswith(was.content)
-    ):
-        return [path, copy.kind, copy.mode, None, _b64(copy.content[len(was.content) :])]
+    if was is not None and was.kind == copy.kind == "file" and was.mode == copy.mode:
+        old, new = was.content, copy.content
+        kept = _same_start(old, new)
+        kept_end = _same_end(old, new, min(len(old), len(new)) - kept)
+        middle = new[kept : len(new) - kept_end]
+        if len(middle) * 2 < len(new):
+            return [path, copy.kind, copy.mode, None, kept, kept_end, _b64(middle)]
     return [path, copy.kind, copy.mode, _b64(copy.content)]
+
+
+def _same_start(a: bytes, b: bytes) -> int:
+    """How many first bytes ``a`` and ``b`` share (found by halving: slices compare in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[low:mid] == b[low:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _same_end(a: bytes, b: bytes, limit: int) -> int:
+    """How many last bytes (at most ``limit``) ``a`` and ``b`` share."""
+    low, high = 0, max(0, limit)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[len(a) - mid : len(a) - low] == b[len(b) - mid : len(b) - low]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _tail_entry(
+    was: tuple[int, int, bytes] | None, size: int, inode: int, tail: bytes
+) -> dict[str, Any]:
+    """The journal's last bytes in a record line: ``tail`` whole, or, when the line before
+    gave the same journal shorter, only the bytes appended since (``tail_added``; the tail
+    is the line before's with them, cut to ``tail_length``)."""
+    if was is not None and tail and was[1] == inode and 0 <= size - was[0] <= len(tail):
+        added = tail[len(tail) - (size - was[0]) :]
+        if (was[2] + added)[-len(tail) :] == tail:
+            return {"tail_added": _b64(added), "tail_length": len(tail)}
+    return {"tail": _b64(tail)}
 
 
 def _read_log(raw: bytes) -> tuple[dict[str, Any] | None, dict[str, _Copy]]:
     """The record's lines read in order: the last line's document (None when it says no
-    call runs) and the files as it says them. A line cut short (a run killed while it
-    wrote it, before the call it was for began) ends the reading."""
+    call runs; its ``tail`` the journal's last bytes, put together) and the files as it
+    says them. A line cut short (a run killed while it wrote it, before the call it was
+    for began) ends the reading."""
     document: dict[str, Any] | None = None
     files: dict[str, _Copy] = {}
+    tail = b""
     for line in raw.split(b"\n"):
         if not line:
             continue
@@ -225,10 +268,19 @@ def _read_log(raw: bytes) -> tuple[dict[str, Any] | None, dict[str, _Copy]]:
             if len(entry) == 1:
                 now[path] = files[path]
             elif entry[3] is None:
-                was = files[path]
-                now[path] = _Copy(entry[1], was.content + base64.b64decode(entry[4]), entry[2])
+                was = files[path].content
+                kept, kept_end = int(entry[4]), int(entry[5])
+                if kept + kept_end > len(was):
+                    raise ValueError("a record line keeps more than the line before held")
+                content = was[:kept] + base64.b64decode(entry[6]) + was[len(was) - kept_end :]
+                now[path] = _Copy(entry[1], content, int(entry[2]))
             else:
                 now[path] = _Copy(entry[1], base64.b64decode(entry[3]), int(entry[2]))
+        if "tail" in found:
+            tail = base64.b64decode(found["tail"])
+        else:
+            tail = (tail + base64.b64decode(found["tail_added"]))[-int(found["tail_length"]) :]
+        found["tail"] = tail
         files, document = now, found
     return document, files
 
@@ -260,7 +312,7 @@ def _snapshot(
     item: WorkItem, document: dict[str, Any], files: dict[str, _Copy], own: bytes
 ) -> Snapshot:
     record = _JournalRecord(
-        int(document["size"]), int(document["inode"]), base64.b64decode(document["tail"]), None
+        int(document["size"]), int(document["inode"]), bytes(document["tail"]), None
     )
     record.own = bytearray(own)
     config_dir = document.get("config_dir")
