@@ -19,7 +19,8 @@ tasks:
 
 The PLAN gate (checked in code) needs every task to have an id (not ``meta``, the final
 review's), a title, ``dependencies`` on known tasks without a cycle,
-``acceptance_checks`` and ``done_when``, and only the risk flags listed above. The
+``acceptance_checks`` (each ``cmd: ...`` or ``manual: ...``) and ``done_when``, and only
+the risk flags listed above. The
 Coder marks a task ``implemented``; only phasegate marks it ``completed``, once every
 gate of the task passed. Another agent's change of
 the tasks, their ``acceptance_checks``, ``done_when`` or a ``completed`` status
@@ -68,9 +69,32 @@ class TeamTask:
         found = []
         for check in self.acceptance_checks:
             kind, sep, rest = check.partition(":")
-            if sep and kind.strip().lower() in ("cmd", "command") and rest.strip():
+            if sep and kind.strip().lower() in COMMAND_KINDS and rest.strip():
                 found.append(rest.strip())
         return found
+
+
+#: The prefixes of an acceptance check: a command run at INTEGRATE, or one read by people.
+COMMAND_KINDS = ("cmd", "command")
+CHECK_KINDS = (*COMMAND_KINDS, "manual")
+
+
+def _check_problem(tid: str, check: str) -> str:
+    """What is wrong with one acceptance check (``""``: nothing): one without a known prefix
+    would be neither run at INTEGRATE nor shown as manual, so the task would pass unchecked."""
+    kind, sep, rest = check.partition(":")
+    kind = kind.strip().lower()
+    if not sep or kind not in CHECK_KINDS:
+        shown = check.strip()
+        return (
+            f"task {tid}'s acceptance check {shown!r} has no 'cmd:' or 'manual:' prefix "
+            f"(write {'cmd: ' + shown!r} to run it at INTEGRATE)"
+        )
+    if not rest.strip():
+        return f"task {tid}'s acceptance check {kind + ':'!r} names no " + (
+            "command" if kind in COMMAND_KINDS else "check"
+        )
+    return ""
 
 
 def _yaml() -> Any:
@@ -164,6 +188,7 @@ def _task(entry: dict[str, Any], position: int) -> tuple[TeamTask | None, list[s
     checks = _strings(entry.get("acceptance_checks"))
     if not checks:
         problems.append(f"task {tid} has no acceptance_checks")
+    problems += [found for found in (_check_problem(tid, c) for c in checks) if found]
     done_when = _strings(entry.get("done_when"))
     if not done_when:
         problems.append(f"task {tid} has no done_when")
