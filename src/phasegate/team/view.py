@@ -104,12 +104,7 @@ class TeamView(StateView):
 
     def watch_call(self, role: str) -> Callable[[], list[str]] | None:
         """acceptance.json and tasks.yaml's owned fields (see :mod:`phasegate.team.guarded`)."""
-        folder = self.item.item_dir
-        try:
-            shown = folder.relative_to(self.item.repo).as_posix()
-        except ValueError:
-            shown = str(folder)
-        return watch_documents(folder, shown, role)
+        return watch_documents(self.item.item_dir, self._folder_shown(), role)
 
     def watch_node(self, node: str) -> Callable[[], list[str]] | None:
         """A call of a task's node (``tasks[T1]/code``) may change that task's status in
@@ -118,12 +113,15 @@ class TeamView(StateView):
         task = rest.split("]", 1)[0] if sep and "]/" in rest else ""
         if loop not in TASK_LOOPS or not task:
             return None
+        return watch_task_statuses(self.item.item_dir, self._folder_shown(), task)
+
+    def _folder_shown(self) -> str:
+        """The item's folder as messages show it: relative to the repository when inside it."""
         folder = self.item.item_dir
         try:
-            shown = folder.relative_to(self.item.repo).as_posix()
+            return folder.relative_to(self.item.repo).as_posix()
         except ValueError:
-            shown = str(folder)
-        return watch_task_statuses(folder, shown, task)
+            return str(folder)
 
     def check(self, state: EngineState) -> None:
         try:
