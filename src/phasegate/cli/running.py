@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from phasegate.cli.progress import ProgressPrinter
     from phasegate.engine.item import WorkItem
     from phasegate.engine.runner import RunOptions, RunOutcome
+    from phasegate.engine.state import EngineState
     from phasegate.workflow.model import GateNode, Workflow
 
 
@@ -283,13 +284,17 @@ def _check_raise_note(raw: str) -> None:
         )
 
 
-def check_recorded_answers(item: WorkItem, answers: Mapping[str, str]) -> None:
+def check_recorded_answers(
+    item: WorkItem, answers: Mapping[str, str], *, plain: bool = True
+) -> None:
     """Warn, before the run starts, of an ``--answer`` to a gate whose current question was
     already answered otherwise (``phasegate answer``, the dashboard, an earlier run's flag)
     and waits for the run to act on it: the first answer recorded wins, and the flag answers
-    only the gate's next visit (a round that asks again), so it is not followed now."""
+    only the gate's next visit (a round that asks again), so it is not followed now. An
+    item that has ended (a ``plain`` run: no command, no ``--phase``) runs nothing: said."""
     from phasegate.cli.output import warn
     from phasegate.engine.answers import classified, split_choice, with_journaled_answers
+    from phasegate.engine.budget import BUDGET_DECISION
     from phasegate.errors import PhasegateError
 
     if not answers or not item.engine_path.exists():
@@ -298,8 +303,18 @@ def check_recorded_answers(item: WorkItem, answers: Mapping[str, str]) -> None:
         state = with_journaled_answers(item, item.load(read_journal=False))
     except PhasegateError:
         return  # the run says why
+    if plain and (state.status == "completed" or state.at == "@end"):
+        given = " ".join(f"--answer {d}={raw}" for d, raw in answers.items())
+        warn(
+            f"{given}: {item.name} has already ended ({state.status}); nothing runs, "
+            "so no gate asks"
+        )
+        return
     for decision, raw in answers.items():
         record = state.decisions.get(decision)
+        if decision == BUDGET_DECISION:
+            _check_recorded_budget_answer(item, state, raw)
+            continue
         if decision in OWN_DECISIONS or not isinstance(record, Mapping):
             continue
         recorded = record.get("answer")
@@ -329,6 +344,31 @@ def check_recorded_answers(item: WorkItem, answers: Mapping[str, str]) -> None:
             f"answer (the first recorded), and this flag answers only the gate's next visit, "
             f"if the run comes back to it"
         )
+
+
+def _check_recorded_budget_answer(item: WorkItem, state: EngineState, raw: str) -> None:
+    """:func:`check_recorded_answers` for the budget cap's question: an answer recorded and
+    not acted on yet is what the run follows, a ``stop`` included."""
+    from phasegate.engine.answers import split_choice
+    from phasegate.engine.budget import BUDGET_DECISION, unacted_answer
+
+    found = unacted_answer(state)
+    if found is None:
+        return
+    choice, note, _ = found
+    given, given_note = split_choice(raw)
+    if given == choice and given_note in ("", note):
+        return
+    decision = state.decisions.get(BUDGET_DECISION) or {}
+    answer = decision.get("answer") or {}
+    said = f"{choice}: {note}" if note else choice
+    acts = "stops at the cap" if choice == "stop" else "raises the cap as answered"
+    warn(
+        f"--answer {BUDGET_DECISION}={raw}: decision {BUDGET_DECISION} of {item.name} was "
+        f"already answered {said!r} (by {answer.get('by') or 'someone'}); the run acts on "
+        f"that answer (the first recorded) and {acts}, and this flag answers the question "
+        "only when a later run asks it again"
+    )
 
 
 def _answerable(item: WorkItem | None, templates: list[str]) -> str:
@@ -473,7 +513,9 @@ def run_item(
     registry = WorkflowRegistry(root)
     item = locate_item(root, name, registry, config, workflow, command=options.command)
     check_answer_ids(item.workflow, options.answers, item)
-    check_recorded_answers(item, options.answers)
+    check_recorded_answers(
+        item, options.answers, plain=options.command is None and options.phase is None
+    )
     # Without a workflow given the item was found by its name alone: no other workflow has it.
     shared = workflow is not None and named_elsewhere(
         root, name, item.workflow.name, registry, config
