@@ -11,12 +11,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from phasegate.errors import ConfigError, os_reason
+from phasegate.pydantic_plugins import skip_search
 from phasegate.repo_paths import find_repo as find_repo
 from phasegate.repo_paths import git_toplevel as git_toplevel
 from phasegate.yaml_errors import yaml_problem
 
 CONFIG_DIR = ".phasegate"
 CONFIG_FILE = "config.yaml"
+
+skip_search()  # before the first model: pydantic searches for no plug-in it cannot find
 
 
 class RoleBinding(BaseModel):

@@ -70,6 +70,11 @@ class PluginError(Exception):
     """A plug-in is unknown or failed to load (the message names the group and name)."""
 
 
+#: The distributions whose entry points may have a ``[pydantic]`` group (pydantic's own
+#: plug-ins: any that mention pydantic), filled by :func:`_all_entry_points`.
+_pydantic_groups: list[str] = []
+
+
 @cache
 def _all_entry_points() -> dict[str, dict[str, EntryPoint]]:
     found: dict[str, dict[str, EntryPoint]] = {}
@@ -101,6 +106,8 @@ def _parse(path: str, distribution: str) -> Iterator[EntryPoint]:
             text = handle.read()
     except OSError:
         return
+    if "pydantic" in text:  # its [pydantic] group, maybe (a mere mention counts too)
+        _pydantic_groups.append(distribution)
     if "[phasegate." not in text:
         return
     group = ""
@@ -161,6 +168,16 @@ def register(group: str, name: str, value: Any) -> None:
     full = GROUPS.get(group, group)
     _all_entry_points().setdefault(full, {})[name] = EntryPoint(full, name, "", "<registered>")
     _loaded[(full, name)] = value
+
+
+def pydantic_plugins_possible() -> bool:
+    """Whether pydantic may find a plug-in of its own (an entry point of its ``pydantic``
+    group) on ``sys.path``: ``False`` only when every entry of ``sys.path`` is a folder or
+    absent and no distribution in them publishes one."""
+    _all_entry_points()
+    if _pydantic_groups:
+        return True
+    return any(os.path.exists(entry) and not os.path.isdir(entry) for entry in sys.path if entry)
 
 
 def fingerprint() -> str | None:

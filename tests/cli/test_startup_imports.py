@@ -12,6 +12,7 @@ HEAVY = (
     "phasegate.engine",
     "phasegate.change",
     "phasegate.workflow.loader",
+    "phasegate.workflow.example_files",  # init --example copies with it; the help lists names
     "phasegate.workflow.model",
     "phasegate.config",
     "phasegate.verdicts",

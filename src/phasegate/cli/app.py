@@ -15,7 +15,7 @@ from phasegate.cli.output import COLOR_MODES
 from phasegate.cli.output import err as err  # re-exported: the command modules print with them
 from phasegate.cli.output import out as out
 from phasegate.errors import BadInputError, ConfigError
-from phasegate.workflow.example_files import copy_example, example_names
+from phasegate.workflow.sources import example_names
 
 # The engine, the workflow loader and the config models are imported by the commands
 # that use them: ``phasegate --help`` and the hooks start without them.
@@ -187,6 +187,8 @@ def init(
             out.print("Next: phasegate new NAME --description '...' and phasegate run NAME")
     if example is None:
         return
+    from phasegate.workflow.example_files import copy_example
+
     copied = copy_example(example, top)
     for written in copied.written:
         out.print(f"Wrote {written.relative_to(top)}.")

@@ -13,17 +13,19 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.live import Live
 from rich.markup import escape
-from rich.status import Status
 from rich.table import Table
 
 from phasegate.cli.output import OutputClosed
 from phasegate.cli.views import _first_line as first_line
 from phasegate.interrupts import stopped_by
+
+if TYPE_CHECKING:
+    from rich.live import Live  # shown on a terminal only: imported there
+    from rich.status import Status
 
 _ITEM = re.compile(r"\[([^\]]+)\]")
 
@@ -206,6 +208,8 @@ class ProgressPrinter:
         if self.live:
             self.close_spinner()
             self._rows = {}
+            from rich.live import Live
+
             self._live = Live(self, console=self.console, refresh_per_second=2, transient=True)
             self._live.start()
 

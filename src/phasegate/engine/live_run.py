@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -58,6 +57,8 @@ def _start_time(pid: int) -> str | None:
 def write_live(run_lock_path: Path, workflow: str, item: str) -> Path | None:
     """Say that this process runs ``item`` now (called with its run lock held); ``None``
     when the file cannot be written (the run goes on: ``status`` only cannot tell)."""
+    import socket  # here: the commands that only read (status) never need it
+
     pid = os.getpid()
     data = {
         "workflow": workflow,
@@ -120,6 +121,8 @@ def _verified(found: dict[str, Any]) -> dict[str, Any] | None:
     pid = found.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return None
+    import socket  # here: only a file a run left asks for it
+
     if found.get("host") != socket.gethostname():
         return None  # its pid cannot be checked from here
     if not _alive(pid, found.get("start"), found.get("boot")):

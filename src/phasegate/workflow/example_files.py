@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from phasegate.errors import BadInputError
-
-EXAMPLES_DIR = Path(__file__).parent / "examples"
+from phasegate.workflow.sources import EXAMPLES_DIR as EXAMPLES_DIR
+from phasegate.workflow.sources import example_names as example_names
 
 
 @dataclass(frozen=True)
@@ -24,11 +24,6 @@ class CopiedExample:
 
     written: tuple[Path, ...]
     kept: tuple[Path, ...]
-
-
-def example_names() -> list[str]:
-    """The example workflows shipped with phasegate."""
-    return sorted(p.stem for p in EXAMPLES_DIR.glob("*.yaml"))
 
 
 def copy_example(name: str, repo_root: Path) -> CopiedExample:

@@ -23,6 +23,10 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from phasegate.pydantic_plugins import skip_search
+
+skip_search()  # before the first model: pydantic searches for no plug-in it cannot find
+
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*$")
 
 #: Targets every node may use besides node ids: end the run, blocked (exit 4).

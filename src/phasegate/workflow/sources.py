@@ -17,9 +17,16 @@ from pathlib import Path
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 REPO_WORKFLOWS = Path(".phasegate") / "workflows"
 REPO_PROMPTS = Path(".phasegate") / "prompts"
+#: The example workflows ``phasegate init --example NAME`` copies (see :mod:`.example_files`).
+EXAMPLES_DIR = Path(__file__).parent / "examples"
 
 #: (path relative to the folder, size, modification time in ns) of a file in a folder tree.
 FileStamp = tuple[str, int, int]
+
+
+def example_names() -> list[str]:
+    """The example workflows shipped with phasegate."""
+    return sorted(p.stem for p in EXAMPLES_DIR.glob("*.yaml"))
 
 
 def workflow_files(repo: Path | None) -> dict[str, tuple[Path, str]]:
