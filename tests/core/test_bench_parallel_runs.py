@@ -15,6 +15,7 @@ import parallel
 
 @pytest.mark.parametrize("isolation", ["none", "worktree"])
 def test_a_small_plan_runs_through_the_benchmark(isolation: str) -> None:
-    makespan, bound, ideal, calls = parallel.run_once(4, 2, isolation, seed=3)
+    makespan, bound, ideal, listed, calls = parallel.run_once(4, 2, isolation, seed=3)
     assert calls == 4
     assert 0 < ideal <= makespan and 0 < bound <= makespan
+    assert bound <= listed  # the same schedule, ready items started in plan order alone

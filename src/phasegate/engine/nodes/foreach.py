@@ -177,7 +177,15 @@ def run_foreach(run: Run, path: str, node: ForeachNode, task: Task | None) -> St
         return outcome
     def_prefix = definition_path(path) + "/"
     start = node.body[0].id
-    for key in list(run.state.node(path)["order"]):
+    keys = list(run.state.node(path)["order"])
+    if node.parallel > 1 and node.order != "deps":
+        # A parallel loop run one at a time (--jobs 1, or its items form a chain) still
+        # starts an item only after the items it depends on, as it does in parallel.
+        entries = run.state.node(path)["items"]
+        keys = [
+            t.key for t in dependency_order([Task.from_dict(k, entries[k]) for k in keys], path)
+        ]
+    for key in keys:
         entry = run.state.node(path)["items"][key]
         if entry["status"] in (DONE, "skipped"):
             continue

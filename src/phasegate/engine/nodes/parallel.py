@@ -35,6 +35,7 @@ from phasegate.engine.calls import CallSpec, call_agent, recover_call
 from phasegate.engine.checks import recorded_round, run_check_round
 from phasegate.engine.fanout_git import FanoutGit
 from phasegate.engine.item_commits import coalesce_seconds
+from phasegate.engine.nodes.foreach import dependency_order
 from phasegate.engine.nodes.parallel_git import DONE, SETTLED, begin, integrate, land, start_commit
 from phasegate.engine.plugin_api import Task
 from phasegate.errors import BlockedError, PhasegateError, WaitingForHuman
@@ -80,7 +81,8 @@ class FanOut:
         self.halted = False  # an item ended other than done: no new item starts
         self.stop = threading.Event()
         self.git: FanoutGit | None = None
-        #: The order ready items start in: longest chain of dependents first, then plan order.
+        #: The order ready items start in: longest chain of dependents first, then plan
+        #: order (plan order alone when one item runs at a time).
         self._priority: list[str] | None = None
 
     # -- state ---------------------------------------------------------------------------
@@ -155,8 +157,12 @@ class FanOut:
                 if dep in dependents:
                     dependents[dep].append(key)
         height: dict[str, int] = {}
-        for key in reversed(self.order):  # dependency order: dependents come later
-            height[key] = 1 + max((height.get(k, 0) for k in dependents[key]), default=0)
+        # Dependents first, whatever the plan's order (``order: document`` may list an item
+        # before what it depends on); ``begin`` refused cycles.
+        for task in reversed(
+            dependency_order([Task.from_dict(k, entries[k]) for k in self.order], self.path)
+        ):
+            height[task.key] = 1 + max((height[k] for k in dependents[task.key]), default=0)
         return height
 
     def start_ready(self) -> bool:
@@ -168,7 +174,9 @@ class FanOut:
         all recorded before a crash ends as it starts.
         """
         if self._priority is None:
-            height = self.heights()
+            # One at a time (a loop under way resumed with --jobs 1): plan order, as a
+            # plain foreach runs its items; the order cannot shorten the run then.
+            height = self.heights() if self.jobs > 1 else dict.fromkeys(self.order, 1)
             self._priority = sorted(self.order, key=lambda k: (-height[k], self.rank[k]))
         starting: list[tuple[str, str | None, bool]] = []
         skipped = False
