@@ -85,7 +85,13 @@ class EventReader:
         }
         handler = getattr(self, "_" + name.replace(".", "_"), None)
         if handler is not None:
-            made: EventEntry = handler(event, base)
+            try:
+                made: EventEntry = handler(event, base)
+                made.spend  # noqa: B018 (fails here, not when the entry is shown)
+            except (TypeError, ValueError, AttributeError, KeyError):
+                # A journal edited by hand: the odd event is shown as such, the rest as ever.
+                what = f"{_generic(event)} (a field of it holds a value of an unexpected type)"
+                return EventEntry(kind="other", what=what, **base)
             return made
         return EventEntry(kind="other", what=_generic(event), **base)
 

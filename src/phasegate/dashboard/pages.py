@@ -21,6 +21,9 @@ from phasegate.engine.budget import budget_lines
 from phasegate.engine.status import phase_iterations
 from phasegate.suggested_commands import shared_names
 
+#: How many timeline entries an item's page shows at most (its latest ones).
+TIMELINE_SHOWN = 1000
+
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
@@ -304,6 +307,20 @@ def entries_html(entries: Iterable[EventEntry]) -> str:
     return "".join(entry_html(e) for e in entries)
 
 
+def timeline_html(item: str, entries: Sequence[EventEntry], workflow: str | None = None) -> str:
+    """An item's timeline from its start: its last :data:`TIMELINE_SHOWN` entries, and a
+    line saying how many earlier ones are left out (``phasegate logs`` prints them)."""
+    if len(entries) <= TIMELINE_SHOWN:
+        return entries_html(entries)
+    left_out = len(entries) - TIMELINE_SHOWN
+    command = f"phasegate logs {item}" + (f" --workflow {workflow}" if workflow else "")
+    return (
+        f'<li class="entry kind-earlier"><span class="what">{left_out} earlier '
+        f"event{'s' if left_out > 1 else ''} not shown: <code>{escape(command)}</code> "
+        "prints them all</span></li>" + entries_html(entries[left_out:])
+    )
+
+
 def decisions_html(
     item: str,
     decisions: Sequence[Mapping[str, Any]],
@@ -426,7 +443,7 @@ def item_page(
         '<div class="columns"><section class="timeline"><h2>Timeline '
         '<span id="live" class="live" title="new events appear here as they happen"></span>'
         f'</h2><ol id="timeline" data-events="{escape(events_url)}" data-offset="{offset}">'
-        f"{entries_html(entries)}</ol></section>"
+        f"{timeline_html(item, entries, workflow)}</ol></section>"
         f'<aside><section id="artifacts">{artifacts_html(item, artifact_links, workflow)}</section>'
         f"{phases_html(detail)}</aside></div>"
     )

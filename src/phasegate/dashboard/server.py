@@ -188,7 +188,10 @@ def create_app(
                 if reset:
                     reader = EventReader()
                 offset = new_offset
-                html = pages.entries_html(_read_entries(reader, events))
+                read = _read_entries(reader, events)
+                html = (
+                    pages.timeline_html(item, read, workflow) if reset else pages.entries_html(read)
+                )
                 payload = {"html": html, "count": len(events), "reset": reset}
                 yield _sse("entries", payload, offset)
                 detail = await anyio.to_thread.run_sync(data.item_detail, root, item, workflow)
@@ -217,9 +220,10 @@ def create_app(
         item, decision_id = request.path_params["item"], request.path_params["decision_id"]
         workflow = _workflow(request)
         form = await request.form()
-        choice, note = str(form.get("choice") or ""), str(form.get("note") or "") or None
         wants_json = "application/json" in request.headers.get("accept", "")
         try:
+            choice = _form_text(form.get("choice"), "choice") or ""
+            note = _form_text(form.get("note"), "note") or None
             # The question the page showed: an answer sent again later does not answer the next.
             visit = _visit(form.get("visit"), "the form's field visit")
             decision = await anyio.to_thread.run_sync(
@@ -285,13 +289,20 @@ def create_app(
         workflow = _workflow(request)
         try:
             body = await request.json()
-        except json.JSONDecodeError:
+        except ValueError:  # not JSON, or not UTF-8 text
             body = None
         if not isinstance(body, dict) or not isinstance(body.get("choice"), str):
             raise BadInputError(
                 'the body must be a JSON object {"choice": ..., "note": ..., "visit": ...}'
             )
-        note = str(body["note"]) if body.get("note") else None
+        note = body.get("note")
+        if note is not None and not isinstance(note, str):
+            kind = {bool: "true or false", dict: "an object", list: "an array"}
+            raise BadInputError(
+                f'the body\'s "note" must be text (a JSON string) or null, not '
+                f"{kind.get(type(note), 'a number')}: nothing was recorded"
+            )
+        note = note or None
         visit = _visit(body.get("visit"), 'the body\'s "visit"')
         decision = await anyio.to_thread.run_sync(
             data.answer, root, item, decision_id, body["choice"], note, "dashboard", workflow, visit
@@ -340,6 +351,13 @@ def create_app(
     app = Starlette(routes=routes, exception_handlers=handlers)
     app.add_middleware(Guard, token=token)
     return app
+
+
+def _form_text(raw: object, field: str) -> str | None:
+    """The text of a form's field (``None``: the form has none); a file sent in it is refused."""
+    if raw is None or isinstance(raw, str):
+        return raw
+    raise BadInputError(f"the form's field {field} must be text, not a file: nothing was recorded")
 
 
 def _visit(raw: object, where: str) -> int | None:
