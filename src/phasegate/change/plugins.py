@@ -105,6 +105,7 @@ class TaskGroupsParser(ItemParser):
     """tasks.md's groups of tasks (layers, or document sections); done when all their tasks are."""
 
     name = "change-task-groups"
+    needs_file = True
 
     def parse(self, ctx: PluginContext, path: Path | None) -> Parsed:
         assert path is not None

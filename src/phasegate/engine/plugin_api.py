@@ -112,6 +112,9 @@ class ItemParser:
     """Reads a file of the item folder into items (tasks, specs, layers...)."""
 
     name = "parser"
+    #: Whether it reads the source's ``file`` (a source naming it without one is refused
+    #: when the workflow loads); ``False`` for a parser that finds its own input.
+    needs_file: bool = False
 
     def parse(self, ctx: PluginContext, path: Path | None) -> Parsed:
         raise NotImplementedError

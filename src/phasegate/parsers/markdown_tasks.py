@@ -118,6 +118,7 @@ class MarkdownTasksParser(ItemParser):
     """Each task of a Markdown task list (checkboxes, task headings or list items)."""
 
     name = "markdown-tasks"
+    needs_file = True
 
     def parse(self, ctx: PluginContext, path: Path | None) -> Parsed:
         if path is None:

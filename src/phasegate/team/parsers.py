@@ -80,6 +80,7 @@ class TasksParser(ItemParser):
     """tasks.yaml: the tasks in dependency order (the PLAN gate's problems, if any, stop it)."""
 
     name = "team-tasks"
+    needs_file = True
 
     def parse(self, ctx: PluginContext, path: Path | None) -> Parsed:
         assert path is not None

@@ -10,6 +10,7 @@ leads somewhere; every node reachable; a terminal reachable from each node;
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -33,7 +34,7 @@ from phasegate.workflow.node_rules import (
     unknown_node,
     unknown_role,
 )
-from phasegate.workflow.parts import BLOCKED_TARGET, PluginRef, confined_path
+from phasegate.workflow.parts import BLOCKED_TARGET, ItemsSource, PluginRef, confined_path
 from phasegate.workflow.routing import action_outcomes, edges, target_of
 
 
@@ -119,9 +120,21 @@ def _top_level(workflow: Workflow) -> list[Problem]:
                             f"unknown label {label!r} (labels: {', '.join(sorted(labels))})",
                         )
                     )
+    undescribed = {
+        n.label: n.id for _, n in workflow.walk() if n.label and n.label not in workflow.labels
+    }
     for label in workflow.labels:
         if label not in labels:
-            problems.append((("labels", label), f"no node has the label {label!r}"))
+            message = f"no node has the label {label!r}"
+            close = difflib.get_close_matches(label, sorted(undescribed), n=1)
+            if close:
+                message += (
+                    f"; node {undescribed[close[0]]!r} has the label {close[0]!r}: write the "
+                    "same name in both places"
+                )
+            else:
+                message += f" (give a node label: {label}, or remove it from labels)"
+            problems.append((("labels", label), message))
     problems += _skipped_producers(workflow)
     return problems
 
@@ -146,7 +159,11 @@ def _skipped_producers(workflow: Workflow) -> list[Problem]:
         for node in workflow.nodes:
             if node.id in skipped:
                 continue
-            for needed in node.prerequisites.hard:
+            # A foreach's items file is as hard a need as a hard prerequisite.
+            needs = [(needed, "a hard prerequisite of") for needed in node.prerequisites.hard]
+            if isinstance(node, ForeachNode) and node.items.file is not None:
+                needs.append((node.items.file, "the items file of"))
+            for needed, what in needs:
                 producers = [
                     n.id
                     for n in workflow.nodes
@@ -158,7 +175,7 @@ def _skipped_producers(workflow: Workflow) -> list[Problem]:
                         (
                             ("modes", mode_name, "skip", index),
                             f"mode {mode_name!r} skips {', '.join(producers)}, which produces "
-                            f"{needed!r}, a hard prerequisite of {node.id!r}",
+                            f"{needed!r}, {what} {node.id!r}",
                         )
                     )
     return problems
@@ -345,7 +362,28 @@ def _plugin_problems(workflow: Workflow, base: Location) -> list[Problem]:
         if name is not None and not plugins.exists(group, name):
             installed = ", ".join(plugins.names(group)) or "none"
             kind = group.removesuffix("s")
-            problems.append((where, f"unknown {kind} plug-in {name!r} (installed: {installed})"))
+            guess = difflib.get_close_matches(name, plugins.names(group), n=1)
+            problems.append(
+                (
+                    where,
+                    f"unknown {kind} plug-in {name!r} (installed: {installed})"
+                    + (f"; did you mean {guess[0]!r}?" if guess else ""),
+                )
+            )
+
+    def source(items: ItemsSource, where: Location) -> None:
+        """A parser over a file: known, and given the file when it reads one."""
+        need("parsers", items.parser, (*where, "parser"))
+        if items.file is not None or not plugins.exists("parsers", items.parser):
+            return
+        if getattr(plugins.load("parsers", items.parser), "needs_file", False):
+            problems.append(
+                (
+                    where,
+                    f"the {items.parser} parser reads a file: name it ({{parser: "
+                    f"{items.parser}, file: FILE}}, FILE an output of an earlier node)",
+                )
+            )
 
     need("views", workflow.view.plugin, ("view",))
     problems += _view_paths(workflow)
@@ -355,7 +393,7 @@ def _plugin_problems(workflow: Workflow, base: Location) -> list[Problem]:
             if node.executor_selector is not None:
                 need("selectors", node.executor_selector.plugin, (*where, "executor_selector"))
             if node.checks_from is not None:
-                need("parsers", node.checks_from.parser, (*where, "checks_from", "parser"))
+                source(node.checks_from, (*where, "checks_from"))
             for position, reviewer in enumerate(node.reviewers):
                 at: Location = (*where, "reviewers", position)
                 need("readers", reviewer.reader, (*at, "reader"))
@@ -370,9 +408,9 @@ def _plugin_problems(workflow: Workflow, base: Location) -> list[Problem]:
                 for position, ref in enumerate(refs):
                     need(group, ref.plugin, (*where, field, position))
         elif isinstance(node, ForeachNode):
-            need("parsers", node.items.parser, (*where, "items", "parser"))
+            source(node.items, (*where, "items"))
         elif isinstance(node, CheckNode) and node.commands_from is not None:
-            need("parsers", node.commands_from.parser, (*where, "commands_from", "parser"))
+            source(node.commands_from, (*where, "commands_from"))
         elif isinstance(node, ActionNode):
             need("actions", node.action, (*where, "action"))
         elif isinstance(node, GateNode):

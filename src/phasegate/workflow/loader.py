@@ -339,6 +339,10 @@ def texts_of(workflow: Workflow) -> list[tuple[Location, str, frozenset[str]]]:
     return found
 
 
+#: A known name in single braces (``{task}``), not part of a ``{{ name }}``: never filled.
+_SINGLE_BRACES = re.compile(r"(?<!\{)\{\s*([a-z_]+)\s*\}(?!\})")
+
+
 def placeholder_problems(
     workflow: Workflow,
 ) -> list[tuple[Location, str, str, tuple[int, int]]]:
@@ -347,6 +351,15 @@ def placeholder_problems(
     and column (1-based) are the first such placeholder's in the text."""
     problems: list[tuple[Location, str, str, tuple[int, int]]] = []
     for loc, text, known in texts_of(workflow):
+        for match in _SINGLE_BRACES.finditer(text):
+            if match.group(1) in known | FOREACH_VARIABLES:
+                before = text[: match.start()]
+                place = (before.count("\n") + 1, match.start() - before.rfind("\n"))
+                message = (
+                    f"{match.group(0)!r} is never filled: a placeholder takes double braces "
+                    f"({{{{ {match.group(1)} }}}})"
+                )
+                problems.append((loc, message, text, place))
         if "{{" not in text:
             continue
         for line, column, problem in malformed_placeholders(text):
@@ -645,6 +658,16 @@ def _comma_hint(path: Path, document: Any, loc: Location) -> str:
 def _field_hint(model: Any, loc: Location) -> str:
     """``; did you mean 'access'?`` for the unknown field at ``loc`` (a pydantic error's
     location, union tags included) when a field of the model there is spelt alike."""
+    if len(loc) >= 2 and loc[-2] in _NODE_KINDS:
+        # A field of another kind of node (``prompt`` on a check node): the kinds it is of.
+        owners = [
+            kind
+            for kind in _NODE_KINDS
+            if kind != loc[-2] and str(loc[-1]) in _field_names(model, (*loc[:-2], kind))
+        ]
+        if owners:
+            article = "an" if str(loc[-2])[0] in "aeiou" else "a"
+            return f" of {article} {loc[-2]} node (a field of {', '.join(owners)} nodes)"
     names = _field_names(model, loc[:-1])
     close = difflib.get_close_matches(str(loc[-1]), names, n=1) if names else []
     return f"; did you mean {close[0]!r}?" if close else ""
@@ -758,6 +781,11 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
             message += (
                 f" (a{'n' if kind[0] in 'aeiou' else ''} {kind} plug-in; installed: {installed})"
             )
+        elif loc and loc[-1] == "choices":
+            message += (
+                " (a gate needs at least one choice: choices: {NAME: {to: NODE}}, NODE the "
+                "node it leads to)"
+            )
     elif error["type"] in _LIST_TYPES:
         message = f"should be a list, not {_kind_of(error.get('input'))}"
         found = error.get("input")
@@ -774,6 +802,8 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
             found = error.get("input")
             file = found if isinstance(found, str) else "FILE"
             message += f": a parser plug-in over a file ({{parser: markdown-tasks, file: {file}}})"
+        elif loc and loc[-1] == "choices" and isinstance(error.get("input"), list):
+            message += ": each choice is a name and the node it leads to ({NAME: {to: NODE}})"
     elif error["type"] == "union_tag_invalid":
         kind = error["input"].get("kind")
         kinds = ", ".join(_NODE_KINDS)
@@ -786,7 +816,12 @@ def _pydantic_problem(path: Path, document: Any, error: Any, relocate: Any = Non
             message = f"a node's kind is one of {kinds} (or left out: agent), not {_kind_of(kind)}"
     elif _expected(error) is not None:
         message = f"should be {_expected(error)}, not {_kind_of(error.get('input'))}"
-        if _expected(error) == "a string" and _placeholder_read_as_mapping(document, loc):
+        if loc[:1] == ("nodes",) and loc[-1] == "reviewer" and isinstance(error.get("input"), list):
+            message += (
+                ": reviewer: takes one role (an approval reviewer); a list of reviewers is "
+                "written under reviewers:"
+            )
+        elif _expected(error) == "a string" and _placeholder_read_as_mapping(document, loc):
             message += (
                 ": a text that starts with '{{' is read as a YAML mapping; put the whole "
                 'text in quotes (e.g. "{{ item }} is ready?")'
