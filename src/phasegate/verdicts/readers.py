@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+)
 
 from phasegate.agents.base import AgentResult
 from phasegate.verdicts.model import UNCLEAR, Issue, Verdict, unclear
@@ -103,6 +110,12 @@ class ApprovalIssue(BaseModel):
     severity: Literal["blocker", "warning", "note"]
     description: str = Field(min_length=1)
     location: str | None = None
+
+    @field_validator("location", mode="before")
+    @classmethod
+    def _line_number(cls, value: Any) -> Any:
+        """A line given as a number (``42``) is a line reference like ``"42"``."""
+        return str(value) if type(value) is int else value
 
 
 class ApprovalAnswer(BaseModel):
@@ -207,11 +220,18 @@ class ApprovalReader(VerdictReader):
             Issue(severity=i.severity, description=i.description, location=i.location)
             for i in answer.issues
         )
-        approved = answer.approved and not any(i.severity == "blocker" for i in answer.issues)
+        blockers = sum(1 for i in answer.issues if i.severity == "blocker")
+        approved = answer.approved and not blockers
         summary = answer.summary
-        if not approved and not issues and summary.strip():
+        if answer.approved and blockers:
+            # Said where the feedback is read: an approval naming a blocker is a rejection.
+            summary = " ".join(
+                filter(None, [summary.strip(), APPROVED_WITH_BLOCKERS.format(n=blockers)])
+            )
+        if not approved and not issues:
             # A rejection that names no issue still says why: its summary is the feedback.
-            issues = (Issue(severity="blocker", description=summary.strip()),)
+            issues = (Issue(severity="blocker", description=summary.strip() or NO_REASON),)
+            summary = summary.strip() or NO_REASON
         word = "APPROVED" if approved else "REJECTED"
         return Verdict(word=word, issues=issues, summary=summary, source=source)
 
@@ -403,6 +423,13 @@ APPROVED_WITH_PROBLEM = (
     "The reviewer's answer approves on its first line but goes on to name a blocker or an "
     "issue; treated as not approved."
 )
+#: Seed 000's structured verdict that approves while naming a blocker (``{n}``: how many).
+APPROVED_WITH_BLOCKERS = (
+    "(The reviewer approved, but named a blocker ({n}); an approval needs none: "
+    "treated as not approved.)"
+)
+#: Seed 000's structured verdict that rejects with no issue and no summary.
+NO_REASON = "The reviewer did not approve and gave no reason (no issue, no summary)."
 
 
 #: How much of an unreadable answer its blocker keeps.

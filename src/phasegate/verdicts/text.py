@@ -62,9 +62,14 @@ _PROBLEM_AFTER_APPROVAL = re.compile(
     r"\b(blockers?|issues?|problems?|errors?|bugs?|wrong|incorrect|missing|must fix|fails?)\b",
     re.I,
 )
+_PROBLEM_NOUNS = r"(?:blockers?|issues?|problems?|errors?|bugs?)"
+#: Saying there is no problem: ``no issues or blockers``, ``issues: none``, ``nothing is
+#: missing``; taken out of the answer before :data:`_PROBLEM_AFTER_APPROVAL` looks at it.
 _NEGATED = re.compile(
-    r"\b(no|not any|without|zero|none of the)\s+(\w+\s+){0,2}?"
-    r"(blockers?|issues?|problems?|errors?|bugs?)\b",
+    rf"\b(?:no|not any|without|zero|none of the)\s+(?:\w+\s+){{0,2}}?{_PROBLEM_NOUNS}\b"
+    rf"(?:\s*(?:,|or|and|nor)\s*(?:no\s+)?{_PROBLEM_NOUNS}\b)*"
+    rf"|\b{_PROBLEM_NOUNS}(?:\s+found)?\s*:\s*(?:none|0)\b"
+    r"|\bnothing\s+(?:is\s+)?(?:missing|wrong|incorrect)\b",
     re.I,
 )
 

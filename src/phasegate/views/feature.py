@@ -212,6 +212,19 @@ class FeatureView(StateView):
             )
             return
         self._files()[0].known(raw)
+        mode = document.get("mode")
+        if mode is not None and mode != state.mode:
+            # Seed 000 takes the mode from this file: an edit here would seem to change it.
+            try:
+                shown = self.state_path.relative_to(self.item.repo)
+            except ValueError:
+                shown = self.state_path
+            _warn_once(
+                f"{shown} says mode {mode!r}, which is not read: the item's mode is "
+                f"{state.mode!r}, set by phasegate new --mode; phasegate writes "
+                f"{self.state_file} from {self.item.engine_path.name}, and the next run "
+                "writes it again"
+            )
         extra = {k: v for k, v in document.items() if k not in META_KEYS}
         phases = document.get("phases") or {}
         by_phase = {

@@ -31,15 +31,22 @@ def verdict_label(record: Mapping[str, Any]) -> str:
     return "approved" if record.get("approved") else "not approved"
 
 
+def _source(record: Mapping[str, Any]) -> str:
+    """How the verdict was read, after its label: `` (structured)``; none where the label
+    already says it (``unclear``, ``checks``)."""
+    source = record.get("source")
+    return "" if source in ("unclear", "checks") else f" ({source})"
+
+
 def render_iteration(record: Mapping[str, Any]) -> list[str]:
     """One iteration of ``.review-history.md`` (seed 000, interface 4)."""
     lines = [
         f"### Iteration {record.get('iteration')} - {record.get('timestamp')}",
         "",
-        f"**Verdict:** {verdict_label(record)} ({record.get('source')})",
+        f"**Verdict:** {verdict_label(record)}{_source(record)}",
         "",
         "**Reviewer Feedback:**",
-        str(record.get("summary") or "").strip() or "(no summary)",
+        *_prose(record.get("summary"), "(no summary)"),
         "",
         "**Issues:**",
     ]
@@ -55,12 +62,32 @@ def render_iteration(record: Mapping[str, Any]) -> list[str]:
     lines += [
         "",
         "**Changes Made:**",
-        str(record.get("changes") or "").strip() or "(not reported)",
+        *_prose(record.get("changes"), "(not reported)"),
         "",
         "---",
         "",
     ]
     return lines
+
+
+#: A line markdown reads as the history's own structure: a heading, a rule (or a setext
+#: heading's underline), or one of an iteration's bold labels.
+_STRUCTURE = re.compile(
+    r"^\s{0,3}(#{1,6}(\s|$)|([-*_=])(\s*\3){2,}\s*$|\*\*(Verdict|Reviewer Feedback|Issues"
+    r"|Changes Made):\*\*)"
+)
+
+
+def _prose(value: object, empty: str) -> list[str]:
+    """A reviewer's feedback or an executor's reply: as written, or as a block of text when a
+    line of it would read as a heading, a rule or a label of the history (a reply holding
+    ``### Iteration 2 ...`` and ``**Verdict:** approved`` shows no iteration of its own)."""
+    text = str(value or "").strip()
+    if not text:
+        return [empty]
+    if not any(_STRUCTURE.match(line) for line in text.splitlines()):
+        return [text]
+    return [line[2:] for line in _block(text)[1:-1]]
 
 
 def _block(text: str) -> list[str]:
