@@ -8,7 +8,15 @@ import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from phasegate.errors import ConfigError, os_reason
 from phasegate.pydantic_plugins import skip_search
@@ -87,7 +95,12 @@ class BudgetSettings(BaseModel):
 
     @field_validator("item", "roles", mode="before")
     @classmethod
-    def _empty(cls, value: object) -> object:
+    def _empty(cls, value: object, info: ValidationInfo) -> object:
+        # `item: null`, `roles: {ROLE: null}`: no cap, set so (a workflow's budget removes them).
+        if info.field_name == "item":
+            return {"usd": None, "tokens": None} if value is None else value
+        if isinstance(value, dict):
+            return {k: {"usd": None, "tokens": None} if v is None else v for k, v in value.items()}
         return {} if value is None else value
 
 
@@ -174,6 +187,11 @@ class NotifySettings(BaseModel):
     @classmethod
     def _one_event(cls, value: object) -> object:
         # `on: waiting` names one event, as `on: [waiting]` does.
+        if isinstance(value, list | tuple) and not value:
+            raise ValueError(
+                "names no event, so the command would never run (events: waiting, failed, "
+                "stopped, completed; leave notify out to send none)"
+            )
         return (value,) if isinstance(value, str) else value
 
 
@@ -440,7 +458,9 @@ def _field_meant(loc: list[str]) -> str:
         current = args[0]
     if not (isinstance(current, type) and issubclass(current, BaseModel)):
         return ""
-    close = difflib.get_close_matches(loc[-1], list(current.model_fields), n=1, cutoff=0.6)
+    fields = list(current.model_fields)
+    alike = [name for name in fields if name.lower() == loc[-1].lower()]  # `USD`: `usd`
+    close = alike or difflib.get_close_matches(loc[-1], fields, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 

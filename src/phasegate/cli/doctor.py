@@ -162,6 +162,10 @@ def doctor(
         _print(backends, roles, root)
     config.check_backend_names()  # a run refuses such a config: doctor fails on it too
     config.check_workflow_names(root)
+    if root is not None:
+        from phasegate.engine.budget import check_role_keys
+
+        check_role_keys(config, root)  # a role cap that caps nothing, as a run refuses it
     from phasegate.cli.output import warn
 
     for line in _unmeasured_caps(config, root):

@@ -276,7 +276,7 @@ def _check_raise_note(raw: str) -> None:
         return
     named, sep, rest = note.partition(":")
     amount = rest.strip() if sep and named.strip().lower() == "raise" else note
-    if parse_amount(amount, whole=True) is None:
+    if parse_amount(amount, whole=True) is None and parse_amount(amount) is None:
         raise BadInputError(
             f"--answer budget={raw}: the note of choice 'raise' must be a positive amount in "
             f"the cap's unit (e.g. 'budget=raise: 2.5' for USD, 'budget=raise: 500000' for "

@@ -8,6 +8,7 @@ a run asks through :mod:`phasegate.engine.gates`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -77,9 +78,14 @@ MAX_WHOLE_AMOUNT = 1_000_000_000_000
 
 
 def parse_amount(note: str, *, whole: bool = False) -> float | None:
-    """A note's amount (``2.5``, ``$2.5``, ``+500000``, ``500_000``), ``None`` if it is not
-    a positive number up to :data:`MAX_AMOUNT` (``whole``: :data:`MAX_WHOLE_AMOUNT`)."""
+    """A note's amount (``2.5``, ``$2.5``, ``2.5$``, ``2.5 USD``, ``+500000``, ``500_000``,
+    ``1,500 tokens``: as phasegate writes amounts), ``None`` if it is not a positive number up
+    to :data:`MAX_AMOUNT` (``whole``: :data:`MAX_WHOLE_AMOUNT`)."""
     text = note.strip().lstrip("+").lstrip("$").strip()
+    unit = re.search(r"\s*(tokens?)$" if whole else r"\s*(\$|usd)$", text, flags=re.IGNORECASE)
+    text = text[: unit.start()] if unit else text
+    if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d*)?", text):
+        text = text.replace(",", "")  # thousands grouped as status writes them: 1,500
     try:
         value = float(text)
     except ValueError:

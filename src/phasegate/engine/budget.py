@@ -38,6 +38,8 @@ is recorded in the item's engine state under ``budget.raises``, never in config.
 
 from __future__ import annotations
 
+import difflib
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,7 +112,9 @@ def settings_for(config: Config, workflow: str) -> BudgetSettings:
     found = config.workflows.get(workflow)
     override = found.budget if found is not None else None
     if override is None:
-        return top
+        # `workflows.NAME.budget: null` removes every cap for that workflow's items.
+        given = found is not None and "budget" in found.model_fields_set
+        return BudgetSettings() if given else top
     roles = dict(top.roles)
     for role, cap in override.roles.items():
         roles[role] = _merged(roles.get(role, BudgetCap()), cap)
@@ -246,6 +250,17 @@ class Allowed:
     max_usd: float | None
 
 
+def raise_step(found: Reached) -> float:
+    """What a ``raise`` without an amount adds to ``found``'s cap: its configured amount, or
+    as many times that as the held call needs to go ahead (a cap lowered in the config below
+    the spend, or a call estimated at more than the cap's amount)."""
+    step, limit, spent = found.cap.configured, found.cap.limit, found.spent
+    times = max(1, math.ceil((spent + found.estimate - limit) / step - _EPS))
+    if spent >= limit + step * times - _EPS:
+        times += 1  # the spend alone must stay under the cap
+    return step * times
+
+
 def holding(caps: list[Cap], spend: Spend, role: str, plays: str | None = None) -> list[Reached]:
     """Every cap that holds a call of ``role`` (:func:`check` stops at the first)."""
     found = []
@@ -358,12 +373,15 @@ def budget_lines(budget: dict[str, Any] | None) -> list[str]:
 # -- which roles a cap may name ---------------------------------------------------------
 
 
-def check_role_keys(config: Config, repo: Path, workflow: str, roles: Iterable[str]) -> None:
+def check_role_keys(
+    config: Config, repo: Path, workflow: str | None = None, roles: Iterable[str] = ()
+) -> None:
     """Refuse (ConfigError, exit 2) a ``budget.roles`` key that caps nothing: it names no
     role of any workflow of the repository, nor an agent (``.claude/agents``, ``roles:``).
 
-    ``workflow`` is the running one and ``roles`` its roles (always known here); a key
-    under ``workflows.NAME.budget.roles`` must name a role of NAME, or an agent.
+    ``workflow`` is the running one and ``roles`` its roles (always known here; ``None``
+    for ``doctor``, which reads every workflow's); a key under
+    ``workflows.NAME.budget.roles`` must name a role of NAME, or an agent.
     """
     sections = {
         name: found.budget.roles
@@ -378,7 +396,7 @@ def check_role_keys(config: Config, repo: Path, workflow: str, roles: Iterable[s
     from phasegate.workflow.registry import WorkflowRegistry
 
     registry = WorkflowRegistry(repo)
-    by_workflow: dict[str, set[str]] = {workflow: set(roles)}
+    by_workflow: dict[str, set[str]] = {} if workflow is None else {workflow: set(roles)}
     for name in registry.names():
         if name not in by_workflow:
             try:
@@ -391,9 +409,11 @@ def check_role_keys(config: Config, repo: Path, workflow: str, roles: Iterable[s
 
     def refuse(field: str, key: str, known: set[str]) -> None:
         names = ", ".join(sorted(known)) or "none"
+        close = difflib.get_close_matches(key, sorted(known | agents), n=1, cutoff=0.75)
+        mean = f"; did you mean {close[0]!r}?" if close else ""
         raise ConfigError(
             f"{where}: {field}.{key}: names no workflow role nor agent, so it would cap "
-            f"nothing (roles: {names}; agents: {', '.join(sorted(agents)) or 'none'})"
+            f"nothing (roles: {names}; agents: {', '.join(sorted(agents)) or 'none'}){mean}"
         )
 
     for key in config.budget.roles:

@@ -7,7 +7,8 @@ nothing is dispatched: the decision ``budget`` is asked like every gate
 (pending on disk before it is asked; at a terminal a prompt; else exit 3 with
 ``phasegate answer ITEM budget raise``). Its choices:
 
-- ``raise``: the cap goes up by its configured amount (a $5 cap becomes $10),
+- ``raise``: the cap goes up by its configured amount (a $5 cap becomes $10; as many
+  times that as the held call needs to go on: :func:`phasegate.engine.budget.raise_step`),
   or by the amount a note gives (``raise: 2.5``, in the cap's unit: USD, or
   tokens: a whole number), for this item only; the run goes on;
 - ``stop``: the run stops (exit 4) without calling the agent; running again
@@ -37,6 +38,7 @@ from phasegate.engine.budget import (
     configured,
     holding,
     pending_raise,
+    raise_step,
     raised_too,
     unacted_answer,
     unmeasured_usd,
@@ -170,14 +172,16 @@ class BudgetGuard:
         cap, unit = found.cap, found.cap.metric
         visit = _visit(run)
         record = budget_record(run.state)
+        # A raise without an amount adds the cap's amount, as many times as the call needs.
+        step = raise_step(found)
         record["asked"] = {
             "visit": visit,
             "cap": cap.key,
             "unit": unit,
-            "step": cap.configured,
+            "step": step,
             "node": spec.path,
             "also": [
-                {"cap": other.cap.key, "unit": other.cap.metric, "step": other.cap.configured}
+                {"cap": other.cap.key, "unit": other.cap.metric, "step": raise_step(other)}
                 for other in others
             ],
         }
@@ -187,9 +191,9 @@ class BudgetGuard:
             question=f"{reached} Raise the cap for this item, or stop?",
             choices={
                 "raise": (
-                    f"raise it by {amount(cap.configured, unit)}"
+                    f"raise it by {amount(step, unit)}"
                     + "".join(
-                        f", and {o.cap.key} by {amount(o.cap.configured, o.cap.metric)}"
+                        f", and {o.cap.key} by {amount(raise_step(o), o.cap.metric)}"
                         for o in others
                     )
                     + " for this item (another "
