@@ -247,6 +247,9 @@ _TASK_MARKS = {
     "escalated": "[red]?[/]",
     "unclear review": "[red]?[/]",
     "merge conflict": "[red]?[/]",
+    "agent failed": "[red]?[/]",
+    "agent blocked": "[red]?[/]",
+    "review failed": "[red]?[/]",
     "pending": "·",
 }
 
@@ -275,7 +278,14 @@ def task_state(task: dict[str, Any]) -> str:
         if task.get("focus"):
             state += f", focus: {', '.join(task['focus'])}"
         state += ")"
-    elif state in ("escalated", "unclear review", "merge conflict") and task.get("decision"):
+    elif task.get("decision") and state in (
+        "escalated",
+        "unclear review",
+        "merge conflict",
+        "agent failed",
+        "agent blocked",
+        "review failed",
+    ):
         state += f" (decision {task['decision']})"
     if state.startswith("merge conflict") and task.get("worktree"):
         state += f" in {task['worktree']}"

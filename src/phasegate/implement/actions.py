@@ -21,6 +21,7 @@ from phasegate.implement.settings import ACTIONS
 from phasegate.implement.snapshots import snapshot
 from phasegate.implement.where import (
     ADDED,
+    PHASE_ALIASES,
     PHASES,
     REOPENED,
     TASKS,
@@ -374,7 +375,9 @@ class CheckpointPassed(Action):
                 tick_task(plan_path(ctx), checkpoint.key)
         now = load_plan(ctx).phase(phase.key)
         if now is not None and now.checkbox_line is not None and now.done and not now.checked:
-            tick_task(plan_path(ctx), phase.key)
+            renamed = ctx.state.data.get(PHASE_ALIASES) or {}
+            heading = next((new for new, old in renamed.items() if old == phase.key), phase.key)
+            tick_task(plan_path(ctx), heading)  # by the key its heading gives it now
         return "done"
 
 

@@ -24,15 +24,17 @@ from phasegate.engine.plugin_api import (
     Task,
 )
 from phasegate.engine.prompting import clip
-from phasegate.errors import BlockedError
+from phasegate.errors import BadInputError, BlockedError, NotFoundError
 from phasegate.implement import cycles
 from phasegate.implement.context import context_package, review_request
 from phasegate.implement.parallel import guard_plan, remember_plan
 from phasegate.implement.patterns import FAILURE_RATE_LIMIT, failure_rate
-from phasegate.implement.plan import PlanPhase, PlanTask, parse_plan
+from phasegate.implement.plan import Plan, PlanPhase, PlanTask, parse_plan
 from phasegate.implement.selection import Ranked, analyze_changes, rank_reviewers, reasoning
 from phasegate.implement.snapshots import TaskChanges, changes_between, snapshot
 from phasegate.implement.where import (
+    PHASES,
+    TASKS,
     documents,
     implementer_of,
     load_plan,
@@ -67,6 +69,11 @@ def _phase(ctx: PluginContext) -> PlanPhase:
     plan = load_plan(ctx)
     phase = plan.phase(ctx.task.key)
     if phase is None:
+        tasks = ctx.state.peek(f"{PHASES}[{ctx.task.key}]/{TASKS}")
+        known = (tasks.get("items") or {}) if tasks is not None else {}
+        if known and not any(plan.task(key) is not None for key in known):
+            # Taken out of the plan with all its tasks: it ends (its tasks are removed ones).
+            return PlanPhase(ctx.task.key, ctx.task.title, 0, False, (), ())
         raise BlockedError(
             f"{plan_rel(ctx.state)} no longer has the phase {ctx.task.title!r}; "
             "restore its heading, or start the plan again under a new work item"
@@ -174,6 +181,19 @@ class AgentSelector(ReviewerSelector):
         return Selection(role=agent, reason=reason)
 
 
+def task_details(ctx: PluginContext, plan: Plan | None = None) -> str:
+    """The task's sub-items as PLAN.md has them now: a person may have clarified them
+    since its phase began (after its agent answered BLOCKED, say)."""
+    assert ctx.task is not None
+    try:
+        found = (plan or load_plan(ctx)).task(ctx.task.key)
+    except (BadInputError, NotFoundError):
+        found = None
+    if found is not None:
+        return found.details
+    return str(ctx.task.data.get("details") or "")
+
+
 def task_changes(ctx: PluginContext) -> TaskChanges:
     """What the current task changed since it started."""
     assert ctx.task is not None
@@ -199,7 +219,7 @@ class ReviewerChoice(ReviewerSelector):
         candidates = [a for n, a in agents.items() if n != implementer] or list(agents.values())
         changes = task_changes(ctx)
         focus = [str(f) for f in task.data.get("review_focus") or []]
-        text = f"{task.title}\n{task.data.get('details') or ''}"
+        text = f"{task.title}\n{task_details(ctx)}"
         analysis = analyze_changes(text, focus, changes.files, changes.added)
         ranked = rank_reviewers(candidates, analysis)
         chosen, history = self._choose(ctx, ranked, implementer, agents)
@@ -291,7 +311,7 @@ class TaskPackage(ContextProvider):
             limit=settings.context_chars,
             phase=phase.title if phase is not None else "",
             done=done,
-            task={"title": ctx.task.title, "details": ctx.task.data.get("details")},
+            task={"title": ctx.task.title, "details": task_details(ctx, plan)},
             checkpoints=[c.title for c in phase.checkpoints] if phase is not None else [],
             checks=list(settings.checks or ctx.item.config.commands),
             others=others,
@@ -333,7 +353,7 @@ class TaskPackage(ContextProvider):
             previous=previous,
             aspects=[*focus, "correctness", "tests"],
         )
-        details = str(ctx.task.data.get("details") or "").strip()
+        details = task_details(ctx).strip()
         parts = [PromptPart("Review request", request)]
         if details:
             parts.append(PromptPart("The task's sub-items", details))

@@ -38,12 +38,14 @@ from phasegate.implement.settings import implement_settings
 from phasegate.implement.status import interrupted, stopped, task_rows
 from phasegate.implement.where import (
     CONTEXT_NODE,
+    PHASE_ALIASES,
     PHASES,
     REOPENED,
     TASK_END,
     TASKS,
     WAITING_GATES,
     WITHDRAWN_BY_TICK,
+    known_phases,
     plan_rel,
 )
 from phasegate.state.atomic import atomic_write_bytes
@@ -107,6 +109,7 @@ class ImplementView(StateView):
         self._read()
         plan = self._plan(state)
         if plan is not None:
+            plan = self._renamed_phases(state, plan)
             self._ticked_by_hand(state, plan)
             if state.status == "completed":
                 self._reopen(state, plan)
@@ -116,9 +119,54 @@ class ImplementView(StateView):
     def _plan(self, state: EngineState) -> Plan | None:
         try:
             path = self.item.workdir(state) / plan_rel(state)
-            return parse_plan(path.read_bytes().decode("utf-8"), path)
+            plan = parse_plan(path.read_bytes().decode("utf-8"), path)
         except (OSError, UnicodeDecodeError, BadInputError):
             return None  # the run's first node reports it with its path
+        return known_phases(plan, state)
+
+    @staticmethod
+    def _renamed_phases(state: EngineState, plan: Plan) -> Plan:
+        """Phases whose heading a person renamed since the run began (a new heading is a new
+        key): a phase the run had begun is the plan's phase holding its tasks now, and goes
+        on under the key the run knows it by; a phase not begun yet that the plan no longer
+        has is skipped (the plan's phases the run does not know are added to it).
+
+        Only the state in memory changes here: a run commits it, a ``status`` shows it.
+        """
+        from phasegate.engine.nodes.foreach import safe_key
+
+        phases = state.peek(PHASES)
+        if phases is None:
+            return plan
+        entries = phases.get("items") or {}
+        in_plan = {safe_key(p.key) for p in plan.phases}
+        aliases = dict(state.data.get(PHASE_ALIASES) or {})
+        for old in phases.get("order") or []:
+            entry = entries.get(old) or {}
+            if old in in_plan or entry.get("status") in ("done", "skipped"):
+                continue
+            tasks = state.peek(f"{PHASES}[{old}]/{TASKS}")
+            known = set((tasks.get("items") or {}) if tasks is not None else ())
+            now = next(
+                (
+                    p
+                    for p in plan.phases
+                    if safe_key(p.key) not in entries and known & {safe_key(t.key) for t in p.tasks}
+                ),
+                None,
+            )
+            if now is not None:
+                aliases[now.key] = old
+                in_plan.add(old)
+                entry["title"] = now.title
+                state.touched(PHASES)
+            elif entry.get("status") == "pending" and not entry.get("done"):
+                entry["done"] = True  # skipped when the phases loop comes to it
+                entry["skip_reason"] = f"no longer in {plan_rel(state)}"
+                state.touched(PHASES)
+        if aliases != (state.data.get(PHASE_ALIASES) or {}):
+            state.data[PHASE_ALIASES] = aliases
+        return known_phases(plan, state)
 
     def _ticked_by_hand(self, state: EngineState, plan: Plan) -> None:
         """Pending phases and tasks that are ticked in PLAN.md now count as done."""
@@ -207,6 +255,11 @@ class ImplementView(StateView):
         if withdrawn:
             state.data[WITHDRAWN_BY_TICK] = withdrawn
         task["at"] = TASK_END
+        loop = state.peek(path)
+        if loop is None or not loop.get("fanout"):
+            # It ran in the work tree: nothing of it is left to run, and a task with
+            # nothing to run must not make its phase's other tasks fan out into worktrees.
+            task["status"] = "done"
         state.touched(path)
 
     @staticmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,9 @@ TASK_END = "task-done"
 #: In the item's data: decisions withdrawn because their task was ticked by hand, not
 #: journaled yet (the view journals them when the state is next committed).
 WITHDRAWN_BY_TICK = "withdrawn_by_tick"
+#: In the item's data: phases whose heading a person renamed after the run began, by
+#: the key the heading gives them now, to the key the run knows them by.
+PHASE_ALIASES = "renamed_phases"
 
 
 def plan_rel(state: EngineState) -> str:
@@ -72,7 +76,29 @@ def spec_dir_rel(state: EngineState) -> str:
 
 def load_plan(ctx: PluginContext) -> Plan:
     """The plan as it is now (a missing plan or an error in it stops, exit 2)."""
-    return read_plan(plan_path(ctx), plan_rel(ctx.state))
+    return known_phases(read_plan(plan_path(ctx), plan_rel(ctx.state)), ctx.state)
+
+
+def known_phases(plan: Plan, state: EngineState) -> Plan:
+    """``plan`` with each phase whose heading was renamed since the run began keyed as the
+    run knows it (its title is the new one), so its tasks go on where they were."""
+    aliases = state.data.get(PHASE_ALIASES) or {}
+    keys = {p.key for p in plan.phases}
+    found = {new: old for new, old in aliases.items() if new in keys and old not in keys}
+    if not found:
+        return plan
+    phases = tuple(
+        replace(
+            p,
+            key=found[p.key],
+            tasks=tuple(replace(t, phase=found[p.key]) for t in p.tasks),
+            checkpoints=tuple(replace(t, phase=found[p.key]) for t in p.checkpoints),
+        )
+        if p.key in found
+        else p
+        for p in plan.phases
+    )
+    return replace(plan, phases=phases)
 
 
 def settings_of(ctx: PluginContext) -> ImplementSettings:
