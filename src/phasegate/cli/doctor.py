@@ -171,6 +171,9 @@ def doctor(
     for line in _unmeasured_caps(config, root):
         warn(line)
     if root is not None:
+        for line in _misspelt_roles(config, root, roles):
+            warn(line)
+    if root is not None:
         from phasegate.notify import command_problem
 
         notify_problem = command_problem(root, config)
@@ -203,6 +206,34 @@ def _unmeasured_caps(config: "Config", root: Path | None) -> list[str]:
         except PhasegateError:
             continue  # `phasegate validate` reports broken workflows
         lines += [f"workflow {name}: {line}" for line in unmeasured_usd(config, name, roles)]
+    return lines
+
+
+def _misspelt_roles(config: "Config", root: Path, roles: list[dict[str, Any]]) -> list[str]:
+    """A ``roles:`` entry that is no role of any workflow of the repository nor an agent
+    file's, spelt like one of those roles (``reviwer``): it binds nothing, and the role
+    meant stays on ``default``. A name close to no role is taken for an agent of
+    ``implement`` bound in the config, which is what such an entry is."""
+    import difflib
+
+    from phasegate.config import config_path
+    from phasegate.implement.agents import find_agents
+
+    known = sorted(r["role"] for r in roles if r["workflows"])
+    unknown = [r["role"] for r in roles if not r["workflows"] and r["role"] != "default"]
+    if not unknown:
+        return []
+    files = set(find_agents(root, config, config.roles).agents)  # agent files only
+    lines: list[str] = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+        if key in files or not close:
+            continue
+        lines.append(
+            f"{config_path(root)}: roles.{key}: no workflow has a role {key!r}, so it "
+            f"binds no workflow's role (only an implement task naming agent {key!r} would "
+            f"use it); did you mean {close[0]!r}?"
+        )
     return lines
 
 

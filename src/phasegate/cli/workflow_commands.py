@@ -109,8 +109,9 @@ def validate(
     """Check a workflow definition and report every problem by file, line and field.
 
     A check node's command name that the repository's config (commands:) lacks is a
-    warning: the check would fail when it runs. Exits 0 when the workflow is valid
-    (warnings or not), 2 when it is not.
+    warning: the check would fail when it runs; so is an empty prompt template, and a
+    placeholder a template writes in single braces ({item}: never filled). Exits 0 when
+    the workflow is valid (warnings or not), 2 when it is not.
     """
     from phasegate.config import CONFIG_DIR, git_toplevel
     from phasegate.workflow.loader import WorkflowProblems, load_workflow
@@ -159,8 +160,9 @@ def validate(
 
     runnable = phase_names(wf)  # what `run --phase` takes (`workflows` lists the same)
     warnings = _config_warnings(path, root, wf)
-    from phasegate.workflow.loader import unset_data_names
+    from phasegate.workflow.loader import template_warnings, unset_data_names
 
+    warnings += template_warnings(loaded)
     warnings += unset_data_names(path.resolve(), wf)
     if as_json:
         write_json(

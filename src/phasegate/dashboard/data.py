@@ -431,6 +431,21 @@ def answer(
 
     check_note_length(item, decision_id, choice, note or "")  # before the item is looked up
     found = _work_item(root, item, workflow)
+    if not choice.strip():
+        _missing_choice(found, item, decision_id)
     given = answer_decision(found, decision_id, choice, note or "", by, visit)  # type: ignore[arg-type]
     recorded = next((d for d in decisions(root, item, workflow) if d["id"] == decision_id), None)
     return recorded if recorded is not None else Redactor().data(given)
+
+
+def _missing_choice(found: Any, item: str, decision_id: str) -> None:
+    """An answer without a choice (a form sent without one): refused naming the decision and
+    its choices, when the item has that decision (else the answer says what is wrong)."""
+    record = next((r for r in found.load().decisions.values() if r.get("id") == decision_id), None)
+    if record is None:
+        return
+    choices = ", ".join(record.get("choices") or {})
+    raise BadInputError(
+        f"choice is missing: answer decision {decision_id!r} of {item!r} with one of its "
+        f"choices (choices: {choices}); nothing was recorded"
+    )

@@ -564,6 +564,75 @@ def _template_problems(
     return problems
 
 
+#: A placeholder's name in single braces (``{item}``) in a template, not part of a
+#: ``{{ name }}`` and not a shell's or a script's own (``${item}``).
+_TEMPLATE_SINGLE_BRACES = re.compile(r"(?<![{$])\{[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*\}(?!\})")
+
+
+def template_warnings(loaded: LoadedWorkflow) -> list[str]:
+    """One line (file:line: field: template FILE:LINE:COLUMN: why) per prompt template of
+    ``loaded`` that is empty (the agent gets no instructions of its role) and per known
+    placeholder's name a template writes in single braces (``{item}``: sent as written,
+    never filled). Not refused: a template may hold code with braces."""
+    path = loaded.path
+    found: list[tuple[Location, str]] = []
+    seen: set[tuple[Path, int, int]] = set()
+    for where, field, name in templates_of(loaded.workflow):
+        file = find_template(name, loaded.prompt_path)
+        if file is None:
+            continue
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeError):
+            continue  # the load reports it
+        loc: Location = (*where, field)
+        if not text.strip():
+            if (file, 0, 0) not in seen:
+                seen.add((file, 0, 0))
+                found.append(
+                    (
+                        loc,
+                        f"template {file} is empty: the agent is given no instructions of "
+                        "its role, only the item and the node's files (write what it is "
+                        "to do)",
+                    )
+                )
+            continue
+        if "{" not in text:
+            continue
+        for match in _TEMPLATE_SINGLE_BRACES.finditer(text):
+            if match.group(1) not in TEMPLATE_VARIABLES:
+                continue
+            line, column = _position_of(text, match.start())
+            if (file, line, column) in seen:
+                continue
+            seen.add((file, line, column))
+            found.append(
+                (
+                    loc,
+                    f"template {file}:{line}:{column}: {match.group(0)!r} is never filled: "
+                    f"a placeholder takes double braces ({{{{ {match.group(1)} }}}})",
+                )
+            )
+    if not found:
+        return []
+    document = read_yaml(path)
+    linear = isinstance(document, dict) and "phases" in document and "nodes" not in document
+    lines: list[str] = []
+    for loc, message in found:
+        if linear:
+            loc = node_location(loc)
+            if loc[-1] == "prompt":
+                loc = (*loc[:-1], "executor_prompt")
+        lines.append(_located(path, document, loc, message))
+    return lines
+
+
+def _position_of(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` in ``text``."""
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
 def _written(document: Any, loc: Location) -> bool:
     """Whether the workflow file writes the field at ``loc``."""
     found = document

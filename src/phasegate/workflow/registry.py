@@ -25,7 +25,9 @@ class WorkflowRegistry:
     workflows while nothing it depends on changed (:mod:`phasegate.workflow.cache`).
     Each workflow keeps its work items in a folder of its own: a workflow whose
     items folder (its ``items_dir``, or the config's ``workflows.NAME.items_dir``)
-    is another's too does not load (WorkflowError naming both and the folder).
+    is another's too does not load (WorkflowError naming both, their files and the
+    folder), unless the folder holds items of it and of none of the others: then it
+    keeps working, and only the others are refused.
     """
 
     def __init__(self, repo_root: Path | None = None) -> None:
@@ -67,6 +69,9 @@ class WorkflowRegistry:
         others = [n for n, f in folders.items() if f == folder and n != loaded.name]
         if not others:
             return None
+        owners = self._owners(folder, [loaded.name, *others])
+        if owners == {loaded.name}:
+            return None  # its items were there first: the others are refused, not it
         names = " and ".join(repr(n) for n in sorted([loaded.name, *others]))
         if loaded.name in self._overrides and self.repo_root is not None:
             from phasegate.config import config_path
@@ -74,11 +79,57 @@ class WorkflowRegistry:
             where = f"{config_path(self.repo_root)}: workflows.{loaded.name}.items_dir: "
         else:
             where = f"{_where_items_dir(loaded.path)}items_dir: "
+        places = ", ".join(
+            f"{n}: {self._folder_set_in(n, loaded)}" for n in sorted([loaded.name, *others])
+        )
+        said = f"{where}workflows {names} both keep their work items in {folder!r} ({places}); "
+        if owners:
+            holders = " and ".join(repr(n) for n in sorted(owners))
+            key = f"workflows.{loaded.name}.items_dir in .phasegate/config.yaml"
+            fix = (
+                f"set {key}"
+                if loaded.source == "built-in"
+                else f"set items_dir in {loaded.path} (or {key})"
+            )
+            return (
+                f"{said}{folder!r} holds items of {holders}, which "
+                f"{'keeps' if len(owners) == 1 else 'keep'} it: {fix} to give "
+                f"{loaded.name!r} a folder of its own"
+            )
         return (
-            f"{where}workflows {names} both keep their work items in {folder!r}; "
-            "give each a folder of its own with items_dir in the workflow file "
+            f"{said}give each a folder of its own with items_dir in the workflow file "
             "(or workflows.NAME.items_dir in .phasegate/config.yaml)"
         )
+
+    def _folder_set_in(self, name: str, loaded: LoadedWorkflow) -> str:
+        """Where workflow ``name``'s items folder is set: the config's key, the workflow
+        file's ``items_dir`` line, or the file (the default folder)."""
+        if name in self._overrides and self.repo_root is not None:
+            from phasegate.config import config_path
+
+            return f"{config_path(self.repo_root)} workflows.{name}.items_dir"
+        path = loaded.path if name == loaded.name else self.files()[name][0]
+        where = _where_items_dir(path).removesuffix(": ")
+        return where if where != str(path) else f"{path} by default"
+
+    def _owners(self, folder: str, names: list[str]) -> set[str]:
+        """Which of workflows ``names`` have items in ``folder`` (their state names them)."""
+        if self.repo_root is None:
+            return set()
+        import json
+
+        wanted, found = set(names), set()
+        for state_file in sorted((self.repo_root / folder).glob("*/.engine.json")):
+            try:
+                with open(state_file, encoding="utf-8") as handle:
+                    workflow = json.load(handle).get("workflow")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if workflow in wanted:
+                found.add(workflow)
+                if found == wanted:
+                    break
+        return found
 
     def _items_folders(self) -> dict[str, str]:
         """Workflow name -> items folder of every workflow that loads (the config's
