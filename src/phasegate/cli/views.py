@@ -48,11 +48,9 @@ def print_item_status(console: Console, status: dict[str, Any]) -> None:
         console.print(f"  Phase: [bold]{progress['phase']}[/], {escape(_budget_held(progress))}")
     elif progress and progress.get("capRaised") and not status.get("pendingDecisions"):
         # The budget question went unanswered and the cap was raised in the config.
-        console.print(
-            f"  Phase: [bold]{progress['phase']}[/], the budget cap "
-            f"{escape(str(progress['capRaised']))} no longer holds its next call (changed in "
-            "the config); the next run goes on without an answer"
-        )
+        from phasegate.engine.live_run import cap_raised
+
+        console.print(f"  Phase: [bold]{progress['phase']}[/], {escape(cap_raised(progress))}")
     elif progress and (kind == "gate" or status.get("pendingDecisions")):
         console.print(f"  Phase: [bold]{progress['phase']}[/], waiting on a decision")
     elif progress and kind == "foreach" and "itemsDone" in progress:

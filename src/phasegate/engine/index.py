@@ -10,10 +10,11 @@ of parsing every item's state; an entry whose state file is no longer the
 one it was written for (a crash between the two writes, a file restored from
 git), or does not hold the entry's brief byte for byte (a line not written
 by phasegate: the index is no guarded file, an agent may append to it), is
-not used, and that item's brief is read from its state file instead. The
-index is a cache: it can be deleted at any time. It is rewritten with the
-last entry of each item once it has grown to twice its size after the last
-rewrite.
+not used, and that item's brief is read from its state file instead (the
+hook, which reads only the heads of the items it does not show, makes the
+second check for every line saying an item ended). The index is a cache: it
+can be deleted at any time. It is rewritten with the last entry of each item
+once it has grown to twice its size after the last rewrite.
 
 Only the standard library is used here: the hook imports this module.
 """
@@ -159,14 +160,33 @@ def brief_in_state(brief: bytes | None, state_file: str | os.PathLike[str]) -> b
     file is: a line written by anyone else than phasegate names a brief it does not hold."""
     if not brief:
         return False
-    try:
-        with open(state_file, "rb") as handle:
-            data = handle.read()
-    except OSError:
+    data = _read_bytes(state_file)
+    if data is None:
         return False
     at = data.find(_STATE_BRIEF + brief)
     end = at + len(_STATE_BRIEF) + len(brief)
     return at >= 0 and data[end : end + 1] in (b",", b"\n")
+
+
+def _read_bytes(path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of the file at ``path`` (``None``: it cannot be read), with less of the
+    system's work than ``open()`` (the hook reads one for every item that ended)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        chunks = [os.read(fd, _CHUNK)]
+        while len(chunks[-1]) == _CHUNK:  # a regular file's short read is its end
+            chunks.append(os.read(fd, _CHUNK))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+_CHUNK = 1 << 16
 
 
 def _as_identity(value: Any) -> Identity | None:
@@ -247,6 +267,29 @@ def _add_head(found: dict[str, Head], head: dict[str, Any], line: bytes) -> None
         worktree if isinstance(worktree, str) else None,
         line,
     )
+
+
+_VIEW_KEY = b', "view": ['
+_STATUS_KEY = b'"status": '
+
+
+def head_in_state(head: Head, state_file: str | os.PathLike[str]) -> bool:
+    """Whether ``state_file`` holds the brief of ``head``'s line (see :func:`brief_in_state`)
+    and that brief's status is the head's: the check that a line saying an item ended is
+    phasegate's own and still true, made without parsing the line (the SessionStart hook
+    makes it for every item that ended: one read)."""
+    line = head[3].rstrip(b"\n")
+    start = line.find(_BRIEF_KEY)
+    end = line.rfind(_VIEW_KEY) if line.endswith(b"]}") else len(line) - 1
+    if start < 0 or end <= start:
+        return False
+    brief = line[start + len(_BRIEF_KEY) : end]
+    # A brief's first keys hold text (workflow, mode, description), in which a quote is
+    # escaped: the first "status" key in its bytes is the brief's own.
+    at = brief.find(_STATUS_KEY)
+    if at < 0 or not brief.startswith(_encode(head[1]).encode(), at + len(_STATUS_KEY)):
+        return False
+    return brief_in_state(brief, state_file)
 
 
 def items_of_missing_workflows(repo: Path, known: Collection[str]) -> dict[str, list[str]]:

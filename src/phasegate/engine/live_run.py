@@ -324,6 +324,16 @@ def budget_held(progress: dict[str, Any]) -> str:
     return f"waiting on a decision: {cap} holds its next call{ran}"
 
 
+def cap_raised(progress: dict[str, Any]) -> str:
+    """What ``status NAME`` and the SessionStart hook say after the phase of a node whose
+    budget question a cap raised in the config since made moot (``progress``: its
+    ``inProgress``, with ``capRaised``)."""
+    return (
+        f"the budget cap {progress['capRaised']} no longer holds its next call (changed in "
+        "the config); the next run goes on without an answer"
+    )
+
+
 def watch_command(item: str) -> str:
     """The command that shows a live run as it goes."""
     return f"phasegate logs {item} -f"

@@ -14,7 +14,13 @@ see :mod:`phasegate.engine.index`) rather than every item's state, shows at
 most :data:`DETAILED_ITEMS` items in detail (those whose worktree holds the
 session first, then the most recently changed) and names the rest in one
 bounded line, so it stays fast and small with a thousand items. The state
-files of the items it shows are read to report a corrupt one.
+files of the items it shows are read to report a corrupt one, and so is that
+of an item whose index line says it ended, which leaves the item out only when
+the state file holds that line's brief: the index is no guarded file, and a
+line written by hand (or left from another version of the state file) must not
+hide an active item. An item waiting on the budget question whose config
+changed since is told as ``phasegate status NAME`` tells it (a cap raised there
+may have made the question moot), with the engine, loaded only then.
 
 A hook must never break the session: every failure becomes a line of
 context and the exit status is always 0. Only the standard library is
@@ -28,8 +34,14 @@ import os
 import sys
 from pathlib import Path
 
-from phasegate.engine.index import head_brief, read_heads
-from phasegate.engine.live_run import budget_held, left_midway, live_runs, watch_command
+from phasegate.engine.index import head_brief, head_in_state, read_heads
+from phasegate.engine.live_run import (
+    budget_held,
+    cap_raised,
+    left_midway,
+    live_runs,
+    watch_command,
+)
 from phasegate.integrations.claude_code import EVENTS as EVENTS
 from phasegate.integrations.claude_code.layout import (
     ENGINE_FILE,
@@ -37,7 +49,7 @@ from phasegate.integrations.claude_code.layout import (
     load_layout,
     state_identity,
 )
-from phasegate.repo_paths import CONFIG_DIR, find_repo_quick
+from phasegate.repo_paths import CONFIG_DIR, CONFIG_FILE, find_repo_quick
 from phasegate.suggested_commands import with_workflow
 
 TYPE_CHECKING = False  # typing is not imported at run time (8 ms of every hook call)
@@ -59,6 +71,8 @@ MAX_CONCERNS = 3
 #: in phase ``complete`` has not ended: it is ready for ``phasegate archive`` (seed 002),
 #: or waits on a merge by hand after archive found conflicts.
 DONE = frozenset({"completed", "done", "archived", "finished", "stopped", "blocked"})
+#: The id of the decision a budget cap asks (``phasegate.engine.budget``, not imported here).
+BUDGET_DECISION = "budget"
 
 
 def read_state(path: Path, fmt: str) -> dict[str, Any]:
@@ -224,6 +238,8 @@ def _item_lines(
         lines.append(f"- Phase: {cursor['phase']}, waiting on a merge by hand: {conflicts}")
     elif cursor and cursor.get("budget"):  # a budget cap holds the node's next call
         lines.append(f"- Phase: {cursor['phase']}, {budget_held(cursor)}")
+    elif cursor and cursor.get("capRaised") and not brief.get("decisions"):
+        lines.append(f"- Phase: {cursor['phase']}, {cap_raised(cursor)}")
     elif cursor and cursor.get("kind") == "gate":
         lines.append(f"- Phase: {cursor['phase']}, waiting on a decision")
     elif cursor and cursor.get("kind", "agent") != "agent":
@@ -321,6 +337,8 @@ def _listed(repo: Path, cwd: Path, layout: Layout) -> tuple[list[_Active], dict[
         head = heads.get(f"{wf_name}/{name}")
         brief: dict[str, Any] | None = None
         problem: str | None = None
+        if head is not None and head[1] in DONE and not _ended(head, folder):
+            head = None  # the state file says where the item stands
         if head is not None:
             status, worktree, mtime = head[1], head[2], head[0][2] / 1e9
         else:
@@ -344,6 +362,14 @@ def _listed(repo: Path, cwd: Path, layout: Layout) -> tuple[list[_Active], dict[
     return active, workflows_of
 
 
+def _ended(head: Head, folder: str) -> bool:
+    """Whether the index line ``head``, which says its item ended, is phasegate's own and
+    still true: the item's engine state file holds its brief (see :func:`head_in_state`).
+    The index is no guarded file: a line written by hand, or one left from another
+    version of the state file, must not hide an active item. One read of the file."""
+    return head_in_state(head, f"{folder}/{ENGINE_FILE}")
+
+
 def _shown(entry: _Active) -> _Active | None:
     """``entry`` with its brief read (its index line while that is the state file's
     version, else the state file); ``None`` when it turns out no longer active."""
@@ -359,6 +385,42 @@ def _shown(entry: _Active) -> _Active | None:
     if str(brief.get("status", "active")) in DONE:
         return None
     return (*entry[:6], brief, None)
+
+
+def _asks_budget(brief: dict[str, Any]) -> bool:
+    """Whether ``brief`` has the budget question waiting."""
+    decisions = brief.get("decisions")
+    return isinstance(decisions, list) and any(
+        isinstance(d, dict) and d.get("id") == BUDGET_DECISION for d in decisions
+    )
+
+
+def _budget_now(
+    repo: Path, wf_name: str, name: str, folder: Path, brief: dict[str, Any]
+) -> dict[str, Any]:
+    """``brief`` (an item's, with the budget question waiting) as ``phasegate status NAME``
+    tells it now when the config changed since the item's state was written: a cap raised
+    there may have made the question moot (the next run goes on without an answer). That
+    takes the engine, loaded only then; when it cannot tell, ``brief`` as it is."""
+    try:
+        changed = os.stat(repo / CONFIG_DIR / CONFIG_FILE).st_mtime_ns
+        written = os.stat(folder / ENGINE_FILE).st_mtime_ns
+    except OSError:
+        return brief
+    if changed < written:
+        return brief  # asked with the config as it is
+    try:
+        from phasegate.config import load_config
+        from phasegate.engine.item_status import status_of
+        from phasegate.engine.items import locate_item
+        from phasegate.engine.status import brief as brief_of
+        from phasegate.workflow.registry import WorkflowRegistry
+
+        registry, config = WorkflowRegistry(repo), load_config(repo)
+        item = locate_item(repo, name, registry, config, wf_name, command="status")
+        return brief_of(status_of(item, item.load(read_journal=False)))
+    except Exception:  # never fail the session: what the item's state said stands
+        return brief
 
 
 def _what_broke(problem: str) -> str:
@@ -406,6 +468,8 @@ def session_context(payload: dict[str, Any], environ: dict[str, str] | None = No
     running = live_runs(repo) if shown else {}
     for _, _, wf_name, name, folder, _, brief, problem in shown:
         workflow = layout["workflows"][wf_name]
+        if brief is not None and problem is None and _asks_budget(brief):
+            brief = _budget_now(repo, wf_name, name, Path(folder), brief)
         live = running.get((wf_name, name))
         lines, inside = _detailed(
             repo, cwd, wf_name, name, workflow, brief, Path(folder), problem, live
