@@ -54,3 +54,28 @@ def test_a_raise_note_that_is_no_amount_is_refused_before_the_run(repo: Path, no
 def test_a_raise_note_that_is_an_amount_is_taken(repo: Path) -> None:
     ran = run_cli(repo, "run", "t1", "--answer", "budget=raise: 500")
     assert ran.returncode == 0, ran.stderr
+
+
+def test_a_raise_in_the_wrong_unit_for_the_question_asked_changes_nothing(repo: Path) -> None:
+    """With the question asked (a token cap), a fractional raise is refused before the run
+    like any bad answer: the item still waits on the question, not shown blocked."""
+    held = run_cli(repo, "run", "t1")
+    assert held.returncode == 3, held.stderr
+    before = run_cli(repo, "status", "t1", "--json")
+    assert '"id": "budget"' in before.stdout, before.stdout
+    journal = repo / "work" / "t1" / ".journal.jsonl"
+    recorded = journal.read_bytes()
+
+    refused = run_cli(repo, "run", "t1", "--answer", "budget=raise: 0.5")
+    assert refused.returncode == 2, refused.stderr
+    line = refused.stderr.strip()
+    assert len(line.splitlines()) == 1, line
+    assert line.startswith("phasegate: error: --answer budget=raise: 0.5: "), line
+    assert "whole amount" in line, line
+    assert journal.read_bytes() == recorded
+    after = run_cli(repo, "status", "t1", "--json")
+    assert after.stdout == before.stdout
+    assert '"blocked": true' not in after.stdout
+
+    taken = run_cli(repo, "run", "t1", "--answer", "budget=raise: 5000")
+    assert taken.returncode == 0, taken.stderr

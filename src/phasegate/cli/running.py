@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from phasegate.cli.output import err, warn
 from phasegate.errors import BadInputError, BlockedError, ItemRunningError, WaitingForHuman
@@ -313,6 +313,8 @@ def check_recorded_answers(
     for decision, raw in answers.items():
         record = state.decisions.get(decision)
         if decision == BUDGET_DECISION:
+            if isinstance(record, Mapping) and record.get("status") == "pending":
+                _check_pending_budget_answer(item, state, record, raw)
             _check_recorded_budget_answer(item, state, raw)
             continue
         if decision in OWN_DECISIONS or not isinstance(record, Mapping):
@@ -344,6 +346,20 @@ def check_recorded_answers(
             f"answer (the first recorded), and this flag answers only the gate's next visit, "
             f"if the run comes back to it"
         )
+
+
+def _check_pending_budget_answer(
+    item: WorkItem, state: EngineState, record: Mapping[str, Any], raw: str
+) -> None:
+    """Refuse, before the run, an ``--answer budget=...`` the question waiting would refuse
+    (a raise in the wrong unit: ``0.5`` for a token cap): refused in the run, it would
+    leave the item shown blocked until the next run."""
+    from phasegate.engine.answers import canonical, classified
+
+    try:
+        canonical(record, classified(item, state, record, raw), given_as="--answer")
+    except BadInputError as exc:
+        raise BadInputError(f"--answer budget={raw}: {exc}") from None
 
 
 def _check_recorded_budget_answer(item: WorkItem, state: EngineState, raw: str) -> None:
