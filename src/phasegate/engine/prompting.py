@@ -22,6 +22,13 @@ if TYPE_CHECKING:
 MAX_ARTIFACT_CHARS = 60_000
 MAX_DIFF_CHARS = 120_000
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#: The ``kind`` of a feedback entry saying the last review could not be read (its
+#: description: the reader's reason). It is no issue for the executor to address.
+UNREADABLE = "unreadable-review"
+#: The ``kind`` of a feedback entry holding what the reviewer wrote in that answer.
+SAID = "said-in-unreadable-review"
+#: The ``kind`` of an issue of the last review that could be read, fed back after it.
+READABLE = "last-readable-review"
 
 
 def clip(text: str, limit: int) -> str:
@@ -257,8 +264,11 @@ class PromptFor:
         if iteration == 1 or not feedback:
             parts += self._incoming()
         if feedback:
-            lines = ["The previous iteration was not approved. Address every issue below:", ""]
-            lines += [f"- {_issue_line(i)}" for i in feedback]
+            if any(i.get("kind") == UNREADABLE for i in feedback):
+                lines = _unreadable_feedback(feedback)
+            else:
+                lines = ["The previous iteration was not approved. Address every issue below:", ""]
+                lines += [f"- {_issue_line(i)}" for i in feedback]
             parts.append(PromptPart("Feedback to address", "\n".join(lines)))
             for name in self.outputs():
                 current = read_inside(self.item_path(name), self.roots)
@@ -279,7 +289,10 @@ class PromptFor:
         previous_issues: list[dict[str, Any]],
         answer: PromptPart | None,
         focus: Sequence[str] = (),
+        unreadable: str | None = None,
     ) -> tuple[str, tuple[PromptPart, ...]]:
+        """The reviewer's prompt (``unreadable``: why its previous answer could not be read;
+        ``previous_issues`` are then those of its last review that could be read)."""
         node = self.node
         instructions = self._instructions(template, iteration, role)
         parts = [self._work_item_part(iteration)]
@@ -300,7 +313,23 @@ class PromptFor:
         if node.reviews_code:
             changes = implementation_changes(self.run, self.path)
             parts.append(PromptPart("Implementation changes", changes or "(no changes found)"))
-        if previous_issues:
+        if unreadable is not None:
+            parts.append(
+                PromptPart(
+                    "Your previous answer",
+                    f"Your previous answer could not be read, so it did not count: {unreadable} "
+                    "Answer this time exactly in the form asked for.",
+                )
+            )
+        if previous_issues and unreadable is not None:
+            lines = [
+                "The last review that could be read did not approve for these issues; check "
+                "that each was addressed:",
+                "",
+                *[f"- {_issue_line(i)}" for i in previous_issues],
+            ]
+            parts.append(PromptPart("Issues raised in an earlier iteration", "\n".join(lines)))
+        elif previous_issues:
             lines = [
                 "The previous iteration was not approved for these issues; check that each "
                 "was addressed:",
@@ -342,6 +371,44 @@ class _Values(Mapping[str, object]):
 
     def __len__(self) -> int:
         return len(_VALUE_NAMES)
+
+
+def _unreadable_feedback(feedback: list[dict[str, Any]]) -> list[str]:
+    """The feedback after a review that could not be read: said so, not as an issue (the
+    executor cannot mend the reviewer's answer), then the issues that still stand."""
+    other = [i for i in feedback if not i.get("kind")]
+    readable = [i for i in feedback if i.get("kind") == READABLE]
+    said = [i for i in feedback if i.get("kind") == SAID]
+    lines: list[str] = []
+    if other:
+        lines += ["Address every issue below:", "", *[f"- {_issue_line(i)}" for i in other], ""]
+    lines.append(
+        "The last review could not be read as a verdict, so the work was not approved. "
+        "That is a fault of the reviewer's answer, not an issue in your work for you to fix."
+    )
+    if readable:
+        lines += [
+            "",
+            "The last review that could be read raised these issues; address every one "
+            "not yet addressed:",
+            "",
+            *[f"- {_issue_line(i)}" for i in readable],
+        ]
+    if said:
+        lines += [
+            "",
+            "What the reviewer wrote in the answer that could not be read (address any "
+            "problem it names):",
+            "",
+            *[f"- {_issue_line(i)}" for i in said],
+        ]
+    if not other and not readable and not said:
+        lines += [
+            "",
+            "No issue was raised that could be read: check your work against the request "
+            "and the inputs, and improve it where it falls short.",
+        ]
+    return lines
 
 
 def _issue_line(issue: dict[str, Any]) -> str:

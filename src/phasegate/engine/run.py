@@ -367,14 +367,18 @@ class Run(NodeRules):
             self.state.data[budget] = int(self.state.data[budget]) + extra
         else:
             ns["extra_budget"] = int(ns.get("extra_budget", 0)) + extra
-        last = [r for r in ns.records("iterations") if not r.get("approved")]
+        records = ns.records("iterations")
+        last = [r for r in records if not r.get("approved")]
         said = list(last[-1].get("issues") or []) if last else []
-        if issues and last and last[-1].get("unclear"):
-            # What an unclear review said never reached the executor: it follows the note
-            # (the reader's own "could not be read" line left out).
-            why = last[-1].get("summary")
-            issues = [*issues, *(i for i in said if i.get("description") != why)]
-        feedback = issues or said
+        if last and last[-1].get("unclear"):
+            # An unclear review is no issue to fix: the note, then that the review could not
+            # be read, the last readable review's issues and what the reviewer wrote.
+            from phasegate.engine.nodes.agent_outcome import unclear_feedback
+
+            reviewer, why = str(last[-1].get("reviewer")), str(last[-1].get("summary") or "")
+            feedback = [*issues, *unclear_feedback(records, reviewer, why, said)]
+        else:
+            feedback = issues or said
         ns.iteration = ns.iteration + 1
         ns.stage = "execute"
         ns["feedback"] = feedback

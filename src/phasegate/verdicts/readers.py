@@ -114,8 +114,12 @@ class ApprovalIssue(BaseModel):
     @field_validator("location", mode="before")
     @classmethod
     def _line_number(cls, value: Any) -> Any:
-        """A line given as a number (``42``) is a line reference like ``"42"``."""
-        return str(value) if type(value) is int else value
+        return _line_number(value)
+
+
+def _line_number(value: Any) -> Any:
+    """A line given as a number (``42``) is a line reference like ``"42"``."""
+    return str(value) if type(value) is int else value
 
 
 class ApprovalAnswer(BaseModel):
@@ -287,6 +291,11 @@ class WordIssue(BaseModel):
     severity: Literal["high", "medium", "low"]
     description: str = Field(min_length=1)
     location: str | None = None
+
+    @field_validator("location", mode="before")
+    @classmethod
+    def _line_number(cls, value: Any) -> Any:
+        return _line_number(value)
 
 
 @functools.cache

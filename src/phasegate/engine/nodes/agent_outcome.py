@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from phasegate.engine.prompting import READABLE, SAID, UNREADABLE
 from phasegate.state.journal import utc_now
 from phasegate.verdicts.model import Verdict
 from phasegate.workflow.model import AgentNode
@@ -78,9 +79,15 @@ def conclude(
             used[reviewer] = int(used.get(reviewer, 0)) + 1
             ns.iteration = ns.iteration + 1
             ns.stage = "execute"
-            ns["feedback"] = issues or [
-                {"severity": "blocker", "description": verdict.word, "location": None}
-            ]
+            if verdict.unclear:
+                feedback = unclear_feedback(
+                    ns.records("iterations"), reviewer, verdict.summary, issues
+                )
+            else:
+                feedback = issues or [
+                    {"severity": "blocker", "description": verdict.word, "location": None}
+                ]
+            ns["feedback"] = feedback
             ns["resume_review"] = max(index, 0)
             ns["changes"] = ""
             run.save(lazy=True)
@@ -102,6 +109,44 @@ def conclude(
         return Outcome(PASS if policy == COMPLETE else policy, issues=issues, cause=cause)
     complete(run, path, "concerns", notes, verdict.summary)
     return Outcome(action, issues=issues, cause=cause)
+
+
+def unclear_feedback(
+    records: list[dict[str, Any]], reviewer: str, reason: str, issues: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The executor's feedback after ``reviewer``'s answer could not be read (``reason``):
+    a note saying so, never an issue to address (the executor cannot mend the reviewer's
+    answer); the issues of that reviewer's last review that could be read, if it did not
+    approve; and what the reviewer wrote in the answer that could not be read."""
+    note = {"severity": "note", "description": reason, "location": None, "kind": UNREADABLE}
+    readable = [{**i, "kind": READABLE} for i in readable_issues(records, reviewer)]
+    said = [{**i, "kind": SAID} for i in reviewer_words(issues, reason)]
+    return [note, *readable, *said]
+
+
+def readable_issues(records: list[dict[str, Any]], reviewer: str) -> list[dict[str, Any]]:
+    """The issues of ``reviewer``'s last review that could be read, unless it approved."""
+    for record in reversed(records):
+        if record.get("reviewer") != reviewer or record.get("unclear"):
+            continue
+        return [] if record.get("approved") else list(record.get("issues") or [])
+    return []
+
+
+def reviewer_words(issues: list[dict[str, Any]], reason: str) -> list[dict[str, Any]]:
+    """The issues of an unclear verdict that hold the reviewer's own words: an issue that
+    is only the reader's ``reason`` is left out, and a reason heading the reviewer's words
+    (``The reviewer said: ...`` on the next line) is cut off them."""
+    kept: list[dict[str, Any]] = []
+    for issue in issues:
+        text = str(issue.get("description") or "")
+        if text.strip() == reason.strip():
+            continue
+        head, _, rest = text.partition("\n")
+        if head.strip() == reason.strip() and rest.strip():
+            issue = {**issue, "description": rest.strip()}
+        kept.append(issue)
+    return kept
 
 
 def _notes(issues: list[dict[str, Any]]) -> list[str]:

@@ -10,7 +10,7 @@ from phasegate.agents.base import Access, AgentResult
 from phasegate.engine.call_results import usage_of
 from phasegate.engine.calls import CallSpec
 from phasegate.engine.nodes.agent_context import mcp_servers, round_of, run_hooks
-from phasegate.engine.nodes.agent_outcome import complete, conclude
+from phasegate.engine.nodes.agent_outcome import complete, conclude, readable_issues
 from phasegate.engine.nodes.agent_outputs import precheck, previous_missing
 from phasegate.engine.nodes.roles import plays, review_timeout, timed_out
 from phasegate.engine.plugin_api import PluginContext, Task, plugin
@@ -173,7 +173,7 @@ def review(
             if callable(prepare):
                 prepare(rctx)
         run.save()
-    previous = _previous_issues(run, path, reviewer.key)
+    previous, unreadable = _previous_issues(run, path, reviewer.key)
     expectations = reviewer.expectations or node.expectations
     template = (
         reviewer.prompt
@@ -193,7 +193,7 @@ def review(
         access=Access.READ_ONLY,
         output_schema=schema if enforced else None,
         build_prompt=lambda: prompts.reviewer(
-            role, template, iteration, expectations, previous, answer, focus
+            role, template, iteration, expectations, previous, answer, focus, unreadable
         ),
         mcp_servers=mcp_servers(run, reviewer.role or role),
         task=task.key if task else None,
@@ -381,7 +381,16 @@ def _no_verdict(
     run.save()
 
 
-def _previous_issues(run: Run, path: str, reviewer: str) -> list[dict[str, Any]]:
-    records = [r for r in run.state.node(path).records("iterations") if not r.get("approved")]
+def _previous_issues(run: Run, path: str, reviewer: str) -> tuple[list[dict[str, Any]], str | None]:
+    """The issues the reviewer is to check were addressed, and why its previous answer
+    could not be read (``None``: it could, or there was none). After an answer that could
+    not be read, the issues are those of its last review that could be."""
+    every = run.state.node(path).records("iterations")
+    records = [r for r in every if not r.get("approved")]
     mine = [r for r in records if r.get("reviewer") in (reviewer, "checks", "engine")]
-    return list(mine[-1].get("issues") or []) if mine else []
+    if not mine:
+        return [], None
+    last = mine[-1]
+    if last.get("unclear") and last.get("reviewer") == reviewer:
+        return readable_issues(every, reviewer), str(last.get("summary") or "")
+    return list(last.get("issues") or []), None
