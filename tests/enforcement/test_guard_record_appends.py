@@ -13,13 +13,18 @@ from test_guard_survives_kill import killed_in_build, make_repo
 
 from cli_process import run_cli
 
-RECORD = ".phasegate/locks/twophase--it.guard"
+
+def record_file(root: Path) -> Path:
+    """Where the run keeps the item's record: outside the work tree."""
+    from phasegate.engine.protect_pending import record_folder
+
+    return record_folder(root) / "twophase--it.guard"
 
 
 def test_each_call_adds_one_line_holding_only_what_changed(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     killed_in_build(root)
-    lines = [json.loads(line) for line in (root / RECORD).read_bytes().splitlines()]
+    lines = [json.loads(line) for line in record_file(root).read_bytes().splitlines()]
     # specify's call, its end, then build's call (killed before its end).
     assert [bool(line.get("ended")) for line in lines] == [False, True, False], lines
     first, build = lines[0], lines[2]
@@ -41,7 +46,7 @@ def test_the_record_goes_with_the_run(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     ran = run_cli(root, "run", "it", "--phase", "specify")
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert not (root / RECORD).exists()
+    assert not record_file(root).exists()
     assert not list((root / ".phasegate/locks").glob("*.guard*"))
 
 
@@ -51,13 +56,14 @@ def test_a_record_whose_calls_all_ended_puts_nothing_back(tmp_path: Path) -> Non
     # A run that died after its calls ended (the record says so) left it behind.
     spec = root / "work/it/spec.md"
     record = {"files": [[str(spec), "file", 0o644, base64.b64encode(b"old\n").decode()]]}
-    (root / RECORD).write_text(json.dumps(record) + "\n" + '{"ended": true}\n')
+    record_file(root).parent.mkdir(parents=True, exist_ok=True)
+    record_file(root).write_text(json.dumps(record) + "\n" + '{"ended": true}\n')
     spec.write_text("the person's spec\n")
     again = run_cli(root, "run", "it")
     assert again.returncode == 0, again.stdout + again.stderr
     assert "put back" not in again.stderr
     assert spec.read_text() == "the person's spec\n"
-    assert not (root / RECORD).exists()
+    assert not record_file(root).exists()
 
 
 def test_a_line_holding_only_a_changed_middle_reads_back_as_the_file() -> None:

@@ -28,8 +28,10 @@ overlap (parallel items) share one record; a change found while several run
 is reported by each of them, since it cannot be told which agent made it.
 Changes are looked for when a call begins or ends and before each state commit;
 an interrupted call (Ctrl-C, a stop signal) has its changes undone too. The record is
-also on disk while calls run, so what an agent changed before phasegate was killed is
-put back by the item's next run (:mod:`phasegate.engine.protect_pending`).
+also on disk while calls run (outside every work tree, beyond the agents' reach), so
+what an agent changed before phasegate was killed is put back by the item's next run
+(:mod:`phasegate.engine.protect_pending`); phasegate's own state writes are marked in it
+first, so a run killed while it wrote them keeps what it wrote.
 
 A call that works in a git worktree (an item of a parallel foreach, or the repair
 of a merge conflict) has that worktree's ``.phasegate/`` checked the same way:
@@ -217,6 +219,7 @@ class Guard:
                 yield
                 return
             self._sweep()
+            self._pending.writing()
             yield
             self._snapshot.refresh(item_file_paths(self.item, self._cache))
             self._write_pending()

@@ -4,8 +4,13 @@ What an agent changes of the files its call may not change (phasegate's own file
 artifacts of other phases a workflow's view keeps from it) is put back when the call ends
 (:mod:`phasegate.engine.protect`). A phasegate killed during the call (SIGKILL: an agent
 with a shell can kill its parent) cannot do that then, so the record is also written to
-``.phasegate/locks/<workflow>--<item>.guard`` before the call begins (and the journal
-lines phasegate appends meanwhile to ``<...>.guard.own``). The record is appended to, a
+``<workflow>--<item>.guard`` before the call begins (and the journal lines phasegate
+appends meanwhile to ``<...>.guard.own``), in a folder of the repository's own under
+phasegate's user cache folder (:func:`~phasegate.repo_paths.user_cache_dir`): outside
+every work tree, so an agent working there can neither forge it (the next run would
+write its bytes) nor remove it (its changes would stay). A ``.guard`` file found in
+``.phasegate/locks/`` (where records are not kept) is not phasegate's: it is removed
+unread, and the user told in one line. The record is appended to, a
 line per call holding what changed since the line before (unchanged files by name, a file
 that only grew by what it gained), and a line saying when the calls' changes were put back;
 it is removed when the run ends. The next run of the item, before it reads or dispatches
@@ -23,8 +28,10 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import hashlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,17 +39,43 @@ from typing import IO, Any
 
 from phasegate.engine.item import WorkItem
 from phasegate.engine.protect_cache import ReadCache, _Copy, _JournalRecord
-from phasegate.engine.protect_snapshot import Snapshot, event_names
+from phasegate.engine.protect_snapshot import Snapshot, event_names, item_file_paths
 from phasegate.errors import StorageError, is_storage_error
-from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, LOCKS_DIR
+from phasegate.repo_paths import CACHE_DIR, CONFIG_DIR, LOCKS_DIR, user_cache_dir
 
 #: Where what the files held when a record was put back is copied, below ``.phasegate/``.
 KEPT_DIR = f"{CACHE_DIR}/put-back/after-kill"
 
 
+#: The folder under phasegate's user cache folder holding the records, a folder per repository.
+RECORDS_DIR = "guard"
+
+
+def record_folder(repo: Path) -> Path:
+    """Where the records of ``repo``'s items are kept: outside every work tree, in a folder
+    of the user cache folder named for the repository's path and its folder's identity (a
+    repository made again at the same path is another one: an old record is not its)."""
+    real = os.path.realpath(repo)
+    try:
+        info = os.stat(real)
+        identity = f"{real}\0{info.st_dev}\0{info.st_ino}"
+    except OSError:
+        identity = real
+    key = hashlib.sha256(os.fsencode(identity)).hexdigest()[:16]
+    return user_cache_dir() / RECORDS_DIR / f"{Path(real).name}-{key}"
+
+
 def record_path(item: WorkItem) -> Path:
     """The item's record of a running call's guarded files."""
-    return item.repo / CONFIG_DIR / LOCKS_DIR / f"{item.workflow.name}--{item.name}.guard"
+    return record_folder(item.repo) / f"{item.workflow.name}--{item.name}.guard"
+
+
+def _work_tree_records(item: WorkItem) -> list[Path]:
+    """Files named as the item's record in ``.phasegate/locks/``, where no record is kept
+    (an agent's, or one an older phasegate left): never read."""
+    name = f"{item.workflow.name}--{item.name}.guard"
+    folder = item.repo / CONFIG_DIR / LOCKS_DIR
+    return [p for p in (folder / name, folder / f"{name}.own") if os.path.lexists(p)]
 
 
 def _own_path(item: WorkItem) -> Path:
@@ -118,7 +151,7 @@ class PendingRecord:
         try:
             if self._own is None:
                 own = _own_path(self.item)
-                own.parent.mkdir(parents=True, exist_ok=True)
+                own.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 self._own = open(own, "wb")  # noqa: SIM115 (open while calls run)
             self._own.write(line)
             self._own.flush()
@@ -147,6 +180,12 @@ class PendingRecord:
             with contextlib.suppress(OSError):
                 self._log.close()
             self._log = None
+
+    def writing(self) -> None:
+        """phasegate begins writing the item's state files while calls run (one line: a run
+        killed before the line of what it wrote leaves them as it wrote them, its own)."""
+        if self._log is not None and not self._ended:
+            self._append(WRITING)
 
     def ended(self) -> None:
         """The calls' changes are put back: the record says no call runs (one line; the
@@ -179,10 +218,16 @@ class PendingRecord:
                 _own_path(self.item).unlink()
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             self.path.unlink()
+        with contextlib.suppress(OSError):  # the repository's folder, when no record is left
+            self.path.parent.rmdir()
 
 
 #: The record's line saying that no call runs (every call's changes were put back).
 ENDED = b'{"ended": true}\n'
+
+#: The record's line saying that phasegate is writing the item's state files (the line
+#: recording them as it wrote them follows).
+WRITING = b'{"writing": true}\n'
 
 #: Past this size the record is written whole again (a long run's lines add up).
 LOG_LIMIT = 4 << 20
@@ -262,6 +307,10 @@ def _read_log(raw: bytes) -> tuple[dict[str, Any] | None, dict[str, _Copy]]:
         if found.get("ended"):
             document = None
             continue
+        if found.get("writing"):
+            if document is not None:
+                document["writing"] = True
+            continue
         now: dict[str, _Copy] = {}
         for entry in found["files"]:
             path = str(entry[0])
@@ -294,8 +343,8 @@ def _write_whole(path: Path, data: bytes) -> None:
     try:
         try:
             handle = open(tmp, "wb")  # noqa: SIM115 (closed below)
-        except FileNotFoundError:  # ``locks/`` removed (an agent replaced .phasegate/)
-            path.parent.mkdir(parents=True, exist_ok=True)
+        except FileNotFoundError:  # the first record of this repository (or cache cleared)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             handle = open(tmp, "wb")  # noqa: SIM115
         with handle:
             handle.write(data)
@@ -333,6 +382,7 @@ def _snapshot(
 def put_back_pending(item: WorkItem) -> list[str]:
     """A record left by a run killed during an agent call: what differs from it put back
     (said on stderr, journaled as ``guard.restored``); the paths put back."""
+    _drop_work_tree_records(item)
     path = record_path(item)
     for stale in path.parent.glob(f".{path.name}.tmp-*"):  # a run killed while writing it
         stale.unlink(missing_ok=True)
@@ -355,6 +405,10 @@ def put_back_pending(item: WorkItem) -> list[str]:
         # Not one phasegate wrote: nothing it says can be trusted.
         PendingRecord(item).remove()
         return []
+    if document.get("writing"):
+        # Killed while phasegate wrote the item's state (calls running): what it wrote is
+        # its own, not an agent's change (the agents' were put back just before).
+        snapshot.refresh(item_file_paths(item, snapshot.cache))
     if snapshot.config_dir is not None and snapshot.config_dir.is_dir():
         # A work item made since (``phasegate new`` of a workflow keeping its items under
         # ``.phasegate/``) is that item's, not the agent's.
@@ -385,6 +439,25 @@ def put_back_pending(item: WorkItem) -> list[str]:
         sync_now=True,
     )
     return shown
+
+
+def _drop_work_tree_records(item: WorkItem) -> None:
+    """Remove unread what poses as the item's record in the work tree (said in one line)."""
+    found = _work_tree_records(item)
+    for path in found:
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+    if found:
+        named = " and ".join(_shown(item.repo, p) for p in found)
+        verb = "is" if len(found) == 1 else "are"
+        sys.stderr.write(
+            f"phasegate: {named} {verb} not written by phasegate (it keeps its record of "
+            "agent calls outside the work tree): ignored and removed\n"
+        )
+        sys.stderr.flush()
 
 
 def _keep_copies(item: WorkItem, snapshot: Snapshot, changed: list[str]) -> None:

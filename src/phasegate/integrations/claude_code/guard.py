@@ -3,8 +3,10 @@
 Installed as a Claude Code PreToolUse hook on the file-editing tools. When an
 Edit/Write/MultiEdit/NotebookEdit (or any other tool given a ``file_path`` or
 ``notebook_path``, read-only tools excepted) targets a work item's state
-file, journal or review history, or anything under ``.phasegate/locks`` or
-``.phasegate/cache``, the call is denied with the command to run instead.
+file, journal or review history, anything under ``.phasegate/locks`` or
+``.phasegate/cache``, or the records of agent calls phasegate keeps in the user cache
+folder (see :mod:`phasegate.engine.protect_pending`), the call is denied with the
+command to run instead.
 
 It cannot deadlock: the denial names the way forward (``phasegate status`` /
 ``phasegate run``, or restoring a corrupt file from git), phasegate's own
@@ -26,6 +28,7 @@ from phasegate.repo_paths import (
     WORKTREES_DIR,
     find_repo_quick,
     main_checkout,
+    user_cache_dir,
 )
 from phasegate.suggested_commands import workflow_command
 
@@ -38,6 +41,9 @@ GUARDED_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 #: Tools that take a path but never change the file.
 READ_ONLY_TOOLS = frozenset({"Read", "Glob", "Grep", "LS", "NotebookRead"})
 PATH_KEYS = ("file_path", "notebook_path")
+#: The folder of the user cache folder holding the records of running agent calls (as
+#: :data:`phasegate.engine.protect_pending.RECORDS_DIR`; not imported: hooks stay light).
+RECORDS_DIR = "guard"
 
 
 def _target(payload: dict[str, Any]) -> Path | None:
@@ -67,6 +73,9 @@ def _as_in_main(path: Path, repo: Path) -> Path:
 def protected(path: Path) -> tuple[str, str | None, list[str], str] | None:
     """``(what, item, its workflow's commands, the workflow)`` when ``path`` is
     phasegate-owned state, else ``None``."""
+    records = (user_cache_dir() / RECORDS_DIR).resolve()
+    if path == records or records in path.parents:
+        return "the record phasegate keeps of files agents may not change", None, [], ""
     repo = find_repo_quick(main_checkout(path.parent))
     if repo is None or not (repo / CONFIG_DIR).is_dir():
         return None
