@@ -43,6 +43,7 @@ def test_planner_writing_tasks_completed_is_put_back(tmp_path: Path) -> None:
     (violation,) = [e for e in journal(root) if e["event"] == "agent.violation"]
     assert violation["kept"] == [
         "the tasks' completed status (.agents-work/login/tasks.yaml: T1's status set to "
-        "completed; T2's status set to completed), which only phasegate sets"
+        "completed; T2's status set to completed; what it held is copied to "
+        ".agents-work/login/put-back/tasks-1.yaml), which only phasegate sets"
     ]
     assert not [e for e in dispatched(root) if e.get("role") in ("coder", "integrator")]

@@ -61,16 +61,19 @@ def test_coder_rewriting_the_acceptance_checks_is_put_back_and_fails(tmp_path: P
     (violation,) = [e for e in journal(root) if e["event"] == "agent.violation"]
     assert violation["role"] == "coder"
     assert violation["kept"] == [
-        "the acceptance criteria (.agents-work/login/acceptance.json), kept from the coder",
+        "the acceptance criteria (.agents-work/login/acceptance.json; what it held is copied "
+        "to .agents-work/login/put-back/acceptance-1.json), kept from the coder",
         "the tasks' acceptance checks (.agents-work/login/tasks.yaml: "
-        "T1's acceptance_checks; T1's done_when), kept from the coder",
+        "T1's acceptance_checks; T1's done_when; what it held is copied to "
+        ".agents-work/login/put-back/tasks-1.yaml), kept from the coder",
     ]
     errors = [line for line in result.stderr.splitlines() if line.startswith("phasegate: error")]
     assert len(errors) == 1
     assert "phasegate's own files" not in errors[0]
     assert (
-        "coder changed the acceptance criteria (.agents-work/login/acceptance.json), "
-        "kept from the coder, and the tasks' acceptance checks"
+        "coder changed the acceptance criteria (.agents-work/login/acceptance.json; what it "
+        "held is copied to .agents-work/login/put-back/acceptance-1.json), kept from the "
+        "coder, and the tasks' acceptance checks"
     ) in errors[0]
     assert "! coder changed the acceptance criteria" in result.stderr
     assert status_json(root)["current_state"] != "DONE"

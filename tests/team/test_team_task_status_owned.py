@@ -53,7 +53,8 @@ def test_coder_marking_its_task_completed_is_put_back(tmp_path: Path) -> None:
     (violation,) = [e for e in journal(root) if e["event"] == "agent.violation"]
     assert violation["kept"] == [
         "the tasks' completed status (.agents-work/login/tasks.yaml: "
-        "T1's status set to completed), which only phasegate sets"
+        "T1's status set to completed; what it held is copied to "
+        ".agents-work/login/put-back/tasks-1.yaml), which only phasegate sets"
     ]
     assert "T1's status set to completed" in result.stderr
     shown = cli(root, "status", ITEM)

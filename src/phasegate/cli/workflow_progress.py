@@ -20,7 +20,10 @@ class ChangeProgress(ProgressPrinter):
 
     def _on_step_output_missing(self, e: dict[str, Any]) -> None:
         missing = ", ".join(e.get("missing") or [])
-        self._line(f"[yellow]    {e.get('role')} did not write {escape(missing)}; trying again[/]")
+        attempt, of = e.get("attempt"), e.get("of")
+        last = isinstance(attempt, int) and isinstance(of, int) and attempt >= of
+        again = "" if last else "; trying again"
+        self._line(f"[yellow]    {e.get('role')} did not write {escape(missing)}{again}[/]")
 
     def _on_review_missing(self, e: dict[str, Any]) -> None:
         self._line("[yellow]    the reviewer did not call create_review: no review recorded[/]")

@@ -416,7 +416,14 @@ def _detail_problem(data: dict[str, Any]) -> str | None:
 
 #: A node's counters, which the engine counts on (a text or null there would stop a run
 #: half-way, or every status, with a bug report).
-_NODE_COUNTS: tuple[str, ...] = ("visit", "iteration", "tries", "review_tries", "resume_review")
+_NODE_COUNTS: tuple[str, ...] = (
+    "visit",
+    "iteration",
+    "tries",
+    "tries_given_up",
+    "review_tries",
+    "resume_review",
+)
 
 
 def _usage_problem(usage: Any, where: str) -> str | None:

@@ -8,7 +8,9 @@ call, and no task's ``status`` may become or stop being ``completed`` (nor becom
 ``completed`` during its author's call): only phasegate marks a task completed,
 once every gate of the task passed (the Coder marks it ``implemented``). What such a
 call changed is put back as it was before the call, and the call fails naming it
-(see :mod:`phasegate.engine.protect`).
+(see :mod:`phasegate.engine.protect`). A person's edit made while the call ran cannot be
+told from the agent's, so what the file held is first copied to the item's ``put-back/``
+folder (``tasks-1.yaml``, ``acceptance-1.json``, then ``-2``...), named in the message.
 A call of one task's node (its Coder, its reviewers) may change that task's
 ``status`` only: another task's status it changed is put back the same way.
 The documents as they were before the call are also on disk with the guard's record
@@ -17,6 +19,8 @@ The documents as they were before the call are also on disk with the guard's rec
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +33,43 @@ ACCEPTANCE = "acceptance.json"
 TASKS = "tasks.yaml"
 #: The roles that write each document.
 AUTHORS = {ACCEPTANCE: ("spec-agent",), TASKS: ("planner", "spec-agent")}
+#: The item's folder where what a document held is copied before it is put back.
+PUT_BACK = "put-back"
+
+
+def keep_copy(path: Path, shown: str) -> str:
+    """Copy what ``path`` holds to the next free ``put-back/<stem>-N<suffix>`` beside it
+    (in the item's folder), before it is put back; that copy as shown in messages (``shown``:
+    the item's folder as shown), or "" when there is nothing to copy or it cannot be."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return ""
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    folder = path.parent / PUT_BACK
+    pattern = re.compile(rf"{re.escape(path.stem)}-(\d+){re.escape(path.suffix)}")
+    try:
+        folder.mkdir(exist_ok=True)
+        taken = [int(m.group(1)) for n in os.listdir(folder) if (m := pattern.fullmatch(n))]
+        number = max(taken, default=0)
+        while True:
+            number += 1
+            name = f"{path.stem}-{number}{path.suffix}"
+            try:
+                fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                continue
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            return f"{shown}/{PUT_BACK}/{name}"
+    except OSError:
+        return ""
+
+
+def _copied(where: str) -> str:
+    """The words naming a copy made by :func:`keep_copy` ("" for none)."""
+    return f"; what it held is copied to {where}" if where else ""
 
 
 def _copy(path: Path) -> _Copy:
@@ -124,23 +165,29 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
     def undo() -> list[str]:
         found: list[str] = []
         if acceptance_was is not None and _copy(acceptance) != acceptance_was:
+            copied = _copied(keep_copy(acceptance, shown))
             put_back(acceptance, acceptance_was)
-            found.append(f"the acceptance criteria ({shown}/{ACCEPTANCE}), kept from the {role}")
+            found.append(
+                f"the acceptance criteria ({shown}/{ACCEPTANCE}{copied}), kept from the {role}"
+            )
         if tasks_was is not None and tasks_was.kind == "file" and _copy(tasks) != tasks_was:
             checks, status = _tasks_changes(owned_was, _owned_fields(tasks))
             if checks and tasks_was.kind == "file" and _copy(tasks) == ABSENT:
                 checks = ["deleted"]
+            copied = ""
             if checks or status:
+                copied = _copied(keep_copy(tasks, shown))
                 put_back(tasks, tasks_was)
             if checks:
                 found.append(
-                    f"the tasks' acceptance checks ({shown}/{TASKS}: {'; '.join(checks)}), "
-                    f"kept from the {role}"
+                    f"the tasks' acceptance checks ({shown}/{TASKS}: {'; '.join(checks)}"
+                    f"{copied}), kept from the {role}"
                 )
+                copied = ""  # said once
             if status:
                 found.append(
-                    f"the tasks' completed status ({shown}/{TASKS}: {'; '.join(status)}), "
-                    "which only phasegate sets"
+                    f"the tasks' completed status ({shown}/{TASKS}: {'; '.join(status)}"
+                    f"{copied}), which only phasegate sets"
                 )
         if authored_was is not None and _copy(tasks) != authored_was:
             made = [
@@ -149,10 +196,11 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
                 if f["completed"] and tid not in completed_was
             ]
             if made:
+                copied = _copied(keep_copy(tasks, shown))
                 put_back(tasks, authored_was)
                 said = "; ".join(f"{tid}'s status set to completed" for tid in made)
                 found.append(
-                    f"the tasks' completed status ({shown}/{TASKS}: {said}), "
+                    f"the tasks' completed status ({shown}/{TASKS}: {said}{copied}), "
                     "which only phasegate sets"
                 )
         return found

@@ -165,17 +165,22 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
     missing = missing_outputs(run, node, prompts, "retry")
     if missing:
         tries += 1
+        # Counted from the last run that gave up: a run after it makes new calls (those
+        # given up on are recorded, and reusing them would only fail the same way).
+        base = int(ns.get("tries_given_up", 0))
         limit = run.backends.config.retries.agent + 1
         run.item.record(
             "step.output_missing",
             node=path,
             role=role,
             missing=missing,
-            attempt=tries,
+            attempt=tries - base,
             of=limit,
             sync_now=True,
         )
-        if tries >= limit:
+        if tries - base >= limit:
+            ns["tries"] = ns["tries_given_up"] = tries
+            run.save(durable=True)
             raise AgentError(
                 f"{role} ({run.backends.describe(role, plays(role, workflow_role))}) finished "
                 f"{run.label(path)} "
@@ -186,6 +191,7 @@ def _execute(run: Run, path: str, node: AgentNode, task: Task | None, prompts: P
         run.save()
         return Outcome("again")
     ns["tries"] = 0
+    ns.d.pop("tries_given_up", None)
     has_checks = bool(node.checks) or node.checks_from is not None
     ns.stage = "checks" if has_checks else f"review:{int(ns.get('resume_review', 0))}"
     run.save(lazy=True)
