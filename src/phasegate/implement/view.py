@@ -127,9 +127,11 @@ class ImplementView(StateView):
     @staticmethod
     def _renamed_phases(state: EngineState, plan: Plan) -> Plan:
         """Phases whose heading a person renamed since the run began (a new heading is a new
-        key): a phase the run had begun is the plan's phase holding its tasks now, and goes
-        on under the key the run knows it by; a phase not begun yet that the plan no longer
-        has is skipped (the plan's phases the run does not know are added to it).
+        key): a phase the run had begun (or finished) is the plan's phase holding its tasks
+        now, and goes on (or stays done) under the key the run knows it by, with its new
+        title; a phase not begun yet that the plan no longer has (renamed, or taken out) is
+        dropped: the plan's phases the run does not know are added to it, so a renamed one
+        is read anew and listed once, under its new title.
 
         Only the state in memory changes here: a run commits it, a ``status`` shows it.
         """
@@ -139,11 +141,12 @@ class ImplementView(StateView):
         if phases is None:
             return plan
         entries = phases.get("items") or {}
+        order = phases.get("order") or []
         in_plan = {safe_key(p.key) for p in plan.phases}
         aliases = dict(state.data.get(PHASE_ALIASES) or {})
-        for old in phases.get("order") or []:
+        for old in list(order):
             entry = entries.get(old) or {}
-            if old in in_plan or entry.get("status") in ("done", "skipped"):
+            if old in in_plan:
                 continue
             tasks = state.peek(f"{PHASES}[{old}]/{TASKS}")
             known = set((tasks.get("items") or {}) if tasks is not None else ())
@@ -159,6 +162,19 @@ class ImplementView(StateView):
                 aliases[now.key] = old
                 in_plan.add(old)
                 entry["title"] = now.title
+                state.touched(PHASES)
+            elif (
+                tasks is None
+                and entry.get("status") in ("pending", "skipped")
+                and state.status == "active"
+                and state.at == PHASES
+            ):
+                # Never begun: nothing of it was done, nothing but its place in the loop
+                # is recorded. The plan's phase (under its new heading, if it was renamed)
+                # is read anew in its place (see _added_meanwhile); ``status`` no longer
+                # lists the old heading.
+                order.remove(old)
+                entries.pop(old, None)
                 state.touched(PHASES)
             elif entry.get("status") == "pending" and not entry.get("done"):
                 entry["done"] = True  # skipped when the phases loop comes to it

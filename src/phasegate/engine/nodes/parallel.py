@@ -81,8 +81,9 @@ class FanOut:
         self.halted = False  # an item ended other than done: no new item starts
         self.stop = threading.Event()
         self.git: FanoutGit | None = None
-        #: The order ready items start in: longest chain of dependents first, then plan
-        #: order (plan order alone when one item runs at a time).
+        #: The order ready items start in: the items a killed or stopped run left running
+        #: first, then the longest chain of dependents first, then plan order (plan order
+        #: alone when one item runs at a time).
         self._priority: list[str] | None = None
 
     # -- state ---------------------------------------------------------------------------
@@ -166,8 +167,8 @@ class FanOut:
         return height
 
     def start_ready(self) -> bool:
-        """Start the ready items (longest chains of dependents first) while there is room;
-        whether any started or was skipped.
+        """Start the ready items (those the last run left running first, then the longest
+        chains of dependents) while there is room; whether any started or was skipped.
 
         Items are marked running in one commit before their worktrees are made,
         so a resumed run keeps what their agents did there. An item whose calls were
@@ -177,7 +178,14 @@ class FanOut:
             # One at a time (a loop under way resumed with --jobs 1): plan order, as a
             # plain foreach runs its items; the order cannot shorten the run then.
             height = self.heights() if self.jobs > 1 else dict.fromkeys(self.order, 1)
-            self._priority = sorted(self.order, key=lambda k: (-height[k], self.rank[k]))
+            # Items the last run left running (it was killed, or stopped) resume first: their
+            # work is under way in their worktrees, and a free slot never goes to an item
+            # not started yet while one of them waits.
+            entries = self.entries()
+            self._priority = sorted(
+                self.order,
+                key=lambda k: (entries[k]["status"] != "running", -height[k], self.rank[k]),
+            )
         starting: list[tuple[str, str | None, bool]] = []
         skipped = False
         for key in self._priority:
