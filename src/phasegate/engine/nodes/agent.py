@@ -247,15 +247,20 @@ def _ended(
 
 
 def blocked_reason(text: str) -> str | None:
-    """The reason of an answer whose first line starts ``BLOCKED:`` (markdown emphasis
-    around the word allowed), on one line; ``None`` for any other answer."""
+    """The reason of an answer whose first line starts ``BLOCKED:``, or is the word
+    ``BLOCKED`` alone (any case, a full stop after it; markdown emphasis around the word
+    allowed), on one line; ``None`` for any other answer."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return None
     first = lines[0].lstrip("#*_> ").replace("**", "").replace("__", "")
-    if not first.startswith("BLOCKED:"):
+    if first.startswith("BLOCKED:"):
+        rest = first.removeprefix("BLOCKED:").strip()
+    elif first.rstrip("*_. ").upper() == "BLOCKED":
+        rest = ""
+    else:
         return None
-    reason = " ".join([first.removeprefix("BLOCKED:").strip(), *lines[1:]]).strip()
+    reason = " ".join([rest, *lines[1:]]).strip()
     return " ".join(reason.split())[:500] or "no reason given"
 
 
