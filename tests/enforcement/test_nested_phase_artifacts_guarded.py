@@ -85,5 +85,6 @@ def test_a_foreach_body_node_changing_a_phase_artifact_it_is_given_is_put_back(
     lines = (root / "work/it/.journal.jsonl").read_text().splitlines()
     (violation,) = [e for e in map(json.loads, lines) if e["event"] == "agent.violation"]
     assert violation["kept"] == [
-        "another phase's artifact (work/it/spec.md), which its phase may not change"
+        "another phase's artifact (work/it/spec.md; what it held is copied to "
+        "work/it/put-back/spec-1.md), which its phase may not change"
     ]

@@ -19,57 +19,19 @@ The documents as they were before the call are also on disk with the guard's rec
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from phasegate.engine.protect_cache import ABSENT, _Copy
 from phasegate.engine.protect_snapshot import put_back
+from phasegate.state.put_back import copied_words, keep_copy
 from phasegate.team.tasks import read_tasks, set_statuses
 
 ACCEPTANCE = "acceptance.json"
 TASKS = "tasks.yaml"
 #: The roles that write each document.
 AUTHORS = {ACCEPTANCE: ("spec-agent",), TASKS: ("planner", "spec-agent")}
-#: The item's folder where what a document held is copied before it is put back.
-PUT_BACK = "put-back"
-
-
-def keep_copy(path: Path, shown: str) -> str:
-    """Copy what ``path`` holds to the next free ``put-back/<stem>-N<suffix>`` beside it
-    (in the item's folder), before it is put back; that copy as shown in messages (``shown``:
-    the item's folder as shown), or "" when there is nothing to copy or it cannot be."""
-    try:
-        if path.is_symlink() or not path.is_file():
-            return ""
-        data = path.read_bytes()
-    except OSError:
-        return ""
-    folder = path.parent / PUT_BACK
-    pattern = re.compile(rf"{re.escape(path.stem)}-(\d+){re.escape(path.suffix)}")
-    try:
-        folder.mkdir(exist_ok=True)
-        taken = [int(m.group(1)) for n in os.listdir(folder) if (m := pattern.fullmatch(n))]
-        number = max(taken, default=0)
-        while True:
-            number += 1
-            name = f"{path.stem}-{number}{path.suffix}"
-            try:
-                fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                continue
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            return f"{shown}/{PUT_BACK}/{name}"
-    except OSError:
-        return ""
-
-
-def _copied(where: str) -> str:
-    """The words naming a copy made by :func:`keep_copy` ("" for none)."""
-    return f"; what it held is copied to {where}" if where else ""
 
 
 def _copy(path: Path) -> _Copy:
@@ -165,7 +127,7 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
     def undo() -> list[str]:
         found: list[str] = []
         if acceptance_was is not None and _copy(acceptance) != acceptance_was:
-            copied = _copied(keep_copy(acceptance, shown))
+            copied = copied_words(keep_copy(acceptance.parent, acceptance.name, f"{shown}/"))
             put_back(acceptance, acceptance_was)
             found.append(
                 f"the acceptance criteria ({shown}/{ACCEPTANCE}{copied}), kept from the {role}"
@@ -176,7 +138,7 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
                 checks = ["deleted"]
             copied = ""
             if checks or status:
-                copied = _copied(keep_copy(tasks, shown))
+                copied = copied_words(keep_copy(tasks.parent, tasks.name, f"{shown}/"))
                 put_back(tasks, tasks_was)
             if checks:
                 found.append(
@@ -196,7 +158,7 @@ def watch_documents(item_dir: Path, shown: str, role: str) -> Callable[[], list[
                 if f["completed"] and tid not in completed_was
             ]
             if made:
-                copied = _copied(keep_copy(tasks, shown))
+                copied = copied_words(keep_copy(tasks.parent, tasks.name, f"{shown}/"))
                 put_back(tasks, authored_was)
                 said = "; ".join(f"{tid}'s status set to completed" for tid in made)
                 found.append(

@@ -9,6 +9,11 @@ finishes (TD5). Both are rendered from the engine state: each phase's part is
 rendered again only when that phase changed. Edits to ``.meta.json``'s own fields
 are overwritten (keys a person adds are kept), and a ``.meta.json`` that cannot be
 read is named in a warning and written again, never a reason to stop.
+
+A phase's call may not change the other phases' artifacts it is given: what it changed is
+put back (:meth:`FeatureView.watch_node`). A person's edit made while the call ran cannot
+be told from the agent's, so what the file held is first copied to the item's
+``put-back/`` folder (``spec-1.md``, then ``spec-2.md``...), named in the message.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from phasegate.engine.state_encoding import numbers_only
 from phasegate.engine.status import camel_usage
 from phasegate.errors import StateCorruptError, os_reason
 from phasegate.state.atomic import remove_file
+from phasegate.state.put_back import copied_words, keep_copy
 from phasegate.state.store import dump_state
 from phasegate.views.feature_meta import META_KEYS, PHASE_KEYS, meta_problem
 from phasegate.views.files import ViewFile, encode_json
@@ -166,7 +172,8 @@ class FeatureView(StateView):
         """The artifacts the workflow's other phases write (their ``outputs``, in the item's
         folder): a call of a phase that does not list one as its own may not change it (the
         implement executor cannot weaken spec.md, a reviewer cannot edit the brainstorm).
-        What it changed is put back, a violation as for phasegate's own files."""
+        What it changed is put back, a violation as for phasegate's own files; what the file
+        held is first copied to the item's ``put-back/`` folder (see :func:`keep_copy`)."""
         # The node's path in the workflow: ``tasks[3]/build`` is ``tasks/build``.
         where = node if "[" not in node else "/".join(p.split("[", 1)[0] for p in node.split("/"))
         kept = _guarded(self.item.workflow).get(where)
@@ -182,12 +189,16 @@ class FeatureView(StateView):
 
         def undo() -> list[str]:
             changed = [name for name, copy in was.items() if cache.read(folder / name) != copy]
+            found = []
             for name in changed:
+                # A person's edit made during the call cannot be told from the agent's.
+                held = copied_words(keep_copy(folder, name, shown))
                 put_back(folder / name, was[name])
-            return [
-                f"another phase's artifact ({shown}{name}), which its phase may not change"
-                for name in changed
-            ]
+                found.append(
+                    f"another phase's artifact ({shown}{name}{held}), "
+                    "which its phase may not change"
+                )
+            return found
 
         return _Undo(undo, {str(folder / name): copy for name, copy in was.items()})
 
