@@ -51,6 +51,8 @@ def _row_from_brief(
         return None  # its state file may be edited by hand: read it
     if brief.get("decisions"):
         return None  # answered since, maybe, while a run asked it (journaled only): read it
+    if ((brief.get("inProgress") or {}).get("budget") or {}).get("answer") == "stop":
+        return None  # stopped at a budget cap the config may have raised since: read it
     if brief.get("status") == "completed" and workflow_name in REOPENABLE:
         return None  # its PLAN.md (tasks.yaml) may have open tasks again: read it
     at = brief.get("at")

@@ -328,11 +328,20 @@ def question_lapsed(
     decision = state.decisions.get(BUDGET_DECISION)
     if not isinstance(decision, Mapping) or decision.get("status") != "pending":
         return False
+    return not caps_hold(config, workflow, state, journal, roles)
+
+
+def caps_hold(
+    config: Config, workflow: str, state: EngineState, journal: Path, roles: Iterable[str]
+) -> bool:
+    """Whether a cap of ``workflow``'s items (raises applied) holds a call of any of
+    ``roles`` now. A call a cap held (the ``budget`` question pending, or answered ``stop``)
+    that none holds any more goes ahead at the next run, asking nothing."""
     if not configured(config, workflow):
-        return True
+        return False
     caps = caps_of(config, workflow, state)
     spend = read_spend(journal)
-    return not any(holding(caps, spend, role) for role in roles)
+    return any(holding(caps, spend, role) for role in roles)
 
 
 def budget_lines(budget: dict[str, Any] | None) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from phasegate.engine.budget import BUDGET_DECISION, budget_status, question_lapsed
+from phasegate.engine.budget import BUDGET_DECISION, budget_status, caps_hold, question_lapsed
 from phasegate.engine.live_run import failure_of as failure_of
 from phasegate.engine.live_run import (
     last_event,
@@ -57,6 +57,13 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
         for phase in data.get("phases") or []:
             if phase.get("node") == progress.get("node") and progress.get("kind") == "agent":
                 phase["iterations"] = held["iteration"]
+    elif (
+        held
+        and held.get("answer") == "stop"
+        and not caps_hold(item.config, item.workflow.name, shown, item.journal.path, roles)
+    ):
+        # Stopped at a cap the config raised since: the next run goes on, asking nothing.
+        data = without_lapsed_question(item, data)
     data = with_left_midway(data, live, item.journal.path)
     progress = data.get("inProgress") or {}
     if progress.get("interrupted") and (ahead := journal_ahead(item, state)):
@@ -66,8 +73,9 @@ def status_of(item: WorkItem, state: EngineState) -> dict[str, Any]:
 
 def without_lapsed_question(item: WorkItem, data: dict[str, Any]) -> dict[str, Any]:
     """``data`` (an item's status) without the ``budget`` question a cap raised in the
-    config since it was asked made moot: not waiting, its call not held (``inProgress``
-    says ``capRaised``: the cap), and the next command the one that goes on."""
+    config since it was asked (or answered ``stop``) made moot: not waiting, its call not
+    held (``inProgress`` says ``capRaised``: the cap, and ``capRaisedAfterStop`` after a
+    ``stop``), and the next command the one that goes on."""
     from phasegate.engine.status import again_command
 
     waiting = data.get("pendingDecisions") or []
@@ -76,12 +84,18 @@ def without_lapsed_question(item: WorkItem, data: dict[str, Any]) -> dict[str, A
     held = progress.pop("budget", None)
     if held is not None:
         progress["capRaised"] = held.get("cap")
+        if held.get("answer") == "stop":
+            progress["capRaisedAfterStop"] = True
         progress["iteration"] = held["iteration"]
         for phase in data.get("phases") or []:
             if phase.get("node") == progress.get("node") and progress.get("kind") == "agent":
                 phase["iterations"] = held["iteration"]
     answer = next((d.get("command") for d in waiting if d.get("id") == BUDGET_DECISION), None)
-    if data.get("nextCommand") == answer:
+    command = data.get("nextCommand")
+    if isinstance(command, str) and command.endswith(RAISE_FLAG):
+        # After a stop the next run was to raise the cap: it goes on without that now.
+        data["nextCommand"] = command.removesuffix(RAISE_FLAG)
+    elif command == answer:
         others = data["pendingDecisions"]
         data["nextCommand"] = (
             others[0].get("command")
@@ -89,6 +103,10 @@ def without_lapsed_question(item: WorkItem, data: dict[str, Any]) -> dict[str, A
             else again_command(item.workflow, item.name, data.get("label"))
         )
     return data
+
+
+#: What the next command of an item stopped at a budget cap ends with (the run raises it).
+RAISE_FLAG = f" --answer {BUDGET_DECISION}=raise"
 
 
 def journal_ahead(item: WorkItem, state: EngineState) -> list[str]:

@@ -327,7 +327,12 @@ def budget_held(progress: dict[str, Any]) -> str:
 def cap_raised(progress: dict[str, Any]) -> str:
     """What ``status NAME`` and the SessionStart hook say after the phase of a node whose
     budget question a cap raised in the config since made moot (``progress``: its
-    ``inProgress``, with ``capRaised``)."""
+    ``inProgress``, with ``capRaised``), waiting or answered ``stop``."""
+    if progress.get("capRaisedAfterStop"):
+        return (
+            f"the budget cap {progress['capRaised']} no longer holds its next call (changed "
+            "in the config after the stop); the next run goes on without asking"
+        )
     return (
         f"the budget cap {progress['capRaised']} no longer holds its next call (changed in "
         "the config); the next run goes on without an answer"

@@ -18,9 +18,10 @@ files of the items it shows are read to report a corrupt one, and so is that
 of an item whose index line says it ended, which leaves the item out only when
 the state file holds that line's brief: the index is no guarded file, and a
 line written by hand (or left from another version of the state file) must not
-hide an active item. An item waiting on the budget question whose config
-changed since is told as ``phasegate status NAME`` tells it (a cap raised there
-may have made the question moot), with the engine, loaded only then.
+hide an active item. An item waiting on the budget question, or stopped on its
+answer ``stop``, whose config changed since is told as ``phasegate status NAME``
+tells it (a cap raised there may have made the question moot), with the engine,
+loaded only then.
 
 A hook must never break the session: every failure becomes a line of
 context and the exit status is always 0. Only the standard library is
@@ -388,20 +389,26 @@ def _shown(entry: _Active) -> _Active | None:
 
 
 def _asks_budget(brief: dict[str, Any]) -> bool:
-    """Whether ``brief`` has the budget question waiting."""
+    """Whether ``brief`` has the budget question waiting, or a run stopped on its answer
+    ``stop``: a cap raised in the config since lets the held call go on."""
     decisions = brief.get("decisions")
-    return isinstance(decisions, list) and any(
+    if isinstance(decisions, list) and any(
         isinstance(d, dict) and d.get("id") == BUDGET_DECISION for d in decisions
-    )
+    ):
+        return True
+    cursor = brief.get("inProgress")
+    held = cursor.get("budget") if isinstance(cursor, dict) else None
+    return isinstance(held, dict) and held.get("answer") == "stop"
 
 
 def _budget_now(
     repo: Path, wf_name: str, name: str, folder: Path, brief: dict[str, Any]
 ) -> dict[str, Any]:
-    """``brief`` (an item's, with the budget question waiting) as ``phasegate status NAME``
-    tells it now when the config changed since the item's state was written: a cap raised
-    there may have made the question moot (the next run goes on without an answer). That
-    takes the engine, loaded only then; when it cannot tell, ``brief`` as it is."""
+    """``brief`` (an item's, with the budget question waiting or answered ``stop``) as
+    ``phasegate status NAME`` tells it now when the config changed since the item's state
+    was written: a cap raised there may have made the question moot (the next run goes on
+    without asking). That takes the engine, loaded only then; when it cannot tell,
+    ``brief`` as it is."""
     try:
         changed = os.stat(repo / CONFIG_DIR / CONFIG_FILE).st_mtime_ns
         written = os.stat(folder / ENGINE_FILE).st_mtime_ns
