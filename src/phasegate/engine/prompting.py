@@ -321,22 +321,18 @@ class PromptFor:
                     "Answer this time exactly in the form asked for.",
                 )
             )
-        if previous_issues and unreadable is not None:
+        if previous_issues:
+            title, said = (
+                ("an earlier iteration", "The last review that could be read did not approve")
+                if unreadable is not None
+                else ("the previous iteration", "The previous iteration was not approved")
+            )
             lines = [
-                "The last review that could be read did not approve for these issues; check "
-                "that each was addressed:",
+                f"{said} for these issues; check that each was addressed:",
                 "",
                 *[f"- {_issue_line(i)}" for i in previous_issues],
             ]
-            parts.append(PromptPart("Issues raised in an earlier iteration", "\n".join(lines)))
-        elif previous_issues:
-            lines = [
-                "The previous iteration was not approved for these issues; check that each "
-                "was addressed:",
-                "",
-                *[f"- {_issue_line(i)}" for i in previous_issues],
-            ]
-            parts.append(PromptPart("Issues raised in the previous iteration", "\n".join(lines)))
+            parts.append(PromptPart(f"Issues raised in {title}", "\n".join(lines)))
         if focus:
             parts.append(PromptPart("Focus areas", ", ".join(focus)))
         parts.append(PromptPart("What the next phase needs", expectations or "(not stated)"))
