@@ -13,19 +13,23 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from phasegate.change.tasks import parse_tasks
 from phasegate.engine.protect_cache import _Copy
+from phasegate.engine.protect_pending import FolderFiles
 from phasegate.errors import PhasegateError
 from phasegate.state.atomic import atomic_write_bytes
 
 
-def watch_added_specs(specs_dir: Path, repo: Path) -> Callable[[], list[str]]:
+def watch_added_specs(specs_dir: Path, repo: Path) -> Undo:
     """Before an agent call: what removes, once it ended, the files it added under
-    ``specs_dir`` and names them in words (nothing: an empty list)."""
+    ``specs_dir`` and names them in words (nothing: an empty list). What is there is
+    ``recorded``: a run killed during the call has what is new there removed by the next
+    run."""
     files_before, dirs_before = _entries(specs_dir)
+    recorded = {str(specs_dir): FolderFiles.of(specs_dir)}
 
     def undo() -> list[str]:
         files, dirs = _entries(specs_dir)
@@ -50,7 +54,7 @@ def watch_added_specs(specs_dir: Path, repo: Path) -> Callable[[], list[str]]:
             "the challenger approved are merged by archive)"
         ]
 
-    return undo
+    return Undo(undo, recorded)
 
 
 class Undo:
@@ -59,7 +63,7 @@ class Undo:
     killed during the call has them put back by the next run, before the call is made
     again; see :mod:`phasegate.engine.protect_pending`)."""
 
-    def __init__(self, undo: Callable[[], list[str]], recorded: dict[str, _Copy]) -> None:
+    def __init__(self, undo: Callable[[], list[str]], recorded: Mapping[str, _Copy]) -> None:
         self.undo = undo
         self.recorded = recorded
 
@@ -135,9 +139,12 @@ def _unmarked(text: str) -> str:
 
 
 def _entries(specs_dir: Path) -> tuple[set[str], set[str]]:
-    """The files (and links) and the folders below ``specs_dir``."""
+    """The files (and links) and the folders below ``specs_dir`` (``specs_dir`` itself when
+    it is a link or a file: what it leads to is not the change's)."""
     files: set[str] = set()
     dirs: set[str] = set()
+    if os.path.islink(specs_dir) or (specs_dir.exists() and not specs_dir.is_dir()):
+        return {str(specs_dir)}, dirs
     for top, folders, names in os.walk(specs_dir):
         for name in folders:
             path = os.path.join(top, name)

@@ -22,6 +22,7 @@ from phasegate.change.paths import paths_of
 from phasegate.change.reader import RECORDED_EVENT, review_digest
 from phasegate.change.specfiles import snapshot_bases, spec_entries
 from phasegate.change.tasks import ensure_change_id, read_tasks
+from phasegate.engine.nodes.agent_outcome import reviewer_words
 from phasegate.engine.plugin_api import (
     Action,
     ContextProvider,
@@ -262,6 +263,10 @@ class TasksFrontmatter(Action):
         return "done"
 
 
+#: The heading's verdict of a challenge whose answer could not be read.
+UNREAD_HEADING = "could not be read (not approved)"
+
+
 def block_marker(round_id: str) -> str:
     return f"<!-- phasegate:challenge {round_id} -->"
 
@@ -281,15 +286,23 @@ class ChallengeBlock(Action):
         node = ctx.state.node(ctx.path)
         iteration = node.iteration
         word = verdict.word if verdict.word in ("APPROVED", "REJECTED") else "NEEDS_REVISION"
+        heading = UNREAD_HEADING if verdict.unclear else word
         lines = [
             block_marker(ctx.round),
-            f"## Challenge review {iteration}: {word}",
+            f"## Challenge review {iteration}: {heading}",
             "",
             f"*challenger, {_now()}*",
             "",
             verdict.summary.strip() or "(no summary)",
         ]
-        if verdict.issues:
+        if verdict.unclear:
+            # Why it could not be read is phasegate's, not an issue the challenger named:
+            # only what the challenger wrote is kept, as its words.
+            found = [{"description": i.description} for i in verdict.issues]
+            for said in reviewer_words(found, verdict.summary):
+                text = " ".join(str(said["description"]).split())
+                lines += ["", f"The challenger wrote: {text}"]
+        elif verdict.issues:
             lines.append("")
             for issue in verdict.issues:
                 where = f" (at {issue.location})" if issue.location else ""
@@ -307,7 +320,9 @@ class ChallengeBlock(Action):
             )
             block = ctx.item.redactor.text("\n".join(lines) + "\n")
             atomic_write_text(path, text + sep + block)
-        if word == "NEEDS_REVISION":
+        if verdict.unclear:
+            _self_move(ctx, "proposed", f"challenge {iteration} could not be read")
+        elif word == "NEEDS_REVISION":
             _self_move(ctx, "proposed", f"challenge {iteration} NEEDS_REVISION")
         return "done"
 

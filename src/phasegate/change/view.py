@@ -81,9 +81,9 @@ class ChangeView(StateView):
         if not self._planned():
             return None
         paths, repo = self.paths, self.item.repo
-        tasks = watch_tasks(paths.tasks_path, repo)
-        watches = (watch_added_specs(paths.specs_dir, repo), tasks)
-        return Undo(lambda: [words for undo in watches for words in undo()], tasks.recorded)
+        watches = (watch_added_specs(paths.specs_dir, repo), watch_tasks(paths.tasks_path, repo))
+        recorded = {path: copy for undo in watches for path, copy in undo.recorded.items()}
+        return Undo(lambda: [words for undo in watches for words in undo()], recorded)
 
     def _planned(self) -> bool:
         """Whether STATE.yaml says planning is over (implementing or complete)."""
@@ -350,6 +350,12 @@ class ChangeView(StateView):
             "currentPhase": phase,
             "stateFile": str(self.paths.state_path),
         }
+        at = state.at if state.status == "active" else None
+        if at is not None and self.item.workflow.label_of(at) == phase:
+            # The next node is the phase's own (``archive`` of a complete change, the
+            # challenge of a proposed one): no phase comes next until the command it
+            # names (``nextCommand``) ran.
+            fields["nextPhase"] = None
         # The gates ``impl`` and ``plan --rechallenge`` answer themselves, and the command
         # ``phasegate change status`` names for each (also the one its pending decision
         # names): a rejected plan is edited by hand before it is challenged again.

@@ -15,8 +15,9 @@ line per call holding what changed since the line before (unchanged files by nam
 that only grew by what it gained), and a line saying when the calls' changes were put back;
 it is removed when the run ends. The next run of the item, before it reads or dispatches
 anything, finds them and puts back what differs from them, as the killed run would have:
-changed files get their old bytes, new files in ``.phasegate/`` are removed, journal
-lines phasegate did not write are cut out. It says so in one line and journals
+changed files get their old bytes, new files in ``.phasegate/`` are removed (and those
+new in a folder a view keeps from the call, :class:`FolderFiles`), journal lines
+phasegate did not write are cut out. It says so in one line and journals
 ``guard.restored``. What the files held is copied to
 ``.phasegate/cache/put-back/after-kill/`` first (a person's edit made after the kill is
 not lost). Without such a record (no run was killed during a call), a file changed
@@ -33,9 +34,10 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from phasegate.engine.item import WorkItem
 from phasegate.engine.protect_cache import ReadCache, _Copy, _JournalRecord
@@ -49,6 +51,35 @@ KEPT_DIR = f"{CACHE_DIR}/put-back/after-kill"
 
 #: The folder under phasegate's user cache folder holding the records, a folder per repository.
 RECORDS_DIR = "guard"
+
+
+@dataclass(frozen=True)
+class FolderFiles(_Copy):
+    """A folder a view keeps from a call, as its files and folders below it (``names``,
+    absolute paths) when the call began: a run killed during the call has what is new
+    there removed by the next run, as the view would have when the call ended."""
+
+    kind: Literal["absent", "file", "link", "other"] = "other"
+    names: frozenset[str] = field(default_factory=frozenset)
+    #: Whether the folder was a link or a file then (a person's: nothing is removed).
+    not_folder: bool = False
+
+    @classmethod
+    def of(cls, folder: Path) -> FolderFiles:
+        """``folder``'s files, links and folders below it now."""
+        top = os.fspath(folder)
+        not_folder = os.path.lexists(top) and (os.path.islink(top) or not os.path.isdir(top))
+        return cls(names=frozenset(_below(top)), not_folder=not_folder)
+
+
+def _below(top: str) -> Iterable[str]:
+    """The files, links and folders below ``top`` (a link is not followed, ``top`` itself
+    only when it is a real folder)."""
+    if not os.path.isdir(top) or os.path.islink(top):
+        return
+    for folder, folders, names in os.walk(top):
+        for name in (*folders, *names):
+            yield os.path.join(folder, name)
 
 
 def record_folder(repo: Path) -> Path:
@@ -107,7 +138,9 @@ class PendingRecord:
         """Write ``snapshot`` (and ``extra`` files a view keeps from the running calls)."""
         record = snapshot.record
         assert record is not None and snapshot.journal is not None
-        files = {**snapshot.files, **extra}
+        folders = {p: c for p, c in extra.items() if isinstance(c, FolderFiles)}
+        files = {**snapshot.files, **{p: c for p, c in extra.items() if p not in folders}}
+        folders = {p: c for p, c in folders.items() if not c.not_folder}
         fresh = self._log is None or self._log_size > LOG_LIMIT
         if fresh:
             self._written = {}
@@ -124,6 +157,8 @@ class PendingRecord:
             "inode": record.inode,
             **_tail_entry(self._journal, record.size, record.inode, record.tail),
         }
+        if folders:
+            document["folders"] = {p: sorted(c.names) for p, c in folders.items()}
         line = json.dumps(document).encode("utf-8") + b"\n"
         if fresh:
             self._close_log()
@@ -415,8 +450,12 @@ def put_back_pending(item: WorkItem) -> list[str]:
         found = snapshot.cache.layout(snapshot.config_dir, item).item_dirs
         snapshot.item_dirs |= found
     changed = snapshot.changed_files()
-    _keep_copies(item, snapshot, changed)
+    added = _added(document.get("folders"), snapshot.files)
+    _keep_copies(item, snapshot, [*added, *changed])
+    _remove(added)
     snapshot.restore(changed)
+    # A new folder is named by the new files in it.
+    changed = [p for p in added if not any(q.startswith(p + os.sep) for q in added)] + changed
     journal, forged = snapshot.settle_journal()
     shown = [_shown(item.repo, p) for p in changed]
     if journal:
@@ -439,6 +478,31 @@ def put_back_pending(item: WorkItem) -> list[str]:
         sync_now=True,
     )
     return shown
+
+
+def _added(folders: Any, recorded: Mapping[str, _Copy]) -> list[str]:
+    """What is new below the record's ``folders`` (folder -> what was below it), deepest
+    first; a folder replaced by a link or a file is itself new."""
+    if not isinstance(folders, dict):
+        return []
+    added: list[str] = []
+    for top, names in folders.items():
+        was = set(map(str, names))
+        if os.path.lexists(top) and (os.path.islink(top) or not os.path.isdir(top)):
+            added.append(str(top))  # not followed: its files are not the folder's
+            continue
+        added += [p for p in _below(str(top)) if p not in was and p not in recorded]
+    return sorted(set(added), key=lambda p: (-p.count(os.sep), p))
+
+
+def _remove(paths: list[str]) -> None:
+    """``paths`` removed (a folder once what was new in it is: only new things are in it)."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
 
 
 def _drop_work_tree_records(item: WorkItem) -> None:
