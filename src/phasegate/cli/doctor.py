@@ -213,7 +213,9 @@ def _misspelt_roles(config: "Config", root: Path, roles: list[dict[str, Any]]) -
     """A ``roles:`` entry that is no role of any workflow of the repository nor an agent
     file's, spelt like one of those roles (``reviwer``): it binds nothing, and the role
     meant stays on ``default``. A name close to no role is taken for an agent of
-    ``implement`` bound in the config, which is what such an entry is."""
+    ``implement`` bound in the config, which is what such an entry is. The roles of a
+    workflow that does not load are read from its file; while one cannot be read, no
+    entry is warned of (it may be that workflow's)."""
     import difflib
 
     from phasegate.config import config_path
@@ -223,6 +225,10 @@ def _misspelt_roles(config: "Config", root: Path, roles: list[dict[str, Any]]) -
     unknown = [r["role"] for r in roles if not r["workflows"] and r["role"] != "default"]
     if not unknown:
         return []
+    unloaded = _roles_of_broken_workflows(root)
+    if unloaded is None:
+        return []
+    unknown = [key for key in unknown if key not in unloaded]
     files = set(find_agents(root, config, config.roles).agents)  # agent files only
     lines: list[str] = []
     for key in unknown:
@@ -235,6 +241,33 @@ def _misspelt_roles(config: "Config", root: Path, roles: list[dict[str, Any]]) -
             f"use it); did you mean {close[0]!r}?"
         )
     return lines
+
+
+def _roles_of_broken_workflows(root: Path) -> set[str] | None:
+    """The role names written in the files of the repository's workflows that do not load
+    (read as YAML only); ``None`` when a file's roles cannot be read."""
+    from phasegate.workflow.loader import read_yaml
+    from phasegate.workflow.registry import WorkflowRegistry
+
+    registry = WorkflowRegistry(root)
+    found: set[str] = set()
+    for name, (path, _) in registry.files().items():
+        try:
+            registry.get(name)
+            continue
+        except PhasegateError:
+            pass
+        try:
+            document = read_yaml(path)
+        except PhasegateError:
+            return None
+        if not isinstance(document, dict):
+            return None
+        written = document.get("roles") or {}  # none written: it has no roles
+        if not isinstance(written, dict):
+            return None
+        found.update(str(role) for role in written)
+    return found
 
 
 def _print(backends: list[dict[str, Any]], roles: list[dict[str, Any]], root: Path | None) -> None:

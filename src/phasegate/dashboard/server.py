@@ -291,13 +291,21 @@ def create_app(
             body = await request.json()
         except ValueError:  # not JSON, or not UTF-8 text
             body = None
-        if not isinstance(body, dict) or not isinstance(body.get("choice"), str):
+        if not isinstance(body, dict):
             raise BadInputError(
                 'the body must be a JSON object {"choice": ..., "note": ..., "visit": ...}'
             )
+        # No choice at all: data.answer says it is missing, naming the decision's choices.
+        choice = body.get("choice")
+        choice = "" if choice is None else choice
+        kind = {bool: "true or false", dict: "an object", list: "an array"}
+        if not isinstance(choice, str):
+            raise BadInputError(
+                f'the body\'s "choice" must be text (a JSON string), not '
+                f"{kind.get(type(choice), 'a number')}: nothing was recorded"
+            )
         note = body.get("note")
         if note is not None and not isinstance(note, str):
-            kind = {bool: "true or false", dict: "an object", list: "an array"}
             raise BadInputError(
                 f'the body\'s "note" must be text (a JSON string) or null, not '
                 f"{kind.get(type(note), 'a number')}: nothing was recorded"
@@ -305,7 +313,7 @@ def create_app(
         note = note or None
         visit = _visit(body.get("visit"), 'the body\'s "visit"')
         decision = await anyio.to_thread.run_sync(
-            data.answer, root, item, decision_id, body["choice"], note, "dashboard", workflow, visit
+            data.answer, root, item, decision_id, choice, note, "dashboard", workflow, visit
         )
         return JSONResponse(decision)
 

@@ -72,7 +72,8 @@ class WorkflowRegistry:
         owners = self._owners(folder, [loaded.name, *others])
         if owners == {loaded.name}:
             return None  # its items were there first: the others are refused, not it
-        names = " and ".join(repr(n) for n in sorted([loaded.name, *others]))
+        sharing = sorted([loaded.name, *others])
+        names = _listed(sharing)
         if loaded.name in self._overrides and self.repo_root is not None:
             from phasegate.config import config_path
 
@@ -82,9 +83,10 @@ class WorkflowRegistry:
         places = ", ".join(
             f"{n}: {self._folder_set_in(n, loaded)}" for n in sorted([loaded.name, *others])
         )
-        said = f"{where}workflows {names} both keep their work items in {folder!r} ({places}); "
+        keep = "both keep" if len(sharing) == 2 else f"all {len(sharing)} keep"
+        said = f"{where}workflows {names} {keep} their work items in {folder!r} ({places}); "
         if owners:
-            holders = " and ".join(repr(n) for n in sorted(owners))
+            holders = _listed(sorted(owners))
             key = f"workflows.{loaded.name}.items_dir in .phasegate/config.yaml"
             fix = (
                 f"set {key}"
@@ -221,6 +223,12 @@ class WorkflowRegistry:
         if workflow.name != path.stem:
             return None
         return LoadedWorkflow(workflow, path, source, search)
+
+
+def _listed(names: list[str]) -> str:
+    """``'a'``, ``'a' and 'b'``, ``'a', 'b' and 'c'``."""
+    quoted = [repr(n) for n in names]
+    return " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
 
 
 def _normalised(folder: str) -> str:
