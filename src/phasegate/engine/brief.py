@@ -74,6 +74,17 @@ class Progress:
         else:
             self._notes.pop(node_id, None)
 
+    def shown_iterations(self, head: Mapping[str, Any]) -> int:
+        """The review iterations as status counts them (``head``: the item's, with
+        ``inProgress``): at a node whose next call a budget cap holds, not the iteration
+        that call would start."""
+        progress = head.get("inProgress") or {}
+        node_id = progress.get("node")
+        counted = self._iterations.get(str(node_id), 0)
+        if not progress.get("budget") or progress.get("kind") != "agent" or not counted:
+            return self.iterations
+        return self.iterations - counted + int(progress.get("iteration") or 0)
+
     def current_phase(self, state: EngineState) -> str | None:
         """The last phase started (seed 000's ``currentPhase``): the cursor's, if started."""
         at = state.at
@@ -106,4 +117,4 @@ def item_brief(
     concerns = progress.concerns()
     if "unresolvedConcerns" in view_fields:  # the workflow's own say (team: known issues)
         concerns = [(c["phase"], c["note"]) for c in view_fields["unresolvedConcerns"]]
-    return brief_of(head, iterations=progress.iterations, concerns=concerns)
+    return brief_of(head, iterations=progress.shown_iterations(head), concerns=concerns)

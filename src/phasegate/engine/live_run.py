@@ -317,6 +317,11 @@ def budget_held(progress: dict[str, Any]) -> str:
         else ""
     )
     cap = f"the budget cap {held.get('cap')}"
+    if held.get("answer") == "stop" and held.get("nextRunStops"):
+        return (
+            f"stopped by {cap} (answered stop{ran}); the next run stops as answered "
+            "(exit 4), and the run after it asks again"
+        )
     if held.get("answer") == "stop":
         return f"stopped by {cap} (answered stop{ran}); the next run asks again"
     if held.get("answer") == "raise":

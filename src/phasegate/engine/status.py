@@ -497,7 +497,8 @@ def budget_hold(state: EngineState, at: str) -> dict[str, Any] | None:
     """The budget cap that holds the next call of the node at ``at`` (of a loop: of one of
     its items), if one does: ``{cap, answer}``, ``answer`` ``None`` while the ``budget``
     question waits, ``raise`` while a raise waits for the next run, ``stop`` once a run
-    stopped on that answer (the next run asks again)."""
+    stopped on that answer (the next run asks again), or before, with ``nextRunStops``
+    (the next run stops on it)."""
     decision = state.decisions.get(BUDGET_DECISION)
     record = state.get("budget")
     asked = record.get("asked") if isinstance(record, Mapping) else None
@@ -524,7 +525,10 @@ def budget_hold(state: EngineState, at: str) -> dict[str, Any] | None:
         answer != "stop" and unacted_answer(state) is None
     ):
         return None  # a raise acted on: the call went on
-    return {"cap": asked.get("cap"), "answer": answer}
+    held: dict[str, Any] = {"cap": asked.get("cap"), "answer": answer}
+    if answer == "stop" and unacted_answer(state) is not None:
+        held["nextRunStops"] = True
+    return held
 
 
 def blocked_inside(state: EngineState, prefix: str) -> str | None:
@@ -647,8 +651,11 @@ def next_command(
         return answered
     held = budget_hold(state, state.at) if state.at else None
     if held is not None and held["answer"] == "stop":
+        # Not acted on yet: the next run stops on it (an --answer would not be followed).
         # A run stopped at the cap as answered: running again asks again; this raises it.
         again = again_command(workflow, state.item, label)
+        if held.get("nextRunStops"):
+            return again
         if again.startswith(("phasegate run ", "phasegate implement ")) and "(" not in again:
             return f"{again} --answer budget=raise"
         return again
